@@ -1,0 +1,3 @@
+// The whole database schema: one file per area, re-exported here for drizzle and drizzle-kit.
+export * from './core';
+export * from './courses';

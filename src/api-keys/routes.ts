@@ -1,0 +1,100 @@
+// API keys of the caller: listed without secrets, created with the secret shown once, deleted at once.
+import { createRoute, z } from '@hono/zod-openapi';
+import { errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, secured, timestamp } from '../http/openapi';
+import { pageOf, paginate, paginationQuery } from '../http/pagination';
+import { createApiKey, deleteApiKey, getApiKey, listApiKeys, type ApiKeyRow } from './service';
+
+const tags = ['API keys'];
+
+const apiKeySchema = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    prefix: z.string().openapi({ description: 'The visible start of the key, lms_<prefix>_…' }),
+    created_at: timestamp,
+    last_used_at: timestamp.nullable(),
+    expires_at: timestamp.nullable(),
+  })
+  .openapi('ApiKey');
+
+const createdKeySchema = apiKeySchema
+  .extend({ key: z.string().openapi({ description: 'The secret; shown only in this answer' }) })
+  .openapi('CreatedApiKey');
+
+const createBody = z
+  .object({ name: z.string().trim().min(1).max(200), expires_at: z.iso.datetime({ offset: true }).optional() })
+  .strict();
+
+const presentKey = (k: ApiKeyRow) => ({
+  id: k.id,
+  name: k.name,
+  prefix: `lms_${k.prefix}`,
+  created_at: k.createdAt,
+  last_used_at: k.lastUsedAt,
+  expires_at: k.expiresAt,
+});
+
+export const apiKeysRouter = newRouter()
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/api-keys',
+      tags,
+      summary: "The caller's API keys, never their secrets",
+      security: secured,
+      request: { query: paginationQuery },
+      responses: { 200: jsonContent(pageOf(apiKeySchema), 'API keys'), ...errorResponses(400, 401) },
+    }),
+    (c) => {
+      const q = c.req.valid('query');
+      const { rows, total } = listApiKeys(c.var.deps.db, c.var.actor, q);
+      return c.json(paginate(c, q, rows.map(presentKey), total), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'post',
+      path: '/api/api-keys',
+      tags,
+      summary: 'Create an API key; the secret is in this answer only',
+      security: secured,
+      request: jsonBody(createBody),
+      responses: { 201: jsonContent(createdKeySchema, 'The key with its secret'), ...errorResponses(400, 401, 413, 415, 422) },
+    }),
+    (c) => {
+      const body = c.req.valid('json');
+      const { row, key } = createApiKey(c.var.deps.db, c.var.deps.clock, c.var.actor, { name: body.name, expiresAt: body.expires_at });
+      c.header('Location', `/api/api-keys/${row.id}`);
+      c.header('Cache-Control', 'no-store');
+      return c.json({ ...presentKey(row), key }, 201);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/api-keys/{id}',
+      tags,
+      summary: 'One of the caller\'s API keys, without its secret',
+      security: secured,
+      request: { params: idParams },
+      responses: { 200: jsonContent(apiKeySchema, 'The key'), ...errorResponses(400, 401, 404) },
+    }),
+    (c) => c.json(presentKey(getApiKey(c.var.deps.db, c.var.actor, c.req.valid('param').id)), 200),
+  )
+  .openapi(
+    createRoute({
+      method: 'delete',
+      path: '/api/api-keys/{id}',
+      tags,
+      summary: 'Delete an API key; it stops working at once',
+      security: secured,
+      request: { params: idParams },
+      responses: { 204: noContent, ...errorResponses(400, 401, 404) },
+    }),
+    (c) => {
+      const deps = c.var.deps;
+      deleteApiKey(deps.db, c.var.actor, c.req.valid('param').id);
+      deps.auth.revoke();
+      return c.body(null, 204);
+    },
+  );

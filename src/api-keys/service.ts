@@ -1,0 +1,67 @@
+// API keys: a user's long-lived credentials for scripts and integrations.
+import { and, desc, eq } from 'drizzle-orm';
+import type { Db } from '../../db/client';
+import { apiKeys } from '../../db/schema';
+import type { Clock } from '../clock';
+import { generateApiKey, sha256 } from '../auth/secrets';
+import { notFound, unprocessable } from '../http/errors';
+import { pageBounds, type PageQuery } from '../http/pagination';
+import { newId } from '../ids';
+import { countAll } from '../sql';
+
+export type ApiKeyRow = typeof apiKeys.$inferSelect;
+
+export function createApiKey(
+  db: Db,
+  clock: Clock,
+  owner: { tenantId: string; userId: string },
+  input: { name: string; expiresAt?: string },
+): { row: ApiKeyRow; key: string } {
+  const now = clock.now();
+  if (input.expiresAt && Date.parse(input.expiresAt) <= now.getTime()) {
+    throw unprocessable('expires_at must be in the future', [{ path: 'expires_at', message: 'must be in the future' }]);
+  }
+  const { key, prefix } = generateApiKey();
+  const row = db
+    .insert(apiKeys)
+    .values({
+      id: newId(),
+      tenantId: owner.tenantId,
+      userId: owner.userId,
+      name: input.name.trim(),
+      prefix,
+      keyHash: sha256(key),
+      createdAt: now.toISOString(),
+      expiresAt: input.expiresAt ? new Date(input.expiresAt).toISOString() : null,
+    })
+    .returning()
+    .get();
+  return { row, key };
+}
+
+export function listApiKeys(db: Db, owner: { tenantId: string; userId: string }, page: PageQuery) {
+  const where = and(eq(apiKeys.tenantId, owner.tenantId), eq(apiKeys.userId, owner.userId));
+  const { limit, offset } = pageBounds(page);
+  const rows = db.select().from(apiKeys).where(where).orderBy(desc(apiKeys.createdAt), desc(apiKeys.id)).limit(limit).offset(offset).all();
+  const total = db.select({ n: countAll }).from(apiKeys).where(where).get()?.n ?? 0;
+  return { rows, total };
+}
+
+export function getApiKey(db: Db, owner: { tenantId: string; userId: string }, id: string): ApiKeyRow {
+  const row = db
+    .select()
+    .from(apiKeys)
+    .where(and(eq(apiKeys.id, id), eq(apiKeys.tenantId, owner.tenantId), eq(apiKeys.userId, owner.userId)))
+    .get();
+  if (!row) throw notFound('API key');
+  return row;
+}
+
+/** Only the key's owner deletes it; anyone else's key does not exist for the caller. */
+export function deleteApiKey(db: Db, owner: { tenantId: string; userId: string }, id: string): void {
+  const result = db
+    .delete(apiKeys)
+    .where(and(eq(apiKeys.id, id), eq(apiKeys.tenantId, owner.tenantId), eq(apiKeys.userId, owner.userId)))
+    .run();
+  if (result.changes === 0) throw notFound('API key');
+}

@@ -1,0 +1,177 @@
+// Resolves a credential (access JWT or API key) to the calling user, for REST and WebSocket alike.
+//
+// The hot path is cheap: a JWT's signature is checked once and its claims cached until it
+// expires; the user row behind a credential is cached too. Revocation is still seen at once:
+// every revoking write (user deleted or demoted, key deleted) calls `revoke()`, which bumps an
+// in-process epoch, and a cached entry from an older epoch is re-read from the database.
+import { and, eq } from 'drizzle-orm';
+import type { Db } from '../../db/client';
+import { apiKeys, users } from '../../db/schema';
+import type { Clock } from '../clock';
+import { looksLikeApiKey, sha256 } from './secrets';
+import type { TokenSigner } from './tokens';
+
+export type TenantRole = 'admin' | 'member';
+
+export interface Actor {
+  userId: string;
+  tenantId: string;
+  role: TenantRole;
+  isPlatformAdmin: boolean;
+  email: string;
+  name: string;
+  /** How the caller proved who they are. */
+  via: 'jwt' | 'api_key';
+  apiKeyId?: string;
+}
+
+interface CachedClaims {
+  userId: string;
+  tenantId: string;
+  expiresAtMs: number;
+}
+
+interface CachedKey {
+  apiKeyId: string;
+  userId: string;
+  tenantId: string;
+  expiresAtMs: number | null;
+  epoch: number;
+}
+
+interface CachedUser {
+  actor: Omit<Actor, 'via' | 'apiKeyId'>;
+  epoch: number;
+}
+
+/** Insertion-ordered map that forgets its oldest entries past a size. */
+class BoundedMap<K, V> extends Map<K, V> {
+  constructor(private readonly limit: number) {
+    super();
+  }
+  override set(key: K, value: V): this {
+    if (!this.has(key) && this.size >= this.limit) {
+      const oldest = this.keys().next().value;
+      if (oldest !== undefined) this.delete(oldest);
+    }
+    return super.set(key, value);
+  }
+}
+
+const LAST_USED_WRITE_INTERVAL_MS = 60_000;
+
+export class Authenticator {
+  private epoch = 0;
+  private readonly claims = new BoundedMap<string, CachedClaims>(50_000);
+  private readonly keys = new BoundedMap<string, CachedKey>(10_000);
+  private readonly users = new BoundedMap<string, CachedUser>(50_000);
+  private readonly lastUsedWrites = new BoundedMap<string, number>(10_000);
+  private readonly listeners = new Set<() => void>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly signer: TokenSigner,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Call after any write that takes access away; cached credentials are re-checked at once. */
+  revoke(): void {
+    this.epoch += 1;
+    for (const listener of this.listeners) listener();
+  }
+
+  /** Long-lived connections (WebSockets) re-check their caller when access may have changed. */
+  onRevoke(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async authenticate(credential: string): Promise<Actor | null> {
+    if (!credential) return null;
+    return looksLikeApiKey(credential) ? this.fromApiKey(credential) : this.fromJwt(credential);
+  }
+
+  private async fromJwt(token: string): Promise<Actor | null> {
+    const now = this.clock.now().getTime();
+    let claims = this.claims.get(token);
+    if (!claims) {
+      const verified = await this.signer.verify(token);
+      if (!verified) return null;
+      claims = { userId: verified.sub, tenantId: verified.tid, expiresAtMs: verified.exp * 1000 };
+      this.claims.set(token, claims);
+    }
+    if (claims.expiresAtMs <= now) {
+      this.claims.delete(token);
+      return null;
+    }
+    const user = this.loadUser(claims.userId);
+    if (!user || user.tenantId !== claims.tenantId) return null;
+    return { ...user, via: 'jwt' };
+  }
+
+  private fromApiKey(key: string): Actor | null {
+    const hash = sha256(key);
+    let cached = this.keys.get(hash);
+    if (!cached || cached.epoch !== this.epoch) {
+      const row = this.db
+        .select({ id: apiKeys.id, userId: apiKeys.userId, tenantId: apiKeys.tenantId, expiresAt: apiKeys.expiresAt })
+        .from(apiKeys)
+        .where(eq(apiKeys.keyHash, hash))
+        .get();
+      if (!row) {
+        this.keys.delete(hash);
+        return null;
+      }
+      cached = {
+        apiKeyId: row.id,
+        userId: row.userId,
+        tenantId: row.tenantId,
+        expiresAtMs: row.expiresAt ? Date.parse(row.expiresAt) : null,
+        epoch: this.epoch,
+      };
+      this.keys.set(hash, cached);
+    }
+    const now = this.clock.now().getTime();
+    if (cached.expiresAtMs !== null && cached.expiresAtMs <= now) return null;
+    const user = this.loadUser(cached.userId);
+    if (!user || user.tenantId !== cached.tenantId) return null;
+    this.touchKey(cached.apiKeyId, now);
+    return { ...user, via: 'api_key', apiKeyId: cached.apiKeyId };
+  }
+
+  /** `last_used_at` is kept to the minute: one write a minute per key, not one per request. */
+  private touchKey(apiKeyId: string, now: number): void {
+    const last = this.lastUsedWrites.get(apiKeyId);
+    if (last !== undefined && now - last < LAST_USED_WRITE_INTERVAL_MS) return;
+    this.lastUsedWrites.set(apiKeyId, now);
+    this.db
+      .update(apiKeys)
+      .set({ lastUsedAt: new Date(now).toISOString() })
+      .where(eq(apiKeys.id, apiKeyId))
+      .run();
+  }
+
+  private loadUser(userId: string): CachedUser['actor'] | null {
+    const cached = this.users.get(userId);
+    if (cached && cached.epoch === this.epoch) return cached.actor;
+    const row = this.db
+      .select()
+      .from(users)
+      .where(and(eq(users.id, userId)))
+      .get();
+    if (!row || row.deletedAt) {
+      this.users.delete(userId);
+      return null;
+    }
+    const actor = {
+      userId: row.id,
+      tenantId: row.tenantId,
+      role: row.role,
+      isPlatformAdmin: row.isPlatformAdmin,
+      email: row.email,
+      name: row.name,
+    };
+    this.users.set(userId, { actor, epoch: this.epoch });
+    return actor;
+  }
+}

@@ -1,0 +1,95 @@
+// Public authentication endpoints: token grants, refresh, logout, and the JWKS that verifies tokens.
+import { createRoute, z } from '@hono/zod-openapi';
+import { clientIp } from '../http/client-ip';
+import { errorResponses, jsonBody, jsonContent, newRouter, noContent } from '../http/openapi';
+import { apiKeyGrant, logout, passwordGrant, refresh } from './service';
+
+const tags = ['Authentication'];
+
+const tokenSchema = z
+  .object({
+    access_token: z.string(),
+    token_type: z.literal('Bearer'),
+    expires_in: z.number().int().openapi({ description: 'Seconds until the access token expires' }),
+    refresh_token: z.string().optional().openapi({ description: 'Password grant and refresh only' }),
+  })
+  .openapi('TokenResponse');
+
+const passwordGrantBody = z
+  .object({
+    email: z.email(),
+    password: z.string().min(1).max(1024),
+    tenant: z.string().min(1).max(63).optional().openapi({ description: 'Tenant slug; needed only when the email exists in several tenants' }),
+  })
+  .strict()
+  .openapi('PasswordGrant');
+const apiKeyGrantBody = z.object({ api_key: z.string().min(1).max(512) }).strict().openapi('ApiKeyGrant');
+
+const refreshBody = z.object({ refresh_token: z.string().min(1).max(512) }).strict();
+
+export const authRouter = newRouter()
+  .openapi(
+    createRoute({
+      method: 'post',
+      path: '/api/auth/token',
+      tags,
+      summary: 'Generate a JWT for API access (password or API-key grant)',
+      request: jsonBody(z.union([passwordGrantBody, apiKeyGrantBody])),
+      responses: {
+        200: jsonContent(tokenSchema, 'Tokens'),
+        ...errorResponses(400, 401, 413, 415, 429),
+      },
+    }),
+    async (c) => {
+      const deps = c.var.deps;
+      const body = c.req.valid('json');
+      const ip = clientIp(c, deps.config.trustProxy);
+      const tokens = 'api_key' in body ? await apiKeyGrant(deps, body.api_key, ip) : await passwordGrant(deps, body, ip);
+      c.header('Cache-Control', 'no-store');
+      return c.json(tokens, 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'post',
+      path: '/api/auth/refresh',
+      tags,
+      summary: 'Exchange a refresh token for new tokens; the old one stops working',
+      request: jsonBody(refreshBody),
+      responses: { 200: jsonContent(tokenSchema, 'New tokens'), ...errorResponses(400, 401, 413, 415) },
+    }),
+    async (c) => {
+      const tokens = await refresh(c.var.deps, c.req.valid('json').refresh_token);
+      c.header('Cache-Control', 'no-store');
+      return c.json(tokens, 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'post',
+      path: '/api/auth/logout',
+      tags,
+      summary: 'End the session of a refresh token (its whole family)',
+      request: jsonBody(refreshBody),
+      responses: { 204: noContent, ...errorResponses(400, 413, 415) },
+    }),
+    (c) => {
+      logout(c.var.deps, c.req.valid('json').refresh_token);
+      return c.body(null, 204);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/.well-known/jwks.json',
+      tags,
+      summary: 'Public keys that verify access tokens',
+      responses: {
+        200: jsonContent(z.object({ keys: z.array(z.record(z.string(), z.unknown())) }), 'JSON Web Key Set'),
+      },
+    }),
+    (c) => {
+      c.header('Cache-Control', 'public, max-age=300');
+      return c.json(c.var.deps.signer.jwks() as { keys: Record<string, unknown>[] }, 200);
+    },
+  );

@@ -1,0 +1,160 @@
+// Sign-in and sessions: password and API-key grants, refresh-token rotation with reuse detection, logout.
+import { and, eq, isNull } from 'drizzle-orm';
+import type { DbOrTx } from '../../db/client';
+import { refreshTokens, tenants, users } from '../../db/schema';
+import type { Deps } from '../context';
+import { AppError, unauthorized } from '../http/errors';
+import { newId } from '../ids';
+import { normaliseEmail, type UserRow } from '../users/service';
+import { makeDummyHash, verifyPassword } from './passwords';
+import { randomToken, sha256 } from './secrets';
+
+export interface TokenPair {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  refresh_token?: string;
+}
+
+type AuthDeps = Pick<Deps, 'db' | 'clock' | 'config' | 'signer' | 'auth' | 'signInLimiter'>;
+
+const invalidCredentials = () => unauthorized('Invalid credentials');
+
+const dummyHashes = new Map<number, Promise<string>>();
+const dummyHash = (cost: number) => {
+  let hash = dummyHashes.get(cost);
+  if (!hash) dummyHashes.set(cost, (hash = makeDummyHash(cost)));
+  return hash;
+};
+
+function throttled(seconds: number): AppError {
+  return new AppError('rate_limited', `Too many failed sign-ins; try again in ${seconds} s`, {
+    headers: { 'Retry-After': String(seconds) },
+  });
+}
+
+function checkNotThrottled(deps: AuthDeps, keys: { account?: string; ip: string }): void {
+  const wait = Math.max(
+    deps.signInLimiter.ip.retryAfterSeconds(keys.ip),
+    keys.account ? deps.signInLimiter.account.retryAfterSeconds(keys.account) : 0,
+  );
+  if (wait > 0) throw throttled(wait);
+}
+
+function recordFailure(deps: AuthDeps, keys: { account?: string; ip: string }): void {
+  deps.signInLimiter.ip.recordFailure(keys.ip);
+  if (keys.account) deps.signInLimiter.account.recordFailure(keys.account);
+}
+
+/**
+ * Password grant. Emails are unique per tenant: `tenant` (a slug) picks one; without it the email
+ * must name exactly one active account. Every failure answers the same 401 after the same work.
+ */
+export async function passwordGrant(
+  deps: AuthDeps,
+  input: { email: string; password: string; tenant?: string },
+  ip: string,
+): Promise<TokenPair> {
+  const email = normaliseEmail(input.email);
+  const keys = { account: `${input.tenant ?? '*'}:${email}`, ip };
+  checkNotThrottled(deps, keys);
+  const candidates = deps.db
+    .select({ user: users })
+    .from(users)
+    .innerJoin(tenants, eq(tenants.id, users.tenantId))
+    .where(and(eq(users.email, email), isNull(users.deletedAt), input.tenant ? eq(tenants.slug, input.tenant) : undefined))
+    .limit(2)
+    .all()
+    .map((r) => r.user);
+  const user = candidates.length === 1 ? candidates[0] : undefined;
+  const ok = await verifyPassword(input.password, user?.passwordHash ?? (await dummyHash(deps.config.scryptCost)));
+  if (!user || !user.passwordHash || !ok) {
+    recordFailure(deps, keys);
+    throw invalidCredentials();
+  }
+  deps.signInLimiter.account.reset(keys.account);
+  return issueTokens(deps, user, { withRefresh: true });
+}
+
+/** API-key grant: a short-lived access JWT for the key's user; no refresh token. */
+export async function apiKeyGrant(deps: AuthDeps, apiKey: string, ip: string): Promise<TokenPair> {
+  checkNotThrottled(deps, { ip });
+  const actor = await deps.auth.authenticate(apiKey);
+  if (!actor || actor.via !== 'api_key') {
+    recordFailure(deps, { ip });
+    throw invalidCredentials();
+  }
+  return issueTokens(deps, { id: actor.userId, tenantId: actor.tenantId, role: actor.role }, { withRefresh: false });
+}
+
+async function issueTokens(
+  deps: AuthDeps,
+  user: Pick<UserRow, 'id' | 'tenantId' | 'role'>,
+  opts: { withRefresh: boolean; familyId?: string; tx?: DbOrTx },
+): Promise<TokenPair> {
+  const access = await deps.signer.sign(user);
+  const pair: TokenPair = { access_token: access, token_type: 'Bearer', expires_in: deps.signer.accessTokenTtlSeconds };
+  if (opts.withRefresh) pair.refresh_token = storeRefreshToken(opts.tx ?? deps.db, deps, user, opts.familyId ?? newId());
+  return pair;
+}
+
+function storeRefreshToken(db: DbOrTx, deps: AuthDeps, user: Pick<UserRow, 'id' | 'tenantId'>, familyId: string): string {
+  const token = randomToken(32);
+  const now = deps.clock.now();
+  db.insert(refreshTokens)
+    .values({
+      id: newId(),
+      tenantId: user.tenantId,
+      userId: user.id,
+      familyId,
+      tokenHash: sha256(token),
+      createdAt: now.toISOString(),
+      expiresAt: new Date(now.getTime() + deps.config.refreshTokenTtlSeconds * 1000).toISOString(),
+    })
+    .run();
+  return token;
+}
+
+function revokeFamily(db: DbOrTx, familyId: string, now: string): void {
+  db.update(refreshTokens)
+    .set({ revokedAt: now })
+    .where(and(eq(refreshTokens.familyId, familyId), isNull(refreshTokens.revokedAt)))
+    .run();
+}
+
+/**
+ * Rotation: a refresh token works once. Presenting one that was already used means it leaked
+ * (or a client misbehaves), so the whole family is revoked and every holder must sign in again.
+ */
+export async function refresh(deps: AuthDeps, token: string): Promise<TokenPair> {
+  const now = deps.clock.now();
+  const nowIso = now.toISOString();
+  // Synchronous transaction: the check and the rotation cannot interleave with another refresh.
+  const outcome = deps.db.transaction((tx) => {
+    const row = tx.select().from(refreshTokens).where(eq(refreshTokens.tokenHash, sha256(token))).get();
+    if (!row) return { ok: false as const };
+    if (row.usedAt || row.revokedAt) {
+      revokeFamily(tx, row.familyId, nowIso);
+      return { ok: false as const };
+    }
+    if (Date.parse(row.expiresAt) <= now.getTime()) return { ok: false as const };
+    const user = tx
+      .select()
+      .from(users)
+      .where(and(eq(users.id, row.userId), isNull(users.deletedAt)))
+      .get();
+    if (!user) return { ok: false as const };
+    tx.update(refreshTokens).set({ usedAt: nowIso }).where(eq(refreshTokens.id, row.id)).run();
+    const refreshToken = storeRefreshToken(tx, deps, user, row.familyId);
+    return { ok: true as const, user, refreshToken };
+  });
+  if (!outcome.ok) throw unauthorized('The refresh token is invalid, expired or already used');
+  const pair = await issueTokens(deps, outcome.user, { withRefresh: false });
+  return { ...pair, refresh_token: outcome.refreshToken };
+}
+
+/** Ends the session the refresh token belongs to. Unknown tokens are ignored: logout is idempotent. */
+export function logout(deps: AuthDeps, token: string): void {
+  const row = deps.db.select().from(refreshTokens).where(eq(refreshTokens.tokenHash, sha256(token))).get();
+  if (row) revokeFamily(deps.db, row.familyId, deps.clock.now().toISOString());
+}

@@ -1,0 +1,112 @@
+// Configuration: environment variables and CLI flags merged into one typed, validated Config.
+// A bad value stops the process at start with a message naming the setting, never later.
+import { parseArgs } from 'node:util';
+import path from 'node:path';
+import { z } from 'zod';
+
+const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const configSchema = z.object({
+  port: z.coerce.number().int().min(0).max(65535).default(3000),
+  host: z.string().min(1).default('0.0.0.0'),
+  dataDir: z.string().min(1).default('./data'),
+  logLevel: z.enum(logLevels).default('info'),
+  corsOrigins: z
+    .string()
+    .default('')
+    .transform((s) => s.split(',').map((o) => o.trim()).filter(Boolean))
+    .pipe(z.array(z.url({ message: 'each CORS origin must be a URL such as https://lms.example.org' }))),
+  adminEmail: z.email().optional(),
+  adminPassword: z.string().min(8, 'must be at least 8 characters').optional(),
+  publicUrl: z.url().default('http://localhost:3000'),
+  trustProxy: bool.default(false),
+  bodyLimitBytes: z.coerce.number().int().min(1024).default(1024 * 1024),
+  documentBodyLimitBytes: z.coerce.number().int().min(1024).default(5 * 1024 * 1024),
+  accessTokenTtlSeconds: z.coerce.number().int().min(30).max(86_400).default(900),
+  refreshTokenTtlSeconds: z.coerce.number().int().min(60).default(30 * 86_400),
+  /** scrypt cost parameter N (a power of two). 2^15 uses 32 MiB per hash. */
+  scryptCost: z.coerce
+    .number()
+    .int()
+    .refine((n) => n >= 1024 && (n & (n - 1)) === 0, 'must be a power of two ≥ 1024')
+    .default(1 << 15),
+  signInMaxFailures: z.coerce.number().int().min(1).default(5),
+  signInMaxFailuresPerIp: z.coerce.number().int().min(1).default(50),
+  signInWindowSeconds: z.coerce.number().int().min(1).default(900),
+  shutdownTimeoutMs: z.coerce.number().int().min(0).default(10_000),
+});
+
+export type Config = z.infer<typeof configSchema>;
+export type ConfigInput = z.input<typeof configSchema>;
+
+/** Maps each setting to its environment variable, for reading and for error messages. */
+const envNames: Record<keyof Config, string> = {
+  port: 'PORT',
+  host: 'HOST',
+  dataDir: 'DATA_DIR',
+  logLevel: 'LOG_LEVEL',
+  corsOrigins: 'CORS_ORIGINS',
+  adminEmail: 'ADMIN_EMAIL',
+  adminPassword: 'ADMIN_PASSWORD',
+  publicUrl: 'PUBLIC_URL',
+  trustProxy: 'TRUST_PROXY',
+  bodyLimitBytes: 'BODY_LIMIT_BYTES',
+  documentBodyLimitBytes: 'DOCUMENT_BODY_LIMIT_BYTES',
+  accessTokenTtlSeconds: 'ACCESS_TOKEN_TTL_SECONDS',
+  refreshTokenTtlSeconds: 'REFRESH_TOKEN_TTL_SECONDS',
+  scryptCost: 'SCRYPT_COST',
+  signInMaxFailures: 'SIGN_IN_MAX_FAILURES',
+  signInMaxFailuresPerIp: 'SIGN_IN_MAX_FAILURES_PER_IP',
+  signInWindowSeconds: 'SIGN_IN_WINDOW_SECONDS',
+  shutdownTimeoutMs: 'SHUTDOWN_TIMEOUT_MS',
+};
+
+export class ConfigError extends Error {}
+
+/** Builds a Config from explicit values (tests) with defaults for the rest. */
+export function buildConfig(input: ConfigInput = {}): Config {
+  const result = configSchema.safeParse(input);
+  if (!result.success) {
+    const lines = result.error.issues.map((issue) => {
+      const key = issue.path[0] as keyof Config | undefined;
+      const name = key ? envNames[key] ?? String(key) : 'config';
+      return `  ${name}: ${issue.message}`;
+    });
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  return result.data;
+}
+
+/** Reads the environment and the command line (`--port`, `--data-dir`, `--host`, `--log-level`); flags win. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] = process.argv.slice(2)): Config {
+  let flags: Record<string, string | undefined>;
+  try {
+    flags = parseArgs({
+      args: argv,
+      options: {
+        port: { type: 'string' },
+        'data-dir': { type: 'string' },
+        host: { type: 'string' },
+        'log-level': { type: 'string' },
+      },
+      strict: true,
+    }).values as Record<string, string | undefined>;
+  } catch (err) {
+    throw new ConfigError(`Invalid command line: ${(err as Error).message}`);
+  }
+  const input: Record<string, unknown> = {};
+  for (const [key, envName] of Object.entries(envNames)) {
+    const value = env[envName];
+    if (value !== undefined && value !== '') input[key] = value;
+  }
+  if (flags.port !== undefined) input.port = flags.port;
+  if (flags['data-dir'] !== undefined) input.dataDir = flags['data-dir'];
+  if (flags.host !== undefined) input.host = flags.host;
+  if (flags['log-level'] !== undefined) input.logLevel = flags['log-level'];
+  const config = buildConfig(input as ConfigInput);
+  return { ...config, dataDir: path.resolve(config.dataDir) };
+}

@@ -1,0 +1,138 @@
+// Errors: one AppError type thrown from anywhere, one handler that turns it, validation
+// failures, framework exceptions and unknown errors into RFC 9457 problem+json.
+import type { Context } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { z } from 'zod';
+
+export const errorCodes = {
+  bad_request: 400,
+  validation_failed: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  unprocessable: 422,
+  rate_limited: 429,
+  internal: 500,
+  service_unavailable: 503,
+} as const;
+export type ErrorCode = keyof typeof errorCodes;
+
+const titles: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Content',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
+
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+export class AppError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    detail: string,
+    readonly options: { status?: number; errors?: FieldError[]; headers?: Record<string, string> } = {},
+  ) {
+    super(detail);
+    this.status = options.status ?? errorCodes[code];
+  }
+}
+
+export const badRequest = (detail: string, errors?: FieldError[]) => new AppError('validation_failed', detail, { errors });
+export const unauthorized = (detail = 'Authentication required') => new AppError('unauthorized', detail);
+export const forbidden = (detail = 'You are not allowed to do this') => new AppError('forbidden', detail);
+export const notFound = (what = 'Resource') => new AppError('not_found', `${what} not found`);
+export const conflict = (detail: string) => new AppError('conflict', detail);
+/** Well-formed but not acceptable: 422 with the code `validation_failed`. */
+export const unprocessable = (detail: string, errors?: FieldError[]) =>
+  new AppError('validation_failed', detail, { status: 422, errors });
+
+export const problemSchema = z
+  .object({
+    type: z.string(),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string().optional(),
+    code: z.string(),
+    errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+  })
+  .openapi('Problem');
+
+export type Problem = z.infer<typeof problemSchema>;
+
+export function problemBody(status: number, code: string, detail?: string, errors?: FieldError[]): Problem {
+  return {
+    type: `urn:lms:problem:${code}`,
+    title: titles[status] ?? 'Error',
+    status,
+    ...(detail ? { detail } : {}),
+    code,
+    ...(errors && errors.length ? { errors } : {}),
+  };
+}
+
+export function problemResponse(
+  status: number,
+  code: string,
+  detail?: string,
+  errors?: FieldError[],
+  headers: Record<string, string> = {},
+): Response {
+  return new Response(JSON.stringify(problemBody(status, code, detail, errors)), {
+    status,
+    // Hono only rewrites the content type when the key is spelled exactly `Content-Type`.
+    headers: { 'Content-Type': 'application/problem+json', ...headers },
+  });
+}
+
+export function zodIssuesToFieldErrors(error: z.ZodError): FieldError[] {
+  return error.issues.map((issue) => ({
+    path: issue.path.map(String).join('.') || '(root)',
+    message: issue.message,
+  }));
+}
+
+const httpExceptionCodes: Record<number, ErrorCode> = {
+  400: 'validation_failed',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+};
+
+/** Hono's onError: every error leaves the server as problem+json. */
+export function handleError(err: Error, c: Context): Response {
+  if (err instanceof AppError) {
+    const headers = { ...(err.options.headers ?? {}) };
+    if (err.status === 401) headers['WWW-Authenticate'] ??= 'Bearer';
+    return problemResponse(err.status, err.code, err.message, err.options.errors, headers);
+  }
+  if (err instanceof z.ZodError) {
+    return problemResponse(400, 'validation_failed', 'The request is not valid', zodIssuesToFieldErrors(err));
+  }
+  if (err instanceof HTTPException && err.status < 500) {
+    const code = httpExceptionCodes[err.status] ?? 'validation_failed';
+    // Hono's own messages ("Malformed JSON in request body") are safe to show.
+    return problemResponse(err.status, code, err.message || undefined);
+  }
+  const logger = c.get('logger');
+  logger?.error({ err, requestId: c.get('requestId') }, 'unhandled error');
+  return problemResponse(500, 'internal', 'An unexpected error occurred');
+}

@@ -1,0 +1,50 @@
+// Lists: `?page` (default 1) and `?per_page` (default 100, max 100; more is a 400, never clamped),
+// answered as `{ data, pagination }` with an RFC 8288 Link header.
+import { z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+
+export const MAX_PER_PAGE = 100;
+
+export const paginationQuery = z.object({
+  page: z.coerce.number().int().min(1).default(1).openapi({ example: 1, description: 'Page number, from 1' }),
+  per_page: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_PER_PAGE, { message: `per_page must not exceed ${MAX_PER_PAGE}` })
+    .default(MAX_PER_PAGE)
+    .openapi({ example: 100, description: 'Items per page, 1 to 100' }),
+});
+
+export type PageQuery = z.infer<typeof paginationQuery>;
+
+export const paginationSchema = z
+  .object({ page: z.number().int(), per_page: z.number().int(), total: z.number().int(), total_pages: z.number().int() })
+  .openapi('Pagination');
+
+export const pageOf = <T extends z.ZodType>(item: T) => z.object({ data: z.array(item), pagination: paginationSchema });
+
+export interface Page<T> {
+  data: T[];
+  pagination: z.infer<typeof paginationSchema>;
+}
+
+/** SQL bounds of a page. */
+export const pageBounds = (q: PageQuery) => ({ limit: q.per_page, offset: (q.page - 1) * q.per_page });
+
+/** Wraps one page of rows, setting the Link header from the request URL. */
+export function paginate<T>(c: Context, q: PageQuery, data: T[], total: number): Page<T> {
+  const totalPages = Math.max(1, Math.ceil(total / q.per_page));
+  const url = new URL(c.req.url);
+  const link = (page: number, rel: string) => {
+    url.searchParams.set('page', String(page));
+    url.searchParams.set('per_page', String(q.per_page));
+    return `<${url.pathname}${url.search}>; rel="${rel}"`;
+  };
+  const links = [link(1, 'first')];
+  if (q.page > 1) links.push(link(Math.min(q.page - 1, totalPages), 'prev'));
+  if (q.page < totalPages) links.push(link(q.page + 1, 'next'));
+  links.push(link(totalPages, 'last'));
+  c.header('Link', links.join(', '));
+  return { data, pagination: { page: q.page, per_page: q.per_page, total, total_pages: totalPages } };
+}

@@ -1,0 +1,47 @@
+// Health and feature reporting: each capability says itself whether it works here.
+import { readFileSync } from 'node:fs';
+import type { Deps } from '../context';
+
+const packageJson = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+export const serverVersion = packageJson.version;
+
+export type CheckState = 'ok' | 'error' | 'unavailable' | 'disabled';
+
+async function capabilityState(deps: Deps, name: keyof Deps['capabilities']): Promise<CheckState> {
+  const capability = deps.capabilities[name];
+  if (!capability) return 'disabled';
+  try {
+    return (await capability.available()) ? 'ok' : 'unavailable';
+  } catch {
+    return 'error';
+  }
+}
+
+export async function health(deps: Deps) {
+  let database: CheckState = 'ok';
+  try {
+    deps.sqlite.prepare('select 1').get();
+  } catch {
+    database = 'error';
+  }
+  const checks = {
+    database,
+    collab: await capabilityState(deps, 'collab'),
+    pdf_export: await capabilityState(deps, 'pdf_export'),
+  };
+  const failing = Object.values(checks).some((s) => s === 'error' || s === 'unavailable');
+  return { status: failing ? ('degraded' as const) : ('ok' as const), checks };
+}
+
+export async function features(deps: Deps) {
+  return {
+    version: serverVersion,
+    features: {
+      collab: (await capabilityState(deps, 'collab')) === 'ok',
+      pdf_export: (await capabilityState(deps, 'pdf_export')) === 'ok',
+      lti: false,
+      saml: false,
+      migration: false,
+    },
+  };
+}

@@ -1,0 +1,15 @@
+// User rows → public JSON. The password hash never leaves.
+import type { UserRow } from './service';
+
+export function presentUser(row: UserRow) {
+  return {
+    id: row.id,
+    tenant_id: row.tenantId,
+    email: row.email,
+    name: row.name,
+    role: row.role,
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+    deleted_at: row.deletedAt,
+  };
+}

@@ -1,0 +1,195 @@
+// Users: admin management, search, the caller's own profile and permissions.
+import { createRoute } from '@hono/zod-openapi';
+import { permissionsOf } from '../auth/permissions';
+import type { Deps } from '../context';
+import { activeCourseRoles } from '../enrollments/service';
+import { conflict, forbidden } from '../http/errors';
+import { errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, secured } from '../http/openapi';
+import { pageOf, paginate } from '../http/pagination';
+import { canCreateUser, canDeleteUser, canListUsers, canSearchUsers, canUpdateUser, canViewUser, type UserField } from './policy';
+import { presentUser } from './present';
+import {
+  createUserBody,
+  listUsersQuery,
+  permissionsSchema,
+  searchUsersQuery,
+  updateUserBody,
+  userSchema,
+} from './schemas';
+import { createUser, getUser, listUsers, shareACourse, softDeleteUser, teachesAnyCourse, updateUser } from './service';
+
+const tags = ['Users'];
+const userDeps = (deps: Deps) => ({ db: deps.db, clock: deps.clock, scryptCost: deps.config.scryptCost });
+
+export const usersRouter = newRouter()
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/users',
+      tags,
+      summary: 'List users of the tenant (admin)',
+      security: secured,
+      request: { query: listUsersQuery },
+      responses: { 200: jsonContent(pageOf(userSchema), 'A page of users'), ...errorResponses(400, 401, 403) },
+    }),
+    (c) => {
+      const actor = c.var.actor;
+      if (!canListUsers(actor)) throw forbidden('Only admins can list users');
+      const q = c.req.valid('query');
+      const { rows, total } = listUsers(c.var.deps.db, actor.tenantId, { role: q.role, includeDeleted: q.include_deleted }, q);
+      return c.json(paginate(c, q, rows.map(presentUser), total), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'post',
+      path: '/api/users',
+      tags,
+      summary: 'Create a user (admin)',
+      security: secured,
+      request: jsonBody(createUserBody),
+      responses: { 201: jsonContent(userSchema, 'The new user'), ...errorResponses(400, 401, 403, 409, 413, 415) },
+    }),
+    async (c) => {
+      const actor = c.var.actor;
+      if (!canCreateUser(actor)) throw forbidden('Only admins can create users');
+      const body = c.req.valid('json');
+      const user = await createUser(userDeps(c.var.deps), { tenantId: actor.tenantId, ...body });
+      c.header('Location', `/api/users/${user.id}`);
+      return c.json(presentUser(user), 201);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/users/search',
+      tags,
+      summary: 'Search users by name or email (admins and instructors)',
+      security: secured,
+      request: { query: searchUsersQuery },
+      responses: { 200: jsonContent(pageOf(userSchema), 'Matching users'), ...errorResponses(400, 401, 403) },
+    }),
+    (c) => {
+      const actor = c.var.actor;
+      const db = c.var.deps.db;
+      if (!canSearchUsers(actor, actor.role === 'admin' || teachesAnyCourse(db, actor.tenantId, actor.userId))) {
+        throw forbidden('Only admins and instructors can search users');
+      }
+      const q = c.req.valid('query');
+      const { rows, total } = listUsers(db, actor.tenantId, { q: q.q }, q);
+      return c.json(paginate(c, q, rows.map(presentUser), total), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/users/me',
+      tags,
+      summary: 'The caller',
+      security: secured,
+      responses: { 200: jsonContent(userSchema, 'The caller'), ...errorResponses(401) },
+    }),
+    (c) => {
+      const actor = c.var.actor;
+      return c.json(presentUser(getUser(c.var.deps.db, actor.tenantId, actor.userId)), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/users/me/permissions',
+      tags,
+      summary: "The caller's tenant role, permissions and course roles",
+      security: secured,
+      responses: { 200: jsonContent(permissionsSchema, 'Permissions'), ...errorResponses(401) },
+    }),
+    (c) => {
+      const actor = c.var.actor;
+      const courses = activeCourseRoles(c.var.deps.db, actor.tenantId, actor.userId);
+      return c.json(
+        {
+          tenant_role: actor.role,
+          platform_admin: actor.isPlatformAdmin,
+          permissions: permissionsOf(actor),
+          courses: courses.map((r) => ({ course_id: r.courseId, role: r.role })),
+        },
+        200,
+      );
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/users/{id}',
+      tags,
+      summary: 'One user (self, admin, or someone sharing a course)',
+      security: secured,
+      request: { params: idParams },
+      responses: { 200: jsonContent(userSchema, 'The user'), ...errorResponses(400, 401, 403, 404) },
+    }),
+    (c) => {
+      const actor = c.var.actor;
+      const db = c.var.deps.db;
+      const { id } = c.req.valid('param');
+      const user = getUser(db, actor.tenantId, id, { includeDeleted: actor.role === 'admin' });
+      if (!canViewUser(actor, id, actor.userId !== id && actor.role !== 'admin' && shareACourse(db, actor.tenantId, actor.userId, id))) {
+        throw forbidden('You can only see users who share a course with you');
+      }
+      return c.json(presentUser(user), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'patch',
+      path: '/api/users/{id}',
+      tags,
+      summary: 'Update a user: self (name, password with current_password) or admin (also email and role)',
+      security: secured,
+      request: { params: idParams, ...jsonBody(updateUserBody) },
+      responses: { 200: jsonContent(userSchema, 'The updated user'), ...errorResponses(400, 401, 403, 404, 409, 413, 415, 422) },
+    }),
+    async (c) => {
+      const actor = c.var.actor;
+      const deps = c.var.deps;
+      const { id } = c.req.valid('param');
+      const body = c.req.valid('json');
+      const target = getUser(deps.db, actor.tenantId, id);
+      const fields = (['name', 'email', 'password', 'role'] as const).filter((f) => body[f] !== undefined) as UserField[];
+      if (!canUpdateUser(actor, id, fields)) {
+        throw forbidden(actor.userId === id ? 'Only an admin can change email or role' : 'You can only update your own profile');
+      }
+      if (body.role === 'member' && actor.userId === id && target.role === 'admin') {
+        throw conflict('An admin cannot remove their own admin role');
+      }
+      const updated = await updateUser(
+        userDeps(deps),
+        target,
+        { name: body.name, email: body.email, role: body.role, password: body.password, currentPassword: body.current_password },
+        { requireCurrentPassword: actor.userId === id },
+      );
+      deps.auth.revoke();
+      return c.json(presentUser(updated), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'delete',
+      path: '/api/users/{id}',
+      tags,
+      summary: 'Soft delete a user (admin): sign-in, tokens and keys stop at once; their data stays',
+      security: secured,
+      request: { params: idParams },
+      responses: { 204: noContent, ...errorResponses(400, 401, 403, 404, 409) },
+    }),
+    (c) => {
+      const actor = c.var.actor;
+      const deps = c.var.deps;
+      if (!canDeleteUser(actor)) throw forbidden('Only admins can delete users');
+      const { id } = c.req.valid('param');
+      const target = getUser(deps.db, actor.tenantId, id);
+      if (target.id === actor.userId) throw conflict('You cannot delete your own account');
+      softDeleteUser(deps.db, deps.clock, target);
+      deps.auth.revoke();
+      return c.body(null, 204);
+    },
+  );

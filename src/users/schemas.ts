@@ -1,0 +1,60 @@
+import { z } from '@hono/zod-openapi';
+import { booleanQuery, timestamp } from '../http/openapi';
+import { paginationQuery } from '../http/pagination';
+
+export const tenantRole = z.enum(['admin', 'member']);
+
+export const passwordField = z.string().min(8, 'must be at least 8 characters').max(1024);
+
+export const userSchema = z
+  .object({
+    id: z.uuid(),
+    tenant_id: z.uuid(),
+    email: z.email(),
+    name: z.string(),
+    role: tenantRole,
+    created_at: timestamp,
+    updated_at: timestamp,
+    deleted_at: timestamp.nullable(),
+  })
+  .openapi('User');
+
+export const createUserBody = z
+  .object({
+    email: z.email(),
+    name: z.string().trim().min(1).max(200),
+    password: passwordField.optional(),
+    role: tenantRole.optional(),
+  })
+  .strict()
+  .openapi('CreateUser');
+
+export const updateUserBody = z
+  .object({
+    name: z.string().trim().min(1).max(200).optional(),
+    email: z.email().optional(),
+    role: tenantRole.optional(),
+    password: passwordField.optional(),
+    current_password: z.string().max(1024).optional(),
+  })
+  .strict()
+  .refine((b) => Object.keys(b).some((k) => k !== 'current_password'), { message: 'nothing to update' })
+  .openapi('UpdateUser');
+
+export const listUsersQuery = paginationQuery.extend({
+  role: tenantRole.optional(),
+  include_deleted: booleanQuery,
+});
+
+export const searchUsersQuery = paginationQuery.extend({
+  q: z.string().trim().min(1, 'q is required').max(200),
+});
+
+export const permissionsSchema = z
+  .object({
+    tenant_role: tenantRole,
+    platform_admin: z.boolean(),
+    permissions: z.array(z.string()),
+    courses: z.array(z.object({ course_id: z.uuid(), role: z.enum(['instructor', 'ta', 'student']) })),
+  })
+  .openapi('Permissions');

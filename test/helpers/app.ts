@@ -1,0 +1,116 @@
+// Builds the real app on a throwaway in-memory database, with a manual clock and fast password
+// hashing, plus small factories for users, tenants and tokens. Every API test starts here.
+import { openDatabase } from '../../db/client';
+import { createApp } from '../../src/app';
+import { ManualClock } from '../../src/clock';
+import { buildConfig, type ConfigInput } from '../../src/config';
+import type { Deps } from '../../src/context';
+import { buildDeps } from '../../src/deps';
+import { createLogger } from '../../src/logger';
+import { createTenant, getTenantBySlug } from '../../src/tenants/service';
+import { createUser, listUsers, type UserRow } from '../../src/users/service';
+
+export const ADMIN_EMAIL = 'admin@example.com';
+export const ADMIN_PASSWORD = 'admin-password-1';
+
+export interface CallOptions {
+  /** A bearer credential (JWT or API key), or a user whose fresh token is used. */
+  as?: string | { token: string };
+  body?: unknown;
+  /** Sent as is, with the given content type (default: none). */
+  rawBody?: string | Uint8Array;
+  headers?: Record<string, string>;
+}
+
+export interface CallResult<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export interface TestUser {
+  user: UserRow;
+  token: string;
+}
+
+export type TestApp = Awaited<ReturnType<typeof makeTestApp>>;
+
+let emailCounter = 0;
+export const uniqueEmail = (prefix = 'user') => `${prefix}${++emailCounter}-${Date.now().toString(36)}@example.com`;
+
+export async function makeTestApp(opts: { config?: ConfigInput; clock?: ManualClock; deps?: (deps: Deps) => void } = {}) {
+  const clock = opts.clock ?? new ManualClock(new Date());
+  const config = buildConfig({
+    adminEmail: ADMIN_EMAIL,
+    adminPassword: ADMIN_PASSWORD,
+    scryptCost: 1024,
+    logLevel: 'silent',
+    ...opts.config,
+  });
+  const database = openDatabase(':memory:');
+  const deps = await buildDeps({ database, config, clock, logger: createLogger('silent') });
+  opts.deps?.(deps);
+  const app = createApp(deps);
+  const defaultTenant = getTenantBySlug(deps.db, 'default')!;
+
+  async function call<T = any>(method: string, path: string, options: CallOptions = {}): Promise<CallResult<T>> {
+    const headers: Record<string, string> = { ...(options.headers ?? {}) };
+    if (options.as) headers.Authorization = `Bearer ${typeof options.as === 'string' ? options.as : options.as.token}`;
+    let body: string | Uint8Array | undefined;
+    if (options.rawBody !== undefined) body = options.rawBody;
+    else if (options.body !== undefined) {
+      body = JSON.stringify(options.body);
+      headers['Content-Type'] ??= 'application/json';
+    }
+    const res = await app.request(path, { method, headers, body });
+    const text = await res.text();
+    let parsed: unknown = text;
+    if (/json/.test(res.headers.get('content-type') ?? '') && text) parsed = JSON.parse(text);
+    return { status: res.status, headers: res.headers, body: parsed as T, text };
+  }
+
+  const tokenFor = (user: Pick<UserRow, 'id' | 'tenantId' | 'role'>) => deps.signer.sign(user);
+
+  /** A user made through the service (fast), with a fresh access token. */
+  async function newUser(input: { role?: 'admin' | 'member'; tenantId?: string; name?: string; email?: string; password?: string } = {}): Promise<TestUser> {
+    const user = await createUser(
+      { db: deps.db, clock, scryptCost: config.scryptCost },
+      {
+        tenantId: input.tenantId ?? defaultTenant.id,
+        email: input.email ?? uniqueEmail(input.role ?? 'member'),
+        name: input.name ?? `Test ${input.role ?? 'member'} ${emailCounter}`,
+        role: input.role ?? 'member',
+        password: input.password,
+      },
+    );
+    return { user, token: await tokenFor(user) };
+  }
+
+  /** A second tenant with its own admin, for cross-tenant checks. */
+  async function newTenant(slug: string): Promise<{ tenantId: string; admin: TestUser }> {
+    const { tenant, admin } = await createTenant(
+      { db: deps.db, clock, scryptCost: config.scryptCost },
+      { name: slug, slug, adminEmail: `admin@${slug}.example.com`, adminPassword: ADMIN_PASSWORD },
+    );
+    return { tenantId: tenant.id, admin: { user: admin, token: await tokenFor(admin) } };
+  }
+
+  const adminUser = listUsers(deps.db, defaultTenant.id, { role: 'admin' }, { page: 1, per_page: 1 }).rows[0]!;
+  const admin: TestUser = { user: adminUser, token: await tokenFor(adminUser) };
+
+  return {
+    app,
+    deps,
+    db: deps.db,
+    clock,
+    config,
+    defaultTenantId: defaultTenant.id,
+    admin,
+    call,
+    tokenFor,
+    newUser,
+    newTenant,
+    close: () => database.close(),
+  };
+}
