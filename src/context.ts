@@ -3,6 +3,7 @@
 import type { Logger } from 'pino';
 import type { Database as SqliteDatabase } from 'better-sqlite3';
 import type { Db } from '../db/client';
+import type { DocumentStore } from '../collab/store';
 import type { Config } from './config';
 import type { Clock } from './clock';
 import type { Actor, Authenticator } from './auth/authenticator';
@@ -23,6 +24,8 @@ export interface Deps {
   signer: TokenSigner;
   auth: Authenticator;
   signInLimiter: { account: FailureLimiter; ip: FailureLimiter };
+  /** The only writer of document bodies (Yjs), shared by REST and the WebSocket hub. */
+  documents: DocumentStore;
   /** Filled in by the issues that build them; absent means the feature is off. */
   capabilities: Partial<Record<'collab' | 'pdf_export', Capability>>;
   startedAt: Date;
@@ -34,6 +37,7 @@ export interface AppEnv {
     /** Set by the auth middleware on every non-public route. */
     actor: Actor;
     requestId: string;
+    /** The app's logger (not bound to the request): put `requestId` in what you log about one. */
     logger: Logger;
   };
 }

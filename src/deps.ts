@@ -1,6 +1,9 @@
 // Assembles the app's dependencies from an open database and a config; shared by server and tests.
 import type { Logger } from 'pino';
 import type { Database_ } from '../db/client';
+import { documentCollabAccess } from '../collab/access';
+import { CollabHub } from '../collab/hub';
+import { DocumentStore } from '../collab/store';
 import { Authenticator } from './auth/authenticator';
 import { TokenSigner } from './auth/tokens';
 import type { Clock } from './clock';
@@ -27,7 +30,21 @@ export async function buildDeps(opts: { database: Database_; config: Config; clo
       account: new FailureLimiter(clock, config.signInMaxFailures, windowMs),
       ip: new FailureLimiter(clock, config.signInMaxFailuresPerIp, windowMs),
     },
+    documents: new DocumentStore({ db, clock, logger }),
     capabilities: {},
     startedAt: clock.now(),
   };
+}
+
+/** The live-editing hub over the app's store, auth and documents policy; turns `collab` on. */
+export function createCollabHub(deps: Deps, options: Partial<ConstructorParameters<typeof CollabHub>[0]> = {}): CollabHub {
+  const hub = new CollabHub({
+    store: deps.documents,
+    auth: deps.auth,
+    access: documentCollabAccess(deps.db),
+    logger: deps.logger,
+    ...options,
+  });
+  deps.capabilities.collab = { available: () => true };
+  return hub;
 }

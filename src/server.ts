@@ -1,11 +1,12 @@
-// Entry point: config, database, migrations, first-start bootstrap, HTTP server, graceful shutdown.
+// Entry point: config, database, migrations, first-start bootstrap, HTTP + WebSocket server,
+// graceful shutdown on SIGINT/SIGTERM. Nothing imports this file.
 import path from 'node:path';
-import { serve, type ServerType } from '@hono/node-server';
 import { openDatabase } from '../db/client';
 import { createApp } from './app';
 import { systemClock } from './clock';
 import { ConfigError, loadConfig, type Config } from './config';
-import { buildDeps } from './deps';
+import { buildDeps, createCollabHub } from './deps';
+import { startHttpServer } from './http-server';
 import { createLogger } from './logger';
 
 export const DATABASE_FILE = 'lms.sqlite';
@@ -24,34 +25,42 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   const database = openDatabase(path.join(config.dataDir, DATABASE_FILE));
   const deps = await buildDeps({ database, config, clock: systemClock, logger });
+  const hub = createCollabHub(deps);
   const app = createApp(deps);
-
-  const server: ServerType = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
-    logger.info({ port: info.port, host: config.host, dataDir: config.dataDir }, `listening on http://${config.host}:${info.port}`);
-  });
+  const running = await startHttpServer({ app, hub, port: config.port, host: config.host, shutdownTimeoutMs: config.shutdownTimeoutMs });
+  logger.info({ port: running.port, host: config.host, dataDir: config.dataDir }, `listening on http://${config.host}:${running.port}`);
 
   let stopping = false;
-  const shutdown = (signal: string) => {
+  const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down: no new connections, finishing requests in flight');
-    const force = setTimeout(() => {
-      logger.warn('shutdown timed out; closing remaining connections');
-      (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
-    }, config.shutdownTimeoutMs);
-    force.unref();
-    server.close(() => {
+    // A referenced timer keeps the event loop alive until the close completes. Without it a
+    // connection whose socket is paused (an unread request body) holds the server open while
+    // nothing keeps the loop running, and node exits early: no database close, no final log.
+    let timedOut = false;
+    const deadline = setTimeout(() => {
+      timedOut = true;
+      logger.warn('shutdown did not finish in time; stopping anyway');
       database.close();
-      logger.info('stopped');
-      process.exit(0);
-    });
-    (server as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();
+      process.exit(1);
+    }, config.shutdownTimeoutMs + 5_000);
+    try {
+      await running.close();
+    } finally {
+      if (!timedOut) {
+        clearTimeout(deadline);
+        database.close();
+        logger.info('stopped');
+        process.exit(0);
+      }
+    }
   };
-  process.on('SIGINT', () => shutdown('SIGINT'));
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
 }
 
 main().catch((err) => {
-  process.stderr.write(`Failed to start: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+  process.stderr.write(`Failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(1);
 });

@@ -22,6 +22,7 @@ export interface Actor {
   name: string;
   /** How the caller proved who they are. */
   via: 'jwt' | 'api_key';
+  /** The API key behind the credential: the key itself, or an access token obtained with it. */
   apiKeyId?: string;
 }
 
@@ -29,6 +30,14 @@ interface CachedClaims {
   userId: string;
   tenantId: string;
   expiresAtMs: number;
+  /** The API key the token was obtained with, if any: the token dies with the key. */
+  apiKeyId?: string;
+}
+
+interface CachedKeyState {
+  userId: string | null;
+  expiresAtMs: number | null;
+  epoch: number;
 }
 
 interface CachedKey {
@@ -64,6 +73,7 @@ export class Authenticator {
   private epoch = 0;
   private readonly claims = new BoundedMap<string, CachedClaims>(50_000);
   private readonly keys = new BoundedMap<string, CachedKey>(10_000);
+  private readonly keysById = new BoundedMap<string, CachedKeyState>(10_000);
   private readonly users = new BoundedMap<string, CachedUser>(50_000);
   private readonly lastUsedWrites = new BoundedMap<string, number>(10_000);
   private readonly listeners = new Set<() => void>();
@@ -91,13 +101,24 @@ export class Authenticator {
     return looksLikeApiKey(credential) ? this.fromApiKey(credential) : this.fromJwt(credential);
   }
 
+  /**
+   * For long-lived connections: is the caller admitted earlier still a live user (and their API
+   * key still there)? An access token expiring mid-session does not end it; revocation does.
+   */
+  recheck(actor: Actor): Actor | null {
+    if (actor.apiKeyId !== undefined && !this.liveKey(actor.apiKeyId, actor.userId, this.clock.now().getTime())) return null;
+    const user = this.loadUser(actor.userId);
+    if (!user || user.tenantId !== actor.tenantId) return null;
+    return { ...user, via: actor.via, apiKeyId: actor.apiKeyId };
+  }
+
   private async fromJwt(token: string): Promise<Actor | null> {
     const now = this.clock.now().getTime();
     let claims = this.claims.get(token);
     if (!claims) {
       const verified = await this.signer.verify(token);
       if (!verified) return null;
-      claims = { userId: verified.sub, tenantId: verified.tid, expiresAtMs: verified.exp * 1000 };
+      claims = { userId: verified.sub, tenantId: verified.tid, expiresAtMs: verified.exp * 1000, apiKeyId: verified.akid };
       this.claims.set(token, claims);
     }
     if (claims.expiresAtMs <= now) {
@@ -106,7 +127,25 @@ export class Authenticator {
     }
     const user = this.loadUser(claims.userId);
     if (!user || user.tenantId !== claims.tenantId) return null;
-    return { ...user, via: 'jwt' };
+    if (claims.apiKeyId === undefined) return { ...user, via: 'jwt' };
+    if (!this.liveKey(claims.apiKeyId, claims.userId, now)) return null;
+    this.touchKey(claims.apiKeyId, now);
+    return { ...user, via: 'jwt', apiKeyId: claims.apiKeyId };
+  }
+
+  /** Whether an API key (by id) still exists, belongs to the user and has not expired. */
+  private liveKey(apiKeyId: string, userId: string, now: number): boolean {
+    let state = this.keysById.get(apiKeyId);
+    if (!state || state.epoch !== this.epoch) {
+      const row = this.db
+        .select({ userId: apiKeys.userId, expiresAt: apiKeys.expiresAt })
+        .from(apiKeys)
+        .where(eq(apiKeys.id, apiKeyId))
+        .get();
+      state = { userId: row?.userId ?? null, expiresAtMs: row?.expiresAt ? Date.parse(row.expiresAt) : null, epoch: this.epoch };
+      this.keysById.set(apiKeyId, state);
+    }
+    return state.userId === userId && (state.expiresAtMs === null || state.expiresAtMs > now);
   }
 
   private fromApiKey(key: string): Actor | null {

@@ -1,0 +1,452 @@
+// The WebSocket hub: `GET /collab/{document_id}` upgraded to the standard y-websocket protocol
+// (y-protocols sync + awareness), so stock `y-websocket` clients work unchanged.
+//
+// Access is decided once at connect by the same policy as REST, and again whenever something
+// that can take access away happens (the authenticator's revoke signal) and on a timer. Editors'
+// updates go through the document store, which logs them durably before they are broadcast;
+// viewers and commenters receive everything but their updates are refused with the protocol's
+// permission-denied message. A bad message closes its own connection and nothing else.
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import * as decoding from 'lib0/decoding';
+import * as encoding from 'lib0/encoding';
+import type { Logger } from 'pino';
+import * as authProtocol from 'y-protocols/auth';
+import * as awarenessProtocol from 'y-protocols/awareness';
+import * as syncProtocol from 'y-protocols/sync';
+import * as Y from 'yjs';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import type { Actor, Authenticator } from '../src/auth/authenticator';
+import { isUuid } from '../src/ids';
+import { InvalidUpdateError, PersistenceError, type DocumentStore } from './store';
+
+export const MESSAGE_SYNC = 0;
+export const MESSAGE_AWARENESS = 1;
+export const MESSAGE_AUTH = 2;
+export const MESSAGE_QUERY_AWARENESS = 3;
+
+export const CLOSE = {
+  goingAway: 1001,
+  unsupportedData: 1003,
+  invalidPayload: 1007,
+  policyViolation: 1008,
+  tooBig: 1009,
+  internalError: 1011,
+  unauthenticated: 4401,
+  forbidden: 4403,
+  notFound: 4404,
+} as const;
+
+/** What a caller may do with a document: decided by the documents policy. */
+export type CollabAccess = 'edit' | 'read' | 'none' | 'unknown';
+export type AccessResolver = (actor: Actor, documentId: string) => CollabAccess;
+
+export interface HubOptions {
+  store: DocumentStore;
+  auth: Authenticator;
+  access: AccessResolver;
+  logger: Logger;
+  /** Largest message accepted; larger closes the connection with 1009. */
+  maxMessageBytes?: number;
+  /** Messages per second a connection may send on average, and the burst above it. */
+  messagesPerSecond?: number;
+  messageBurst?: number;
+  /** Keep-alive: a peer that has not answered the previous ping by the next one is dropped. */
+  pingIntervalMs?: number;
+  /** Fallback re-check of every connection's access, besides the revoke signal. */
+  recheckIntervalMs?: number;
+  /** A peer that does not read (send buffer above this) is dropped rather than buffered forever. */
+  maxBufferedBytes?: number;
+}
+
+interface Connection {
+  ws: WebSocket;
+  actor: Actor;
+  documentId: string;
+  canEdit: boolean;
+  /** Awareness client ids this connection controls, removed when it closes. */
+  awarenessIds: Set<number>;
+  alive: boolean;
+  tokens: number;
+  lastRefill: number;
+}
+
+interface Room {
+  documentId: string;
+  doc: Y.Doc;
+  awareness: awarenessProtocol.Awareness;
+  connections: Set<Connection>;
+  unsubscribe: () => void;
+}
+
+const PATH = /^\/collab\/([^/?#]+)\/?$/;
+
+export class CollabHub {
+  private readonly rooms = new Map<string, Room>();
+  private readonly connections = new Set<Connection>();
+  private readonly wss: WebSocketServer;
+  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly stopRevokeListener: () => void;
+  private recheckScheduled = false;
+  private closing = false;
+  private readonly opts: Required<Omit<HubOptions, 'store' | 'auth' | 'access' | 'logger'>> & HubOptions;
+
+  constructor(options: HubOptions) {
+    this.opts = {
+      maxMessageBytes: 10 * 1024 * 1024,
+      messagesPerSecond: 100,
+      messageBurst: 1_000,
+      pingIntervalMs: 30_000,
+      recheckIntervalMs: 30_000,
+      maxBufferedBytes: 32 * 1024 * 1024,
+      ...options,
+    };
+    // ws closes a connection whose message exceeds maxPayload with 1009 by itself.
+    this.wss = new WebSocketServer({ noServer: true, maxPayload: this.opts.maxMessageBytes, perMessageDeflate: false });
+    this.timers.push(setInterval(() => this.heartbeat(), this.opts.pingIntervalMs).unref());
+    this.timers.push(setInterval(() => this.recheckAll(), this.opts.recheckIntervalMs).unref());
+    this.stopRevokeListener = options.auth.onRevoke(() => this.scheduleRecheck());
+  }
+
+  /** True when this hub serves the request path (the HTTP server's upgrade handler asks). */
+  static handles(url: string | undefined): boolean {
+    return PATH.test(new URL(url ?? '/', 'http://localhost').pathname);
+  }
+
+  get connectionCount(): number {
+    return this.connections.size;
+  }
+
+  get roomCount(): number {
+    return this.rooms.size;
+  }
+
+  /** Node's `upgrade` event: authenticate, then accept and close with a code the client can read. */
+  handleUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    socket.on('error', () => socket.destroy());
+    if (this.closing) {
+      socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n\r\n');
+      return;
+    }
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    const match = PATH.exec(url.pathname);
+    if (!match) {
+      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
+      return;
+    }
+    const documentId = decodeURIComponent(match[1]!);
+    const token = url.searchParams.get('token') ?? bearer(request.headers.authorization);
+    this.admit(documentId, token)
+      .catch((err) => {
+        this.opts.logger.error({ err, documentId }, 'collab admission failed');
+        return { close: CLOSE.internalError, reason: 'internal error' } as const;
+      })
+      .then((decision) => {
+        this.wss.handleUpgrade(request, socket, head, (ws) => {
+          if ('close' in decision) ws.close(decision.close, decision.reason);
+          else this.accept(ws, decision.actor, documentId, decision.canEdit);
+        });
+      });
+  };
+
+  private async admit(
+    documentId: string,
+    token: string | null,
+  ): Promise<{ actor: Actor; canEdit: boolean } | { close: number; reason: string }> {
+    if (!token) return { close: CLOSE.unauthenticated, reason: 'token required' };
+    const actor = await this.opts.auth.authenticate(token);
+    if (!actor) return { close: CLOSE.unauthenticated, reason: 'invalid or expired token' };
+    if (!isUuid(documentId)) return { close: CLOSE.notFound, reason: 'unknown document' };
+    const access = this.opts.access(actor, documentId);
+    if (access === 'unknown') return { close: CLOSE.notFound, reason: 'unknown document' };
+    if (access === 'none') return { close: CLOSE.forbidden, reason: 'no access to this document' };
+    return { actor, canEdit: access === 'edit' };
+  }
+
+  private accept(ws: WebSocket, actor: Actor, documentId: string, canEdit: boolean): void {
+    if (this.closing) {
+      ws.close(CLOSE.goingAway, 'server shutting down');
+      return;
+    }
+    let room: Room;
+    try {
+      room = this.joinRoom(documentId);
+    } catch (err) {
+      this.opts.logger.error({ err, documentId }, 'could not open document');
+      ws.close(CLOSE.internalError, 'could not open document');
+      return;
+    }
+    const conn: Connection = {
+      ws,
+      actor,
+      documentId,
+      canEdit,
+      awarenessIds: new Set(),
+      alive: true,
+      tokens: this.opts.messageBurst,
+      lastRefill: Date.now(),
+    };
+    room.connections.add(conn);
+    this.connections.add(conn);
+    ws.binaryType = 'nodebuffer';
+    ws.on('pong', () => {
+      conn.alive = true;
+    });
+    ws.on('message', (data, isBinary) => this.onMessage(room, conn, data, isBinary));
+    ws.on('close', () => this.leave(room, conn));
+    ws.on('error', (err) => {
+      this.opts.logger.debug({ err, documentId }, 'collab socket error');
+    });
+
+    // Sync step 1 (our state vector) and the presence of everyone already here.
+    const sync = encoding.createEncoder();
+    encoding.writeVarUint(sync, MESSAGE_SYNC);
+    syncProtocol.writeSyncStep1(sync, room.doc);
+    this.send(conn, encoding.toUint8Array(sync));
+    const states = room.awareness.getStates();
+    if (states.size > 0) {
+      this.send(conn, awarenessMessage(awarenessProtocol.encodeAwarenessUpdate(room.awareness, [...states.keys()])));
+    }
+  }
+
+  private joinRoom(documentId: string): Room {
+    const existing = this.rooms.get(documentId);
+    if (existing) return existing;
+    const doc = this.opts.store.acquire(documentId);
+    const awareness = new awarenessProtocol.Awareness(doc);
+    awareness.setLocalState(null);
+    const room: Room = { documentId, doc, awareness, connections: new Set(), unsubscribe: () => {} };
+    // The store calls this only after the update is in the log.
+    room.unsubscribe = this.opts.store.subscribe(documentId, (update, origin) => {
+      const message = encoding.createEncoder();
+      encoding.writeVarUint(message, MESSAGE_SYNC);
+      syncProtocol.writeUpdate(message, update);
+      const bytes = encoding.toUint8Array(message);
+      for (const conn of room.connections) if (conn !== origin) this.send(conn, bytes);
+    });
+    awareness.on('update', ({ added, updated, removed }: AwarenessChange, origin: unknown) => {
+      const changed = [...added, ...updated, ...removed];
+      if (origin && typeof origin === 'object' && 'awarenessIds' in origin) {
+        const conn = origin as Connection;
+        for (const id of added) conn.awarenessIds.add(id);
+        for (const id of removed) conn.awarenessIds.delete(id);
+      }
+      const bytes = awarenessMessage(awarenessProtocol.encodeAwarenessUpdate(awareness, changed));
+      for (const conn of room.connections) this.send(conn, bytes);
+    });
+    this.rooms.set(documentId, room);
+    return room;
+  }
+
+  private onMessage(room: Room, conn: Connection, data: RawData, isBinary: boolean): void {
+    if (!isBinary) {
+      conn.ws.close(CLOSE.unsupportedData, 'binary y-websocket messages only');
+      return;
+    }
+    if (!this.takeToken(conn)) {
+      conn.ws.close(CLOSE.policyViolation, 'message rate limit exceeded');
+      return;
+    }
+    const bytes = toUint8Array(data);
+    try {
+      const decoder = decoding.createDecoder(bytes);
+      const type = decoding.readVarUint(decoder);
+      switch (type) {
+        case MESSAGE_SYNC:
+          this.onSync(room, conn, decoder);
+          break;
+        case MESSAGE_AWARENESS: {
+          const update = decoding.readVarUint8Array(decoder);
+          awarenessProtocol.applyAwarenessUpdate(room.awareness, update, conn);
+          break;
+        }
+        case MESSAGE_QUERY_AWARENESS:
+          this.send(
+            conn,
+            awarenessMessage(awarenessProtocol.encodeAwarenessUpdate(room.awareness, [...room.awareness.getStates().keys()])),
+          );
+          break;
+        case MESSAGE_AUTH:
+          // Clients have nothing to tell us here; authentication happened at connect.
+          break;
+        default:
+          conn.ws.close(CLOSE.invalidPayload, 'unknown message type');
+      }
+    } catch (err) {
+      this.opts.logger.info({ documentId: room.documentId, userId: conn.actor.userId, err: (err as Error).message }, 'malformed collab message');
+      // Whatever the bytes were, only this connection pays for them; a failed write is ours.
+      if (err instanceof PersistenceError) conn.ws.close(CLOSE.internalError, 'could not save the change');
+      else conn.ws.close(CLOSE.invalidPayload, 'malformed message');
+    }
+  }
+
+  private onSync(room: Room, conn: Connection, decoder: decoding.Decoder): void {
+    const subtype = decoding.readVarUint(decoder);
+    if (subtype === syncProtocol.messageYjsSyncStep1) {
+      const stateVector = decoding.readVarUint8Array(decoder);
+      const reply = encoding.createEncoder();
+      encoding.writeVarUint(reply, MESSAGE_SYNC);
+      encoding.writeVarUint(reply, syncProtocol.messageYjsSyncStep2);
+      encoding.writeVarUint8Array(reply, Y.encodeStateAsUpdate(room.doc, stateVector));
+      this.send(conn, encoding.toUint8Array(reply));
+      return;
+    }
+    if (subtype !== syncProtocol.messageYjsSyncStep2 && subtype !== syncProtocol.messageYjsUpdate) {
+      throw new InvalidUpdateError(`unknown sync message ${subtype}`);
+    }
+    const update = decoding.readVarUint8Array(decoder);
+    if (!conn.canEdit) {
+      // A read-only client's answer to our step 1 is usually empty; anything else is an edit.
+      if (!isEmptyUpdate(update)) this.denyWrite(conn);
+      return;
+    }
+    this.opts.store.applyUpdate(room.documentId, update, conn.actor.userId, conn);
+  }
+
+  private denyWrite(conn: Connection): void {
+    const message = encoding.createEncoder();
+    encoding.writeVarUint(message, MESSAGE_AUTH);
+    authProtocol.writePermissionDenied(message, 'read-only access: your changes are not saved');
+    this.send(conn, encoding.toUint8Array(message));
+  }
+
+  private leave(room: Room, conn: Connection): void {
+    if (!room.connections.delete(conn)) return;
+    this.connections.delete(conn);
+    if (conn.awarenessIds.size > 0) {
+      awarenessProtocol.removeAwarenessStates(room.awareness, [...conn.awarenessIds], null);
+    }
+    if (room.connections.size === 0) {
+      this.rooms.delete(room.documentId);
+      room.unsubscribe();
+      room.awareness.destroy();
+      this.opts.store.release(room.documentId);
+    }
+  }
+
+  private send(conn: Connection, bytes: Uint8Array): void {
+    const ws = conn.ws;
+    if (ws.readyState !== ws.OPEN) return;
+    if (ws.bufferedAmount > this.opts.maxBufferedBytes) {
+      ws.terminate();
+      return;
+    }
+    ws.send(bytes, (err) => {
+      if (err) ws.terminate();
+    });
+  }
+
+  private takeToken(conn: Connection): boolean {
+    const now = Date.now();
+    const refill = ((now - conn.lastRefill) / 1000) * this.opts.messagesPerSecond;
+    conn.tokens = Math.min(this.opts.messageBurst, conn.tokens + refill);
+    conn.lastRefill = now;
+    if (conn.tokens < 1) return false;
+    conn.tokens -= 1;
+    return true;
+  }
+
+  private heartbeat(): void {
+    for (const conn of this.connections) {
+      if (!conn.alive) {
+        conn.ws.terminate();
+        continue;
+      }
+      conn.alive = false;
+      conn.ws.ping();
+    }
+  }
+
+  private scheduleRecheck(): void {
+    if (this.recheckScheduled) return;
+    this.recheckScheduled = true;
+    // After the revoking request's write has finished.
+    setImmediate(() => {
+      this.recheckScheduled = false;
+      this.recheckAll();
+    });
+  }
+
+  /** Re-decides every connection's access: gone users and lost access are disconnected. */
+  recheckAll(): void {
+    for (const conn of [...this.connections]) {
+      try {
+        const actor = this.opts.auth.recheck(conn.actor);
+        if (!actor) {
+          conn.ws.close(CLOSE.unauthenticated, 'credential revoked');
+          continue;
+        }
+        const access = this.opts.access(actor, conn.documentId);
+        if (access === 'unknown') conn.ws.close(CLOSE.notFound, 'document no longer available');
+        else if (access === 'none') conn.ws.close(CLOSE.forbidden, 'access removed');
+        else {
+          conn.actor = actor;
+          conn.canEdit = access === 'edit';
+        }
+      } catch (err) {
+        this.opts.logger.error({ err, documentId: conn.documentId }, 'collab access re-check failed');
+      }
+    }
+  }
+
+  /** Graceful shutdown: every connection closes with 1001 and every document is released. */
+  async close(): Promise<void> {
+    this.closing = true;
+    for (const timer of this.timers) clearInterval(timer);
+    this.stopRevokeListener();
+    const closed = [...this.connections].map(
+      (conn) =>
+        new Promise<void>((resolve) => {
+          if (conn.ws.readyState === conn.ws.CLOSED) return resolve();
+          const timer = setTimeout(() => {
+            conn.ws.terminate();
+            resolve();
+          }, 2_000);
+          conn.ws.once('close', () => {
+            clearTimeout(timer);
+            resolve();
+          });
+          conn.ws.close(CLOSE.goingAway, 'server shutting down');
+        }),
+    );
+    await Promise.all(closed);
+    // Anything still open (a socket that never answered) is released here.
+    for (const room of [...this.rooms.values()]) {
+      for (const conn of [...room.connections]) this.leave(room, conn);
+    }
+    await new Promise<void>((resolve) => this.wss.close(() => resolve()));
+  }
+}
+
+interface AwarenessChange {
+  added: number[];
+  updated: number[];
+  removed: number[];
+}
+
+function awarenessMessage(update: Uint8Array): Uint8Array {
+  const encoder = encoding.createEncoder();
+  encoding.writeVarUint(encoder, MESSAGE_AWARENESS);
+  encoding.writeVarUint8Array(encoder, update);
+  return encoding.toUint8Array(encoder);
+}
+
+function toUint8Array(data: RawData): Uint8Array {
+  if (Array.isArray(data)) return new Uint8Array(Buffer.concat(data));
+  if (data instanceof ArrayBuffer) return new Uint8Array(data);
+  return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+}
+
+function isEmptyUpdate(update: Uint8Array): boolean {
+  try {
+    const decoded = Y.decodeUpdate(update);
+    return decoded.structs.length === 0 && decoded.ds.clients.size === 0;
+  } catch {
+    return false;
+  }
+}
+
+function bearer(header: string | undefined): string | null {
+  const match = header ? /^Bearer\s+(\S+)$/i.exec(header) : null;
+  return match ? match[1]! : null;
+}

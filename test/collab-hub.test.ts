@@ -1,0 +1,368 @@
+// Live co-editing through the real server on an ephemeral port, with stock y-websocket clients.
+import { count, eq } from 'drizzle-orm';
+import * as decoding from 'lib0/decoding';
+import * as encoding from 'lib0/encoding';
+import * as awarenessProtocol from 'y-protocols/awareness';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import * as Y from 'yjs';
+import { documentUpdates } from '../db/schema';
+import { makeTestApp, type TestApp, type TestUser } from './helpers/app';
+import {
+  connectEditor,
+  eventually,
+  insertUpdate,
+  rawClient,
+  startCollabServer,
+  synced,
+  syncUpdateMessage,
+  type CollabServer,
+  type Editor,
+} from './helpers/collab';
+
+let t: TestApp;
+let server: CollabServer;
+let owner: TestUser;
+let editor: TestUser;
+let viewer: TestUser;
+let stranger: TestUser;
+const open: Editor[] = [];
+
+function editorFor(documentId: string, user: TestUser | string): Editor {
+  const e = connectEditor(server.port, documentId, typeof user === 'string' ? user : user.token);
+  open.push(e);
+  return e;
+}
+
+async function newDocument(content = ''): Promise<string> {
+  const res = await t.call('POST', '/api/documents', { as: owner, body: { title: 'Live doc', content } });
+  expect(res.status).toBe(201);
+  const id = res.body.id as string;
+  for (const [user, role] of [
+    [editor, 'editor'],
+    [viewer, 'viewer'],
+  ] as const) {
+    const share = await t.call('POST', `/api/documents/${id}/collaborators`, {
+      as: owner,
+      body: { principal_type: 'user', principal_id: user.user.id, role },
+    });
+    expect(share.status).toBeLessThan(300);
+  }
+  return id;
+}
+
+const storedCount = (documentId: string) =>
+  t.db.select({ n: count() }).from(documentUpdates).where(eq(documentUpdates.documentId, documentId)).get()!.n;
+
+const contentOf = async (documentId: string) =>
+  (await t.call('GET', `/api/documents/${documentId}?include=content`, { as: owner })).body.content as string;
+
+beforeAll(async () => {
+  t = await makeTestApp();
+  server = await startCollabServer(t, { pingIntervalMs: 60_000 });
+  owner = await t.newUser();
+  editor = await t.newUser();
+  viewer = await t.newUser();
+  stranger = await t.newUser();
+});
+
+afterEach(() => {
+  while (open.length) open.pop()!.destroy();
+});
+
+afterAll(async () => {
+  await server?.close();
+  t?.close();
+});
+
+describe('live editing with y-websocket clients', () => {
+  it('two editors converge on concurrent edits, and the store holds the result', async () => {
+    const id = await newDocument('Hello');
+    const a = editorFor(id, owner);
+    const b = editorFor(id, editor);
+    await Promise.all([synced(a), synced(b)]);
+    expect(a.text.toString()).toBe('Hello');
+    a.text.insert(0, 'A1 ');
+    b.text.insert(b.text.length, ' B1');
+    a.text.insert(a.text.length, ' A2');
+    b.text.insert(0, 'B2 ');
+    await eventually(() => a.text.toString() === b.text.toString() && a.text.length === 'Hello'.length + 12, 5_000, 'convergence');
+    await eventually(async () => (await contentOf(id)) === a.text.toString(), 5_000, 'stored content');
+    for (const part of ['A1 ', ' B1', ' A2', 'B2 ', 'Hello']) expect(a.text.toString()).toContain(part);
+  });
+
+  it('a late joiner receives the full state', async () => {
+    const id = await newDocument();
+    const a = editorFor(id, owner);
+    await synced(a);
+    a.text.insert(0, 'written before the second client arrived');
+    await eventually(() => storedCount(id) > 0, 5_000, 'persisted edit');
+    const late = editorFor(id, editor);
+    await synced(late);
+    await eventually(() => late.text.toString() === 'written before the second client arrived', 5_000, 'late state');
+  });
+
+  it("records live edits with their authors in the change history", async () => {
+    const id = await newDocument();
+    const a = editorFor(id, editor);
+    await synced(a);
+    a.text.insert(0, 'by the editor');
+    await eventually(() => storedCount(id) > 0, 5_000, 'persisted edit');
+    const changes = await t.call('GET', `/api/documents/${id}/changes`, { as: owner });
+    expect(changes.status).toBe(200);
+    expect(changes.body.data.map((c: { user_id: string }) => c.user_id)).toContain(editor.user.id);
+  });
+
+  it("refuses a viewer's edits with permission-denied and never stores them, while the viewer still receives updates", async () => {
+    const id = await newDocument('shared text');
+    const v = rawClient(server.port, `/collab/${id}?token=${viewer.token}`);
+    await v.opened;
+    const before = storedCount(id);
+    v.ws.send(syncUpdateMessage(insertUpdate('viewer was here')));
+    await eventually(() => v.messages.some((m) => m[0] === 2), 5_000, 'permission denied message');
+    const denied = decoding.createDecoder(v.messages.find((m) => m[0] === 2)!);
+    expect(decoding.readVarUint(denied)).toBe(2);
+    expect(decoding.readVarUint(denied)).toBe(0); // messagePermissionDenied
+    expect(decoding.readVarString(denied)).toMatch(/read-only/);
+    expect(storedCount(id)).toBe(before);
+    expect(await contentOf(id)).toBe('shared text');
+
+    // ...and what editors write still reaches the viewer.
+    const received = v.messages.length;
+    const w = editorFor(id, editor);
+    await synced(w);
+    w.text.insert(0, 'editor update ');
+    await eventually(() => v.messages.slice(received).some((m) => m[0] === 0), 5_000, 'update at viewer');
+    v.ws.close();
+  });
+
+  it('a REST revert reaches a connected editor at once', async () => {
+    const id = await newDocument('original text');
+    const version = await t.call('POST', `/api/documents/${id}/versions`, { as: owner, body: { name: 'v1' } });
+    expect(version.status).toBe(201);
+    const a = editorFor(id, editor);
+    await synced(a);
+    a.text.insert(a.text.length, ' plus live edits');
+    await eventually(async () => (await contentOf(id)) === 'original text plus live edits', 5_000, 'live edit stored');
+    const revert = await t.call('POST', `/api/documents/${id}/versions/${version.body.id}/revert`, { as: owner });
+    expect(revert.status).toBeLessThan(300);
+    await eventually(() => a.text.toString() === 'original text', 5_000, 'revert at editor');
+  });
+
+  it("relays awareness and removes a client's presence when it leaves", async () => {
+    const id = await newDocument();
+    const a = editorFor(id, owner);
+    const b = editorFor(id, editor);
+    await Promise.all([synced(a), synced(b)]);
+    a.provider.awareness.setLocalStateField('user', { name: 'Ada', cursor: 3 });
+    await eventually(() => b.provider.awareness.getStates().get(a.doc.clientID)?.user?.name === 'Ada', 5_000, 'presence');
+    const aClientId = a.doc.clientID;
+    a.provider.disconnect();
+    await eventually(() => !b.provider.awareness.getStates().has(aClientId), 5_000, 'presence removed');
+  });
+});
+
+describe('admission and close codes', () => {
+  const closeCode = async (path: string) => (await rawClient(server.port, path).closed).code;
+
+  it('4401 without a token, with a bad token, and with an expired token', async () => {
+    const id = await newDocument();
+    expect(await closeCode(`/collab/${id}`)).toBe(4401);
+    expect(await closeCode(`/collab/${id}?token=not-a-token`)).toBe(4401);
+    const expiring = await t.tokenFor(editor.user);
+    t.clock.advance(16 * 60 * 1000);
+    try {
+      expect(await closeCode(`/collab/${id}?token=${expiring}`)).toBe(4401);
+    } finally {
+      t.clock.advance(-16 * 60 * 1000);
+    }
+  });
+
+  it('4403 without access, 4404 for unknown, malformed, trashed and other-tenant documents', async () => {
+    const id = await newDocument();
+    expect(await closeCode(`/collab/${id}?token=${stranger.token}`)).toBe(4403);
+    expect(await closeCode(`/collab/0192f6a4-7b1c-7c3e-8e5a-3f1d2c4b5a69?token=${owner.token}`)).toBe(4404);
+    expect(await closeCode(`/collab/not-a-uuid?token=${owner.token}`)).toBe(4404);
+    const other = await t.newTenant(`collab-${Date.now().toString(36)}`);
+    expect(await closeCode(`/collab/${id}?token=${other.admin.token}`)).toBe(4404);
+    const trashed = await newDocument();
+    expect((await t.call('DELETE', `/api/documents/${trashed}`, { as: owner })).status).toBe(204);
+    expect(await closeCode(`/collab/${trashed}?token=${owner.token}`)).toBe(4404);
+  });
+
+  it('accepts an API key as the token', async () => {
+    const id = await newDocument('via key');
+    const key = await t.call('POST', '/api/api-keys', { as: editor, body: { name: 'collab' } });
+    const e = editorFor(id, key.body.key as string);
+    await synced(e);
+    expect(e.text.toString()).toBe('via key');
+  });
+
+  it('disconnects a user within seconds when their access is removed or they are deleted', async () => {
+    const id = await newDocument();
+    const member = await t.newUser();
+    await t.call('POST', `/api/documents/${id}/collaborators`, {
+      as: owner,
+      body: { principal_type: 'user', principal_id: member.user.id, role: 'editor' },
+    });
+    const c = rawClient(server.port, `/collab/${id}?token=${member.token}`);
+    await c.opened;
+    const removed = await t.call('DELETE', `/api/documents/${id}/collaborators/user/${member.user.id}`, { as: owner });
+    expect(removed.status).toBe(204);
+    expect((await c.closed).code).toBe(4403);
+
+    const doomed = await t.newUser();
+    await t.call('POST', `/api/documents/${id}/collaborators`, {
+      as: owner,
+      body: { principal_type: 'user', principal_id: doomed.user.id, role: 'editor' },
+    });
+    const d = rawClient(server.port, `/collab/${id}?token=${doomed.token}`);
+    await d.opened;
+    expect((await t.call('DELETE', `/api/users/${doomed.user.id}`, { as: t.admin })).status).toBe(204);
+    expect((await d.closed).code).toBe(4401);
+  });
+
+  it('turns an editor demoted to viewer read-only without reconnecting', async () => {
+    const id = await newDocument('stable');
+    const member = await t.newUser();
+    const share = (role: string) =>
+      t.call('POST', `/api/documents/${id}/collaborators`, {
+        as: owner,
+        body: { principal_type: 'user', principal_id: member.user.id, role },
+      });
+    await share('editor');
+    const c = rawClient(server.port, `/collab/${id}?token=${member.token}`);
+    await c.opened;
+    await share('viewer');
+    await eventually(() => server.hub.connectionCount > 0, 1_000, 'connected');
+    server.hub.recheckAll();
+    const before = storedCount(id);
+    c.ws.send(syncUpdateMessage(insertUpdate('after demotion')));
+    await eventually(() => c.messages.some((m) => m[0] === 2), 5_000, 'permission denied');
+    expect(storedCount(id)).toBe(before);
+    c.ws.close();
+  });
+
+  it('a plain GET of the collab path is told to upgrade', async () => {
+    const res = await t.call('GET', '/collab/0192f6a4-7b1c-7c3e-8e5a-3f1d2c4b5a69');
+    expect(res.status).toBe(426);
+    expect(res.headers.get('content-type')).toContain('application/problem+json');
+  });
+});
+
+describe('faults stay with the faulty connection', () => {
+  it('closes a connection sending malformed or truncated frames (1007) and a text frame (1003); others go on', async () => {
+    const id = await newDocument();
+    const good = editorFor(id, owner);
+    const watcher = editorFor(id, editor);
+    await Promise.all([synced(good), synced(watcher)]);
+
+    const garbage = rawClient(server.port, `/collab/${id}?token=${editor.token}`);
+    await garbage.opened;
+    garbage.ws.send(new Uint8Array([0, 2, 200, 1, 2, 3]));
+    expect((await garbage.closed).code).toBe(1007);
+
+    const truncated = rawClient(server.port, `/collab/${id}?token=${editor.token}`);
+    await truncated.opened;
+    truncated.ws.send(syncUpdateMessage(insertUpdate('never')).slice(0, 6));
+    expect((await truncated.closed).code).toBe(1007);
+
+    const unknownType = rawClient(server.port, `/collab/${id}?token=${editor.token}`);
+    await unknownType.opened;
+    unknownType.ws.send(new Uint8Array([42]));
+    expect((await unknownType.closed).code).toBe(1007);
+
+    const text = rawClient(server.port, `/collab/${id}?token=${editor.token}`);
+    await text.opened;
+    text.ws.send('hello');
+    expect((await text.closed).code).toBe(1003);
+
+    good.text.insert(0, 'still alive');
+    await eventually(() => watcher.text.toString() === 'still alive', 5_000, 'others unaffected');
+    expect(await contentOf(id)).toBe('still alive');
+  });
+
+  it('closes a connection whose message is over the limit with 1009; others go on', async () => {
+    const small = await makeTestApp();
+    const smallServer = await startCollabServer(small, { maxMessageBytes: 64 * 1024 });
+    try {
+      const me = await small.newUser();
+      const created = await small.call('POST', '/api/documents', { as: me, body: { title: 'limits' } });
+      const id = created.body.id as string;
+      const good = connectEditor(smallServer.port, id, me.token);
+      const watcher = connectEditor(smallServer.port, id, me.token);
+      open.push(good, watcher);
+      await Promise.all([synced(good), synced(watcher)]);
+      const big = rawClient(smallServer.port, `/collab/${id}?token=${me.token}`);
+      await big.opened;
+      big.ws.send(syncUpdateMessage(insertUpdate('x'.repeat(100 * 1024))));
+      expect((await big.closed).code).toBe(1009);
+      good.text.insert(0, 'fine');
+      await eventually(() => watcher.text.toString() === 'fine', 5_000, 'others unaffected');
+    } finally {
+      await smallServer.close();
+      small.close();
+    }
+  });
+
+  it('closes a connection that floods messages past its rate limit with 1008', async () => {
+    const small = await makeTestApp();
+    const smallServer = await startCollabServer(small, { messagesPerSecond: 5, messageBurst: 10 });
+    try {
+      const me = await small.newUser();
+      const id = (await small.call('POST', '/api/documents', { as: me, body: { title: 'flood' } })).body.id as string;
+      const flood = rawClient(smallServer.port, `/collab/${id}?token=${me.token}`);
+      await flood.opened;
+      const query = encoding.createEncoder();
+      encoding.writeVarUint(query, 3);
+      const message = encoding.toUint8Array(query);
+      for (let i = 0; i < 50; i++) flood.ws.send(message);
+      expect((await flood.closed).code).toBe(1008);
+    } finally {
+      await smallServer.close();
+      small.close();
+    }
+  });
+
+  it('graceful shutdown closes every connection with 1001 and unloads documents', async () => {
+    const own = await makeTestApp();
+    const ownServer = await startCollabServer(own);
+    const me = await own.newUser();
+    const id = (await own.call('POST', '/api/documents', { as: me, body: { title: 'bye' } })).body.id as string;
+    const c = rawClient(ownServer.port, `/collab/${id}?token=${me.token}`);
+    await c.opened;
+    await eventually(() => own.deps.documents.isLive(id), 2_000, 'document open');
+    await ownServer.close();
+    expect((await c.closed).code).toBe(1001);
+    expect(own.deps.documents.liveCount).toBe(0);
+    own.close();
+  });
+});
+
+describe('awareness protocol over a raw socket', () => {
+  it('answers a query-awareness message with the current states', async () => {
+    const id = await newDocument();
+    const a = editorFor(id, owner);
+    await synced(a);
+    a.provider.awareness.setLocalStateField('user', { name: 'Grace' });
+    const raw = rawClient(server.port, `/collab/${id}?token=${editor.token}`);
+    await raw.opened;
+    await eventually(() => raw.messages.some((m) => m[0] === 1), 5_000, 'awareness on connect');
+    const message = raw.messages.find((m) => m[0] === 1)!;
+    const decoder = decoding.createDecoder(message);
+    decoding.readVarUint(decoder);
+    const remote = new awarenessProtocol.Awareness(new Y.Doc());
+    awarenessProtocol.applyAwarenessUpdate(remote, decoding.readVarUint8Array(decoder), null);
+    expect(remote.getStates().get(a.doc.clientID)).toEqual({ user: { name: 'Grace' } });
+    remote.destroy();
+    raw.ws.close();
+  });
+});
+
+describe('health reports collab', () => {
+  it('has collab true in health and features once the hub runs', async () => {
+    const health = await t.call('GET', '/api/health');
+    expect(health.body.checks.collab).toBe('ok');
+    const features = await t.call('GET', '/api/system/features', { as: owner });
+    expect(features.body.features.collab).toBe(true);
+  });
+});

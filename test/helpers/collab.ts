@@ -1,0 +1,113 @@
+// Live-editing test kit: the real HTTP server + hub on 127.0.0.1:0 around a test app, stock
+// y-websocket providers (Node `ws`, BroadcastChannel off so every byte goes through the server),
+// and raw sockets for protocol-level checks.
+import * as encoding from 'lib0/encoding';
+import { WebSocket } from 'ws';
+import { WebsocketProvider } from 'y-websocket';
+import * as Y from 'yjs';
+import type { CollabHub, HubOptions } from '../../collab/hub';
+import { createCollabHub } from '../../src/deps';
+import { startHttpServer, type RunningServer } from '../../src/http-server';
+import type { TestApp } from './app';
+
+export interface CollabServer {
+  port: number;
+  hub: CollabHub;
+  running: RunningServer;
+  close(): Promise<void>;
+}
+
+export async function startCollabServer(t: TestApp, hubOptions: Partial<HubOptions> = {}): Promise<CollabServer> {
+  const hub = createCollabHub(t.deps, hubOptions);
+  const running = await startHttpServer({ app: t.app, hub, port: 0, host: '127.0.0.1', shutdownTimeoutMs: 2_000 });
+  return { port: running.port, hub, running, close: () => running.close() };
+}
+
+export interface Editor {
+  provider: WebsocketProvider;
+  doc: Y.Doc;
+  text: Y.Text;
+  destroy(): void;
+}
+
+export function connectEditor(port: number, documentId: string, token: string): Editor {
+  const doc = new Y.Doc();
+  const provider = new WebsocketProvider(`ws://127.0.0.1:${port}/collab`, documentId, doc, {
+    params: { token },
+    WebSocketPolyfill: WebSocket as unknown as typeof globalThis.WebSocket,
+    disableBc: true,
+    maxBackoffTime: 200,
+  });
+  return {
+    provider,
+    doc,
+    text: doc.getText('content'),
+    destroy: () => {
+      provider.destroy();
+      doc.destroy();
+    },
+  };
+}
+
+/** Resolves once the provider has completed the sync handshake. */
+export function synced(editor: Editor, timeoutMs = 5_000): Promise<void> {
+  if (editor.provider.synced) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('provider did not sync')), timeoutMs);
+    editor.provider.once('sync', (isSynced: boolean) => {
+      if (isSynced) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+  });
+}
+
+/** Polls until `check` holds; for asserting on what arrives over the network. */
+export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 5_000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+export interface RawClient {
+  ws: WebSocket;
+  messages: Uint8Array[];
+  opened: Promise<void>;
+  closed: Promise<{ code: number; reason: string }>;
+}
+
+/** A bare WebSocket to the hub, for close codes and hand-made frames. */
+export function rawClient(port: number, path: string, options: { maxPayload?: number } = {}): RawClient {
+  const ws = new WebSocket(`ws://127.0.0.1:${port}${path}`, { maxPayload: options.maxPayload });
+  const messages: Uint8Array[] = [];
+  ws.on('message', (data: Buffer) => messages.push(new Uint8Array(data)));
+  const opened = new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => {
+    ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() }));
+  });
+  ws.on('error', () => {});
+  return { ws, messages, opened, closed };
+}
+
+/** A y-websocket sync "update" message carrying `update`. */
+export function syncUpdateMessage(update: Uint8Array): Uint8Array {
+  const encoder = encoding.createEncoder();
+  encoding.writeVarUint(encoder, 0);
+  encoding.writeVarUint(encoder, 2);
+  encoding.writeVarUint8Array(encoder, update);
+  return encoding.toUint8Array(encoder);
+}
+
+/** An update inserting `text` at the start, made on a scratch document. */
+export function insertUpdate(text: string): Uint8Array {
+  const doc = new Y.Doc();
+  doc.getText('content').insert(0, text);
+  return Y.encodeStateAsUpdate(doc);
+}
