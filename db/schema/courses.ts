@@ -1,6 +1,11 @@
-// Courses and who is in them. A course is also the gradebook's "offering".
-import { index, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+// Courses, their structure (sections and modules) and who is in them. A course is also the
+// gradebook's "offering".
+import { sql } from 'drizzle-orm';
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 import { tenants, users } from './core';
+
+export const courseStatuses = ['draft', 'published'] as const;
+export type CourseStatus = (typeof courseStatuses)[number];
 
 export const courses = sqliteTable(
   'courses',
@@ -12,7 +17,7 @@ export const courses = sqliteTable(
     title: text('title').notNull(),
     slug: text('slug').notNull(),
     description: text('description'),
-    status: text('status', { enum: ['draft', 'published'] }).notNull().default('draft'),
+    status: text('status', { enum: courseStatuses }).notNull().default('draft'),
     createdBy: text('created_by')
       .notNull()
       .references(() => users.id),
@@ -22,8 +27,10 @@ export const courses = sqliteTable(
     deletedAt: text('deleted_at'),
   },
   (t) => [
-    uniqueIndex('courses_tenant_slug_uq').on(t.tenantId, t.slug),
+    // A soft-deleted course keeps its row but frees its slug for a new course.
+    uniqueIndex('courses_tenant_slug_uq').on(t.tenantId, t.slug).where(sql`deleted_at is null`),
     index('courses_tenant_status_idx').on(t.tenantId, t.status),
+    index('courses_tenant_title_idx').on(t.tenantId, t.title),
     index('courses_created_by_idx').on(t.createdBy),
   ],
 );
@@ -57,6 +64,76 @@ export const enrollments = sqliteTable(
     uniqueIndex('enrollments_course_user_uq').on(t.courseId, t.userId),
     index('enrollments_user_status_idx').on(t.userId, t.status),
     index('enrollments_course_status_idx').on(t.courseId, t.status),
+    // A course's roster is listed in enrolment order; this index serves it without a sort.
+    index('enrollments_course_order_idx').on(t.courseId, t.enrolledAt, t.id),
     index('enrollments_tenant_idx').on(t.tenantId),
+  ],
+);
+
+/**
+ * How many enrollments a course has per role and status, kept by triggers on `enrollments` (see
+ * the courses_counts migration), so that a roster's total is a read of at most nine rows rather
+ * than a count over every enrollment of a large course. Never written by the application.
+ */
+export const courseEnrollmentCounts = sqliteTable(
+  'course_enrollment_counts',
+  {
+    courseId: text('course_id')
+      .notNull()
+      .references(() => courses.id),
+    role: text('role', { enum: enrollmentRoles }).notNull(),
+    status: text('status', { enum: enrollmentStatuses }).notNull(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id),
+    n: integer('n').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.courseId, t.role, t.status] }), index('course_enrollment_counts_tenant_idx').on(t.tenantId)],
+);
+
+/** Sections group a course's modules; `position` is dense (0..n-1) within the course. */
+export const courseSections = sqliteTable(
+  'course_sections',
+  {
+    id: text('id').primaryKey(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id),
+    courseId: text('course_id')
+      .notNull()
+      .references(() => courses.id),
+    title: text('title').notNull(),
+    position: integer('position').notNull(),
+    createdAt: text('created_at').notNull(),
+    updatedAt: text('updated_at').notNull(),
+  },
+  (t) => [index('course_sections_course_position_idx').on(t.courseId, t.position), index('course_sections_tenant_idx').on(t.tenantId)],
+);
+
+/**
+ * Modules of a course, in a section or directly in the course (`section_id` null). `position` is
+ * dense (0..n-1) within that scope: the section, or the course's section-less modules.
+ */
+export const courseModules = sqliteTable(
+  'course_modules',
+  {
+    id: text('id').primaryKey(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id),
+    courseId: text('course_id')
+      .notNull()
+      .references(() => courses.id),
+    sectionId: text('section_id').references(() => courseSections.id),
+    title: text('title').notNull(),
+    description: text('description'),
+    position: integer('position').notNull(),
+    createdAt: text('created_at').notNull(),
+    updatedAt: text('updated_at').notNull(),
+  },
+  (t) => [
+    index('course_modules_course_section_position_idx').on(t.courseId, t.sectionId, t.position),
+    index('course_modules_section_idx').on(t.sectionId),
+    index('course_modules_tenant_idx').on(t.tenantId),
   ],
 );

@@ -1,3 +1,5 @@
 // The whole database schema: one file per area, re-exported here for drizzle and drizzle-kit.
 export * from './core';
 export * from './courses';
+export * from './documents';
+export * from './gradebook';

@@ -1,0 +1,647 @@
+// Documents REST: metadata, trash, copies, sharing, contexts, favorites, counts, search
+// suggestions, change history, named versions, diffs and revert. Bodies are Yjs documents held by
+// the document store; live editing over WebSocket uses the same store and the same access check.
+//
+// Every `/{id}` route resolves the caller's role once (`requireDocument`): a document of another
+// tenant, one the caller holds no grant on, or one in the trash is 404, never 403, so existence
+// never leaks to a non-collaborator. A collaborator lacking the right is 403 (policy.ts decides).
+// The fixed paths (`contexts`, `categories`, `courses`, `suggestions`) are registered before `/{id}`.
+import { createRoute, z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import type { AppEnv } from '../context';
+import { forbidden } from '../http/errors';
+import { errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, secured } from '../http/openapi';
+import { pageOf, paginate, paginationQuery, pageBounds } from '../http/pagination';
+import { canEdit, canManage, canRead, type DocumentRole } from './policy';
+import {
+  presentAvailableContext,
+  presentChange,
+  presentCollaborator,
+  presentDocument,
+  presentLinkedContext,
+  presentSuggestion,
+  presentVersion,
+} from './present';
+import {
+  availableContextSchema,
+  categoryCountSchema,
+  changeSchema,
+  collaboratorParams,
+  collaboratorSchema,
+  contextParams,
+  copyDocumentBody,
+  courseCountSchema,
+  createDocumentBody,
+  deleteDocumentQuery,
+  diffQuery,
+  diffSchema,
+  documentSchema,
+  documentWithContent,
+  favoriteSchema,
+  getDocumentQuery,
+  linkContextBody,
+  linkedContextSchema,
+  listDocumentsQuery,
+  revertResultSchema,
+  saveVersionBody,
+  shareBody,
+  suggestionsQuery,
+  suggestionsSchema,
+  updateDocumentBody,
+  versionParams,
+  versionSchema,
+  versionWithContent,
+} from './schemas';
+import {
+  availableContexts,
+  categoryCounts,
+  copyDocument,
+  courseCounts,
+  createDocument,
+  documentServices,
+  eraseDocument,
+  isFavorite,
+  linkContext,
+  listCollaborators,
+  listDocumentContexts,
+  listDocuments,
+  requireDocument,
+  resolveContext,
+  restoreDocument,
+  shareDocument,
+  suggest,
+  toggleFavorite,
+  trashDocument,
+  unlinkContext,
+  unshareDocument,
+  updateDocument,
+  type ContextRef,
+  type DocumentRow,
+} from './service';
+import { searchIndexOf } from './search';
+import { diffTexts, getVersion, listVersions, revertToVersion, saveVersion, unifiedDiff, versionSummary, versionText, type DiffSide } from './versions';
+
+const tags = ['Documents'];
+
+const allow = (allowed: boolean, detail: string) => {
+  if (!allowed) throw forbidden(detail);
+};
+
+const requireRead = (role: DocumentRole) => allow(canRead(role), 'You cannot read this document');
+const requireEdit = (role: DocumentRole) => allow(canEdit(role), 'Only editors and owners can change this document');
+const requireManage = (role: DocumentRole) => allow(canManage(role), 'Only owners can do this to the document');
+
+/** The document as the caller sees it: with their role and favorite flag. */
+function documentFor(c: Context<AppEnv>, doc: DocumentRow, role: DocumentRole) {
+  return presentDocument(doc, { role, favorite: isFavorite(c.var.deps.db, c.var.actor.userId, doc) });
+}
+
+const documentPath = (id: string) => `/api/documents/${id}`;
+
+const router = newRouter();
+
+// The search index follows every body change from the moment the app serves documents (the
+// server also attaches it at start, so that live edits are indexed before any REST call).
+router.use('/api/documents/*', async (c, next) => {
+  searchIndexOf(c.var.deps);
+  await next();
+});
+router.use('/api/documents', async (c, next) => {
+  searchIndexOf(c.var.deps);
+  await next();
+});
+
+export const documentsRouter = router
+  // ---- collection and fixed paths ----
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/documents',
+      tags,
+      summary: 'Documents the caller can see',
+      description:
+        'Documents shared with the caller or their groups, most recently changed first. Filters: `category`, ' +
+        '`context_type` + `context_id` (`personal`: linked to no context), `favorite`, `trashed` (the trash ' +
+        'instead of live documents), `q` (words matched as prefixes in titles and bodies).',
+      security: secured,
+      request: { query: listDocumentsQuery },
+      responses: { 200: jsonContent(pageOf(documentSchema), 'A page of documents'), ...errorResponses(400, 401) },
+    }),
+    (c) => {
+      const q = c.req.valid('query');
+      const context: ContextRef | { type: 'personal' } | undefined =
+        q.context_type === 'personal' ? { type: 'personal' } : q.context_type ? { type: q.context_type, id: q.context_id! } : undefined;
+      const { rows, total } = listDocuments(
+        c.var.deps.db,
+        c.var.actor,
+        { category: q.category, context, favorite: q.favorite, trashed: q.trashed, q: q.q || undefined },
+        q,
+      );
+      return c.json(paginate(c, q, rows.map((d) => presentDocument(d, d)), total), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'post',
+      path: '/api/documents',
+      tags,
+      summary: 'Create a document; the caller owns it',
+      description: 'Optional Markdown `content` (up to 5 MiB of request body) and `context` (an item of GET /api/documents/contexts).',
+      security: secured,
+      request: jsonBody(createDocumentBody),
+      responses: { 201: jsonContent(documentSchema, 'The new document'), ...errorResponses(400, 401, 413, 415, 422) },
+    }),
+    (c) => {
+      const body = c.req.valid('json');
+      const context = body.context && body.context.context_type !== 'personal' ? { type: body.context.context_type, id: body.context.context_id! } : null;
+      const doc = createDocument(documentServices(c.var.deps), c.var.actor, {
+        title: body.title,
+        category: body.category,
+        content: body.content,
+        context,
+      });
+      c.header('Location', documentPath(doc.id));
+      return c.json(presentDocument(doc, { role: 'owner', favorite: false }), 201);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/documents/contexts',
+      tags,
+      summary: 'Contexts the caller may add documents to',
+      description: 'Their personal space, then the courses they teach or are enrolled in (tenant admins: every course).',
+      security: secured,
+      request: { query: paginationQuery },
+      responses: { 200: jsonContent(pageOf(availableContextSchema), 'Contexts'), ...errorResponses(400, 401, 404) },
+    }),
+    (c) => {
+      const q = c.req.valid('query');
+      const all = availableContexts(c.var.deps.db, c.var.actor);
+      const { limit, offset } = pageBounds(q);
+      return c.json(paginate(c, q, all.slice(offset, offset + limit).map(presentAvailableContext), all.length), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/documents/categories',
+      tags,
+      summary: 'Categories of the visible documents, with counts',
+      description: 'Over documents the caller can see, outside the trash; uncategorised documents count under `null`, last.',
+      security: secured,
+      request: { query: paginationQuery },
+      responses: { 200: jsonContent(pageOf(categoryCountSchema), 'Categories'), ...errorResponses(400, 401) },
+    }),
+    (c) => {
+      const q = c.req.valid('query');
+      const { rows, total } = categoryCounts(c.var.deps.db, c.var.actor, q);
+      return c.json(paginate(c, q, rows, total), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/documents/courses',
+      tags,
+      summary: 'Courses with the number of visible documents linked to each',
+      description: 'A document counts once per course, whether linked to the course or to one of its modules.',
+      security: secured,
+      request: { query: paginationQuery },
+      responses: { 200: jsonContent(pageOf(courseCountSchema), 'Courses'), ...errorResponses(400, 401) },
+    }),
+    (c) => {
+      const q = c.req.valid('query');
+      const { rows, total } = courseCounts(c.var.deps.db, c.var.actor, q);
+      return c.json(paginate(c, q, rows.map((r) => ({ course_id: r.courseId, title: r.title, slug: r.slug, count: r.count })), total), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/documents/suggestions',
+      tags,
+      summary: 'Up to 10 search suggestions',
+      description:
+        'Full-text search (SQLite FTS5) over titles and bodies of the visible documents outside the trash: every word ' +
+        'of `q` must match as a prefix; best first (bm25, title hits weigh more); each with a snippet of the body.',
+      security: secured,
+      request: { query: suggestionsQuery },
+      responses: { 200: jsonContent(suggestionsSchema, 'Suggestions'), ...errorResponses(400, 401) },
+    }),
+    (c) => {
+      const { q } = c.req.valid('query');
+      return c.json({ data: suggest(c.var.deps.db, c.var.actor, q).map(presentSuggestion) }, 200);
+    },
+  )
+  // ---- one document ----
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/documents/{id}',
+      tags,
+      summary: 'A document (with `?include=content`: its Markdown body)',
+      security: secured,
+      request: { params: idParams, query: getDocumentQuery },
+      responses: { 200: jsonContent(documentWithContent, 'The document'), ...errorResponses(400, 401, 404) },
+    }),
+    (c) => {
+      const { document, role } = requireDocument(c.var.deps.db, c.var.actor, c.req.valid('param').id);
+      const include = c.req.valid('query').include;
+      return c.json(
+        { ...documentFor(c, document, role), ...(include === 'content' ? { content: c.var.deps.documents.getText(document.id) } : {}) },
+        200,
+      );
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'patch',
+      path: '/api/documents/{id}',
+      tags,
+      summary: 'Rename or recategorise a document (owner)',
+      security: secured,
+      request: { params: idParams, ...jsonBody(updateDocumentBody) },
+      responses: { 200: jsonContent(documentSchema, 'The document'), ...errorResponses(400, 401, 403, 404, 413, 415) },
+    }),
+    (c) => {
+      const { db, clock } = c.var.deps;
+      const { document, role } = requireDocument(db, c.var.actor, c.req.valid('param').id);
+      requireManage(role);
+      return c.json(documentFor(c, updateDocument(db, clock, document, c.req.valid('json')), role), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'delete',
+      path: '/api/documents/{id}',
+      tags,
+      summary: 'Move a document to the trash; `?permanent=true` erases one already there (owner)',
+      description: 'Trashing a trashed document, or erasing one not in the trash, is 409.',
+      security: secured,
+      request: { params: idParams, query: deleteDocumentQuery },
+      responses: { 204: noContent, ...errorResponses(400, 401, 403, 404, 409) },
+    }),
+    (c) => {
+      const { db, clock, auth } = c.var.deps;
+      const { document, role } = requireDocument(db, c.var.actor, c.req.valid('param').id, { includeTrashed: true });
+      requireManage(role);
+      if (c.req.valid('query').permanent) eraseDocument(db, document);
+      else trashDocument(db, clock, document);
+      auth.revoke();
+      return c.body(null, 204);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'post',
+      path: '/api/documents/{id}/restore',
+      tags,
+      summary: 'Take a document out of the trash (owner)',
+      security: secured,
+      request: { params: idParams },
+      responses: { 200: jsonContent(documentSchema, 'The restored document'), ...errorResponses(400, 401, 403, 404, 409) },
+    }),
+    (c) => {
+      const db = c.var.deps.db;
+      const { document, role } = requireDocument(db, c.var.actor, c.req.valid('param').id, { includeTrashed: true });
+      requireManage(role);
+      return c.json(documentFor(c, restoreDocument(db, document), role), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'post',
+      path: '/api/documents/{id}/copy',
+      tags,
+      summary: 'Fork a document: a new one owned by the caller, with the same body and `forked_from` set',
+      description: 'Body optional: `{title?}` (default "Copy of <title>"). The copy starts without collaborators or context links.',
+      security: secured,
+      request: {
+        params: idParams,
+        body: { required: false, content: { 'application/json': { schema: copyDocumentBody } } },
+      },
+      responses: { 201: jsonContent(documentSchema, 'The copy'), ...errorResponses(400, 401, 404, 413, 415) },
+    }),
+    (c) => {
+      const { document, role } = requireDocument(c.var.deps.db, c.var.actor, c.req.valid('param').id);
+      requireRead(role);
+      const body = c.req.valid('json') ?? {};
+      const copy = copyDocument(documentServices(c.var.deps), c.var.actor, document, body.title);
+      c.header('Location', documentPath(copy.id));
+      return c.json(presentDocument(copy, { role: 'owner', favorite: false }), 201);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/documents/{id}/changes',
+      tags,
+      summary: 'Change history: one entry per stored update, newest first',
+      security: secured,
+      request: { params: idParams, query: paginationQuery },
+      responses: { 200: jsonContent(pageOf(changeSchema), 'Changes'), ...errorResponses(400, 401, 404) },
+    }),
+    (c) => {
+      const { document } = requireDocument(c.var.deps.db, c.var.actor, c.req.valid('param').id);
+      const q = c.req.valid('query');
+      const { rows, total } = c.var.deps.documents.listChanges(document.id, pageBounds(q));
+      return c.json(paginate(c, q, rows.map(presentChange), total), 200);
+    },
+  )
+  // ---- sharing ----
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/documents/{id}/collaborators',
+      tags,
+      summary: 'Users and groups with a role on the document, owners first',
+      security: secured,
+      request: { params: idParams, query: paginationQuery },
+      responses: { 200: jsonContent(pageOf(collaboratorSchema), 'Collaborators'), ...errorResponses(400, 401, 404) },
+    }),
+    (c) => {
+      const { document } = requireDocument(c.var.deps.db, c.var.actor, c.req.valid('param').id);
+      const q = c.req.valid('query');
+      const { rows, total } = listCollaborators(c.var.deps.db, document, q);
+      return c.json(paginate(c, q, rows.map(presentCollaborator), total), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'post',
+      path: '/api/documents/{id}/collaborators',
+      tags,
+      summary: "Share with a user or group, or change their role (owner); 201 for a new grant, 200 for a change",
+      description:
+        'The principal must be a user or group of the tenant (else 422). Downgrading the last owner who is a person is 409.',
+      security: secured,
+      request: { params: idParams, ...jsonBody(shareBody) },
+      responses: {
+        200: jsonContent(collaboratorSchema, 'The changed grant'),
+        201: jsonContent(collaboratorSchema, 'The new grant'),
+        ...errorResponses(400, 401, 403, 404, 409, 413, 415, 422),
+      },
+    }),
+    (c) => {
+      const { db, clock, auth } = c.var.deps;
+      const { id } = c.req.valid('param');
+      const { document, role } = requireDocument(db, c.var.actor, id);
+      requireManage(role);
+      const body = c.req.valid('json');
+      const result = shareDocument(db, clock, c.var.actor, document, {
+        principalType: body.principal_type,
+        principalId: body.principal_id,
+        role: body.role,
+      });
+      if (result.narrowed) auth.revoke();
+      const collaborator = presentCollaborator(result.collaborator);
+      if (!result.created) return c.json(collaborator, 200);
+      c.header('Location', `${documentPath(id)}/collaborators/${body.principal_type}/${body.principal_id}`);
+      return c.json(collaborator, 201);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'delete',
+      path: '/api/documents/{id}/collaborators/{principal_type}/{principal_id}',
+      tags,
+      summary: 'Stop sharing with a user or group (owner); the last owner who is a person cannot be removed (409)',
+      security: secured,
+      request: { params: collaboratorParams },
+      responses: { 204: noContent, ...errorResponses(400, 401, 403, 404, 409) },
+    }),
+    (c) => {
+      const { db, auth } = c.var.deps;
+      const { id, principal_type, principal_id } = c.req.valid('param');
+      const { document, role } = requireDocument(db, c.var.actor, id);
+      requireManage(role);
+      unshareDocument(db, document, principal_type, principal_id);
+      auth.revoke();
+      return c.body(null, 204);
+    },
+  )
+  // ---- contexts and favorites ----
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/documents/{id}/contexts',
+      tags,
+      summary: 'Courses and modules the document is linked to',
+      security: secured,
+      request: { params: idParams, query: paginationQuery },
+      responses: { 200: jsonContent(pageOf(linkedContextSchema), 'Linked contexts'), ...errorResponses(400, 401, 404) },
+    }),
+    (c) => {
+      const { document } = requireDocument(c.var.deps.db, c.var.actor, c.req.valid('param').id);
+      const q = c.req.valid('query');
+      const { rows, total } = listDocumentContexts(c.var.deps.db, document, q);
+      return c.json(paginate(c, q, rows.map(presentLinkedContext), total), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'post',
+      path: '/api/documents/{id}/contexts',
+      tags,
+      summary: 'Link the document to a course or module (owner); 201 for a new link, 200 if already linked',
+      description:
+        'The course (or the module\'s course) must be one the caller may add documents to (GET /api/documents/contexts), else 422. ' +
+        '`activity` is a valid type, but activities cannot be linked yet (422).',
+      security: secured,
+      request: { params: idParams, ...jsonBody(linkContextBody) },
+      responses: {
+        200: jsonContent(linkedContextSchema, 'The existing link'),
+        201: jsonContent(linkedContextSchema, 'The new link'),
+        ...errorResponses(400, 401, 403, 404, 413, 415, 422),
+      },
+    }),
+    (c) => {
+      const { db, clock } = c.var.deps;
+      const actor = c.var.actor;
+      const { id } = c.req.valid('param');
+      const { document, role } = requireDocument(db, actor, id);
+      requireManage(role);
+      const body = c.req.valid('json');
+      const target = resolveContext(db, actor, { type: body.context_type, id: body.context_id });
+      const { created, ...link } = linkContext(db, clock, actor, document, target);
+      if (!created) return c.json(presentLinkedContext(link), 200);
+      c.header('Location', `${documentPath(id)}/contexts/${link.type}/${link.id}`);
+      return c.json(presentLinkedContext(link), 201);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'delete',
+      path: '/api/documents/{id}/contexts/{context_type}/{context_id}',
+      tags,
+      summary: 'Unlink the document from a context (owner)',
+      security: secured,
+      request: { params: contextParams },
+      responses: { 204: noContent, ...errorResponses(400, 401, 403, 404) },
+    }),
+    (c) => {
+      const db = c.var.deps.db;
+      const { id, context_type, context_id } = c.req.valid('param');
+      const { document, role } = requireDocument(db, c.var.actor, id);
+      requireManage(role);
+      unlinkContext(db, document, { type: context_type, id: context_id });
+      return c.body(null, 204);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/documents/{id}/favorite',
+      tags,
+      summary: "Whether the document is in the caller's favorites",
+      security: secured,
+      request: { params: idParams },
+      responses: { 200: jsonContent(favoriteSchema, 'Favorite flag'), ...errorResponses(400, 401, 404) },
+    }),
+    (c) => {
+      const { document } = requireDocument(c.var.deps.db, c.var.actor, c.req.valid('param').id);
+      return c.json({ favorite: isFavorite(c.var.deps.db, c.var.actor.userId, document) }, 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'post',
+      path: '/api/documents/{id}/favorite',
+      tags,
+      summary: "Toggle the document in the caller's favorites; answers the new state",
+      security: secured,
+      request: { params: idParams },
+      responses: { 200: jsonContent(favoriteSchema, 'Favorite flag'), ...errorResponses(400, 401, 404) },
+    }),
+    (c) => {
+      const { db, clock } = c.var.deps;
+      const { document } = requireDocument(db, c.var.actor, c.req.valid('param').id);
+      return c.json({ favorite: toggleFavorite(db, clock, c.var.actor.userId, document) }, 200);
+    },
+  )
+  // ---- versions and diffs ----
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/documents/{id}/versions',
+      tags,
+      summary: 'Named versions, newest first',
+      security: secured,
+      request: { params: idParams, query: paginationQuery },
+      responses: { 200: jsonContent(pageOf(versionSchema), 'Versions'), ...errorResponses(400, 401, 404) },
+    }),
+    (c) => {
+      const { document } = requireDocument(c.var.deps.db, c.var.actor, c.req.valid('param').id);
+      const q = c.req.valid('query');
+      const { rows, total } = listVersions(c.var.deps.db, document, q);
+      return c.json(paginate(c, q, rows.map(presentVersion), total), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'post',
+      path: '/api/documents/{id}/versions',
+      tags,
+      summary: 'Save the current state as a named version (editors and owners)',
+      security: secured,
+      request: { params: idParams, ...jsonBody(saveVersionBody) },
+      responses: { 201: jsonContent(versionSchema, 'The version'), ...errorResponses(400, 401, 403, 404, 413, 415) },
+    }),
+    (c) => {
+      const deps = c.var.deps;
+      const { id } = c.req.valid('param');
+      const { document, role } = requireDocument(deps.db, c.var.actor, id);
+      requireEdit(role);
+      const version = saveVersion(documentServices(deps), document, c.req.valid('json').name, c.var.actor.userId);
+      c.header('Location', `${documentPath(id)}/versions/${version.id}`);
+      return c.json(presentVersion(version), 201);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/documents/{id}/versions/{version_id}',
+      tags,
+      summary: 'A named version with its Markdown',
+      security: secured,
+      request: { params: versionParams },
+      responses: { 200: jsonContent(versionWithContent, 'The version'), ...errorResponses(400, 401, 404) },
+    }),
+    (c) => {
+      const { id, version_id } = c.req.valid('param');
+      const { document } = requireDocument(c.var.deps.db, c.var.actor, id);
+      const version = getVersion(c.var.deps.db, document, version_id);
+      return c.json({ ...presentVersion(versionSummary(version)), content: versionText(version) }, 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'post',
+      path: '/api/documents/{id}/versions/{version_id}/revert',
+      tags,
+      summary: 'Bring a version back (editors and owners)',
+      description:
+        'Saves the current state as "Before revert to <name>", then replaces the live body with the version\'s text ' +
+        'as one new change, which connected editors receive at once.',
+      security: secured,
+      request: { params: versionParams },
+      responses: { 200: jsonContent(revertResultSchema, 'The reverted document'), ...errorResponses(400, 401, 403, 404) },
+    }),
+    (c) => {
+      const deps = c.var.deps;
+      const { id, version_id } = c.req.valid('param');
+      const { document, role } = requireDocument(deps.db, c.var.actor, id);
+      requireEdit(role);
+      const version = getVersion(deps.db, document, version_id);
+      const before = revertToVersion(documentServices(deps), document, version, c.var.actor.userId);
+      const current = requireDocument(deps.db, c.var.actor, id).document;
+      return c.json(
+        {
+          document: { ...documentFor(c, current, role), content: deps.documents.getText(id) },
+          before_revert_version: presentVersion(before),
+        },
+        200,
+      );
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/documents/{id}/diff',
+      tags,
+      summary: 'Differences between two versions, or a version and the live body (`current`)',
+      description:
+        'JSON (default): `{stats:{insertions, deletions}, changes:[{op, text}]}` where the runs and the counts are of ' +
+        '`granularity` units: words (default), lines or characters. `format=unified`: a unified diff as `text/plain`, ' +
+        'the sides named by `from` and `to`, with the version names in the headers.',
+      security: secured,
+      request: { params: idParams, query: diffQuery },
+      responses: {
+        200: {
+          description: 'The diff',
+          content: {
+            'application/json': { schema: diffSchema },
+            'text/plain': { schema: z.string().openapi({ description: 'A unified diff' }) },
+          },
+        },
+        ...errorResponses(400, 401, 404, 422),
+      },
+    }),
+    (c) => {
+      const deps = c.var.deps;
+      const { document } = requireDocument(deps.db, c.var.actor, c.req.valid('param').id);
+      const q = c.req.valid('query');
+      const side = (ref: string): DiffSide => {
+        if (ref === 'current') return { label: 'current', text: deps.documents.getText(document.id) };
+        const version = getVersion(deps.db, document, ref);
+        return { label: version.id, name: version.name, text: versionText(version) };
+      };
+      const from = side(q.from);
+      const to = side(q.to);
+      if (q.format === 'unified') {
+        return c.text(unifiedDiff(from, to), 200, { 'Content-Type': 'text/plain; charset=utf-8' });
+      }
+      return c.json({ from: q.from, to: q.to, granularity: q.granularity, ...diffTexts(from.text, to.text, q.granularity) }, 200);
+    },
+  );

@@ -1,0 +1,156 @@
+// Named versions of a document (each the full encoded Yjs state of its moment), diffs between two
+// versions or the live body, and revert, which brings an old version's text back as one new change.
+import { createTwoFilesPatch, diffChars, diffLines, diffWordsWithSpace, type Change } from 'diff';
+import { and, desc, eq, sql } from 'drizzle-orm';
+import type { DbOrTx } from '../../db/client';
+import { documentVersions } from '../../db/schema';
+import { textOfState } from '../../collab/store';
+import { AppError, notFound } from '../http/errors';
+import { pageBounds, type PageQuery } from '../http/pagination';
+import { newId } from '../ids';
+import { countAll } from '../sql';
+import type { DocumentRow, DocumentServices } from './service';
+
+export type VersionRow = typeof documentVersions.$inferSelect;
+export type VersionSummary = Omit<VersionRow, 'state'> & { bytes: number };
+
+const summaryColumns = {
+  id: documentVersions.id,
+  documentId: documentVersions.documentId,
+  tenantId: documentVersions.tenantId,
+  name: documentVersions.name,
+  createdBy: documentVersions.createdBy,
+  createdAt: documentVersions.createdAt,
+  bytes: sql<number>`length(${documentVersions.state})`.mapWith(Number),
+};
+
+const summaryOf = (row: VersionRow): VersionSummary => {
+  const { state, ...rest } = row;
+  return { ...rest, bytes: state.byteLength };
+};
+
+/** Keeps the document's current state under a name. */
+export function saveVersion(svc: Pick<DocumentServices, 'db' | 'clock' | 'store'>, doc: DocumentRow, name: string, userId: string): VersionSummary {
+  const state = svc.store.encodeState(doc.id);
+  const row = svc.db
+    .insert(documentVersions)
+    .values({
+      id: newId(),
+      documentId: doc.id,
+      tenantId: doc.tenantId,
+      name,
+      state: Buffer.from(state.buffer, state.byteOffset, state.byteLength),
+      createdBy: userId,
+      createdAt: svc.clock.now().toISOString(),
+    })
+    .returning()
+    .get();
+  return summaryOf(row);
+}
+
+/** Newest first. */
+export function listVersions(db: DbOrTx, doc: DocumentRow, page: PageQuery): { rows: VersionSummary[]; total: number } {
+  const { limit, offset } = pageBounds(page);
+  const rows = db
+    .select(summaryColumns)
+    .from(documentVersions)
+    .where(eq(documentVersions.documentId, doc.id))
+    .orderBy(desc(documentVersions.id))
+    .limit(limit)
+    .offset(offset)
+    .all();
+  const total = db.select({ n: countAll }).from(documentVersions).where(eq(documentVersions.documentId, doc.id)).get()?.n ?? 0;
+  return { rows, total };
+}
+
+export function getVersion(db: DbOrTx, doc: DocumentRow, versionId: string): VersionRow {
+  const row = db
+    .select()
+    .from(documentVersions)
+    .where(and(eq(documentVersions.id, versionId), eq(documentVersions.documentId, doc.id)))
+    .get();
+  if (!row) throw notFound('Version');
+  return row;
+}
+
+export const versionText = (row: VersionRow): string => textOfState(row.state);
+
+export const versionSummary = summaryOf;
+
+/**
+ * Saves the current state as "Before revert to <name>", then makes the live body equal to the
+ * version's text as one Yjs transaction: live editors receive it as an ordinary update.
+ */
+export function revertToVersion(svc: DocumentServices, doc: DocumentRow, version: VersionRow, userId: string): VersionSummary {
+  const before = saveVersion(svc, doc, `Before revert to ${version.name}`.slice(0, MAX_VERSION_NAME_LENGTH), userId);
+  const text = versionText(version);
+  svc.store.replaceText(doc.id, text, userId);
+  svc.search.write(doc.id, text);
+  return before;
+}
+
+export const MAX_VERSION_NAME_LENGTH = 200;
+
+// ---- diffs ----
+
+export const diffGranularities = ['line', 'word', 'char'] as const;
+export type DiffGranularity = (typeof diffGranularities)[number];
+
+/** Past this, two texts are deemed too different to diff on a request thread. */
+const DIFF_TIMEOUT_MS = 2000;
+
+export interface DiffResult {
+  stats: { insertions: number; deletions: number };
+  changes: { op: 'equal' | 'insert' | 'delete'; text: string }[];
+}
+
+const tooDifferent = () =>
+  new AppError('validation_failed', 'The two texts are too different to compare within the time limit', { status: 422 });
+
+/** What a run counts for in the stats: lines, words (runs of non-space) or characters. */
+function units(text: string, granularity: DiffGranularity, count: number): number {
+  if (granularity === 'line') return count;
+  if (granularity === 'word') return text.match(/\S+/gu)?.length ?? 0;
+  return [...text].length;
+}
+
+function parts(from: string, to: string, granularity: DiffGranularity): Change[] | undefined {
+  const options = { timeout: DIFF_TIMEOUT_MS };
+  if (granularity === 'line') return diffLines(from, to, options);
+  if (granularity === 'word') return diffWordsWithSpace(from, to, options);
+  return diffChars(from, to, options);
+}
+
+/** Equal / insert / delete runs from `from` to `to`, with the inserted and deleted units counted. */
+export function diffTexts(from: string, to: string, granularity: DiffGranularity): DiffResult {
+  const runs = parts(from, to, granularity);
+  if (!runs) throw tooDifferent();
+  const result: DiffResult = { stats: { insertions: 0, deletions: 0 }, changes: [] };
+  for (const run of runs) {
+    if (run.added) result.stats.insertions += units(run.value, granularity, run.count);
+    if (run.removed) result.stats.deletions += units(run.value, granularity, run.count);
+    result.changes.push({ op: run.added ? 'insert' : run.removed ? 'delete' : 'equal', text: run.value });
+  }
+  return result;
+}
+
+export interface DiffSide {
+  /** `current` or a version id: the file names of the patch. */
+  label: string;
+  /** The version's name, shown in the patch header. */
+  name?: string;
+  text: string;
+}
+
+// A header is one line: a name with line breaks would forge lines of the patch.
+const headerOf = (side: DiffSide): string | undefined => side.name?.replace(/[\u0000-\u001f\u007f]+/g, ' ');
+
+/** A unified diff (as `diff -u` or git would print it) from one text to the other. */
+export function unifiedDiff(from: DiffSide, to: DiffSide): string {
+  const patch = createTwoFilesPatch(from.label, to.label, from.text, to.text, headerOf(from), headerOf(to), {
+    context: 3,
+    timeout: DIFF_TIMEOUT_MS,
+  });
+  if (patch === undefined) throw tooDifferent();
+  return patch;
+}

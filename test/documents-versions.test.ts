@@ -1,0 +1,265 @@
+// Named versions, diffs and revert through the API, and search suggestions kept in step with the
+// Yjs bodies (REST writes at once, live edits after the index's debounce).
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as Y from 'yjs';
+import { documentSearch } from '../db/schema';
+import { CONTENT_FIELD } from '../collab/store';
+import { DocumentSearchIndex, ftsPrefixQuery, snippetHtml } from '../src/documents/search';
+import { newId } from '../src/ids';
+import { makeTestApp, type TestApp, type TestUser } from './helpers/app';
+import { contentOf, createDoc, flushSearch, liveAppend, liveEdit, share } from './helpers/documents';
+
+let t: TestApp;
+let owner: TestUser;
+
+beforeAll(async () => {
+  t = await makeTestApp();
+  owner = await t.newUser();
+});
+afterAll(() => t?.close());
+
+const saveVersion = async (as: TestUser, documentId: string, name: string) => {
+  const res = await t.call('POST', `/api/documents/${documentId}/versions`, { as, body: { name } });
+  expect(res.status, res.text).toBe(201);
+  return res.body as { id: string; name: string; bytes: number };
+};
+
+describe('named versions', () => {
+  it('saves, lists newest first and reads a version with its Markdown', async () => {
+    const doc = await createDoc(t, owner, { content: 'first draft' });
+    const v1 = await saveVersion(owner, doc.id, '  Draft 1 ');
+    liveAppend(t, doc.id, owner.user.id, ', improved');
+    t.clock.advance(1000);
+    const v2 = await saveVersion(owner, doc.id, 'Draft 2');
+    expect(v1).toMatchObject({ name: 'Draft 1', document_id: doc.id, created_by: owner.user.id });
+    expect(v1.bytes).toBeGreaterThan(0);
+
+    const list = await t.call('GET', `/api/documents/${doc.id}/versions`, { as: owner });
+    expect(list.status).toBe(200);
+    expect(list.body.data.map((v: { id: string }) => v.id)).toEqual([v2.id, v1.id]);
+    expect(list.body.data[0]).not.toHaveProperty('content');
+
+    const one = await t.call('GET', `/api/documents/${doc.id}/versions/${v1.id}`, { as: owner });
+    expect(one.status).toBe(200);
+    expect(one.body).toMatchObject({ id: v1.id, name: 'Draft 1', content: 'first draft' });
+    expect((await t.call('GET', `/api/documents/${doc.id}/versions/${v2.id}`, { as: owner })).body.content).toBe('first draft, improved');
+  });
+
+  it('answers 404 for an unknown version or one of another document, 400 for bad input', async () => {
+    const doc = await createDoc(t, owner, { content: 'x' });
+    const otherDoc = await createDoc(t, owner, { content: 'y' });
+    const foreign = await saveVersion(owner, otherDoc.id, 'elsewhere');
+    expect((await t.call('GET', `/api/documents/${doc.id}/versions/${newId()}`, { as: owner })).status).toBe(404);
+    expect((await t.call('GET', `/api/documents/${doc.id}/versions/${foreign.id}`, { as: owner })).status).toBe(404);
+    expect((await t.call('POST', `/api/documents/${doc.id}/versions/${foreign.id}/revert`, { as: owner })).status).toBe(404);
+    expect((await t.call('GET', `/api/documents/${doc.id}/versions/v1`, { as: owner })).status).toBe(400);
+    for (const body of [{}, { name: '' }, { name: 'x'.repeat(201) }, { name: 'ok', extra: 1 }]) {
+      expect((await t.call('POST', `/api/documents/${doc.id}/versions`, { as: owner, body })).status, JSON.stringify(body)).toBe(400);
+    }
+  });
+});
+
+describe('diff', () => {
+  it('compares two versions and a version with current, by words, lines or characters', async () => {
+    const doc = await createDoc(t, owner, { content: 'The quick brown fox\njumps over\nthe dog\n' });
+    const v1 = await saveVersion(owner, doc.id, 'before');
+    liveEdit(t, doc.id, owner.user.id, (text) => {
+      const s = text.toString();
+      const at = s.indexOf('brown');
+      text.delete(at, 'brown'.length);
+      text.insert(at, 'red');
+      text.insert(text.length, 'the end\n');
+    });
+    const v2 = await saveVersion(owner, doc.id, 'after');
+
+    const words = await t.call('GET', `/api/documents/${doc.id}/diff?from=${v1.id}&to=${v2.id}`, { as: owner });
+    expect(words.status).toBe(200);
+    expect(words.body.granularity).toBe('word');
+    expect(words.body.stats).toEqual({ insertions: 3, deletions: 1 });
+    const ops = words.body.changes as { op: string; text: string }[];
+    expect(ops.filter((c) => c.op === 'delete').map((c) => c.text.trim())).toEqual(['brown']);
+    expect(ops.filter((c) => c.op !== 'delete').map((c) => c.text).join('')).toBe('The quick red fox\njumps over\nthe dog\nthe end\n');
+    expect(ops.filter((c) => c.op !== 'insert').map((c) => c.text).join('')).toBe('The quick brown fox\njumps over\nthe dog\n');
+
+    const lines = await t.call('GET', `/api/documents/${doc.id}/diff?from=${v1.id}&to=current&granularity=line`, { as: owner });
+    expect(lines.body.stats).toEqual({ insertions: 2, deletions: 1 });
+    expect(lines.body.changes).toContainEqual({ op: 'delete', text: 'The quick brown fox\n' });
+
+    const chars = await t.call('GET', `/api/documents/${doc.id}/diff?from=current&to=${v1.id}&granularity=char`, { as: owner });
+    expect(chars.body.stats.deletions).toBeGreaterThan(chars.body.stats.insertions);
+
+    const same = await t.call('GET', `/api/documents/${doc.id}/diff?from=current&to=current`, { as: owner });
+    expect(same.body.stats).toEqual({ insertions: 0, deletions: 0 });
+    expect(same.body.changes.every((c: { op: string }) => c.op === 'equal')).toBe(true);
+  });
+
+  it('gives a unified diff as text/plain with format=unified', async () => {
+    const doc = await createDoc(t, owner, { content: 'line one\nline two\n' });
+    const v1 = await saveVersion(owner, doc.id, 'First\nforged line');
+    liveEdit(t, doc.id, owner.user.id, (text) => text.insert(text.length, 'line three\n'));
+    const res = await t.call('GET', `/api/documents/${doc.id}/diff?from=${v1.id}&to=current&format=unified`, { as: owner });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(res.text).toContain(`--- ${v1.id}\tFirst forged line`);
+    expect(res.text).toContain('+++ current');
+    expect(res.text).toContain('@@ -1,2 +1,3 @@');
+    expect(res.text).toContain('+line three');
+    expect(res.text).not.toContain('\nforged line');
+  });
+
+  it('refuses missing, malformed or unknown sides', async () => {
+    const doc = await createDoc(t, owner, { content: 'x' });
+    for (const query of ['', `from=current`, `from=latest&to=current`, `from=current&to=current&format=xml`, `from=current&to=current&granularity=para`]) {
+      expect((await t.call('GET', `/api/documents/${doc.id}/diff?${query}`, { as: owner })).status, query).toBe(400);
+    }
+    expect((await t.call('GET', `/api/documents/${doc.id}/diff?from=${newId()}&to=current`, { as: owner })).status).toBe(404);
+  });
+});
+
+describe('revert', () => {
+  it('saves "Before revert to <name>", brings the old text back as one new change, seen by live editors', async () => {
+    const editor = await t.newUser();
+    const doc = await createDoc(t, owner, { content: 'original text' });
+    await share(t, owner, doc.id, { user: editor }, 'editor');
+    const v1 = await saveVersion(owner, doc.id, 'v1');
+    liveAppend(t, doc.id, owner.user.id, ' with a regrettable addition');
+
+    // A live editor holds the document open, as the WebSocket hub does.
+    const live = t.deps.documents.acquire(doc.id);
+    const received: Uint8Array[] = [];
+    const unsubscribe = t.deps.documents.subscribe(doc.id, (update) => received.push(update));
+    const peer = new Y.Doc();
+    Y.applyUpdate(peer, Y.encodeStateAsUpdate(live));
+    try {
+      t.clock.advance(1000);
+      const res = await t.call('POST', `/api/documents/${doc.id}/versions/${v1.id}/revert`, { as: editor });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.document).toMatchObject({ id: doc.id, content: 'original text', role: 'editor' });
+      expect(res.body.before_revert_version).toMatchObject({ name: 'Before revert to v1', created_by: editor.user.id });
+
+      expect(received).toHaveLength(1);
+      for (const update of received) Y.applyUpdate(peer, update);
+      expect(peer.getText(CONTENT_FIELD).toString()).toBe('original text');
+
+      const before = await t.call('GET', `/api/documents/${doc.id}/versions/${res.body.before_revert_version.id}`, { as: owner });
+      expect(before.body.content).toBe('original text with a regrettable addition');
+      expect(await contentOf(t, owner, doc.id)).toBe('original text');
+
+      const changes = await t.call('GET', `/api/documents/${doc.id}/changes`, { as: owner });
+      expect(changes.body.data[0].user_id).toBe(editor.user.id);
+      expect(changes.body.pagination.total).toBe(3);
+
+      const undo = await t.call('GET', `/api/documents/${doc.id}/diff?from=${res.body.before_revert_version.id}&to=current`, { as: owner });
+      expect(undo.body.changes.filter((c: { op: string }) => c.op === 'delete').map((c: { text: string }) => c.text).join('')).toBe(
+        ' with a regrettable addition',
+      );
+      const versions = await t.call('GET', `/api/documents/${doc.id}/versions`, { as: owner });
+      expect(versions.body.data.map((v: { name: string }) => v.name)).toEqual(['Before revert to v1', 'v1']);
+    } finally {
+      unsubscribe();
+      t.deps.documents.release(doc.id);
+      peer.destroy();
+    }
+  });
+
+  it('reverting to the current text stores no change', async () => {
+    const doc = await createDoc(t, owner, { content: 'steady' });
+    const v1 = await saveVersion(owner, doc.id, 'v1');
+    const res = await t.call('POST', `/api/documents/${doc.id}/versions/${v1.id}/revert`, { as: owner });
+    expect(res.status).toBe(200);
+    const changes = await t.call('GET', `/api/documents/${doc.id}/changes`, { as: owner });
+    expect(changes.body.pagination.total).toBe(1);
+  });
+});
+
+describe('search suggestions', () => {
+  it('matches word prefixes in titles and bodies, title hits first, with an escaped snippet', async () => {
+    const me = await t.newUser();
+    const inBody = await createDoc(t, me, { title: 'Field notes', content: 'We saw a <b>kangaroo</b> near the river & a wallaby.' });
+    const inTitle = await createDoc(t, me, { title: 'Kangaroo habits', content: 'Marsupials of the outback.' });
+    const res = await t.call('GET', '/api/documents/suggestions?q=kang', { as: me });
+    expect(res.status).toBe(200);
+    expect(res.body.data.map((s: { id: string }) => s.id)).toEqual([inTitle.id, inBody.id]);
+    const hit = res.body.data[1];
+    expect(hit).toMatchObject({ title: 'Field notes', category: null });
+    expect(hit.snippet).toBe('We saw a &lt;b&gt;<mark>kangaroo</mark>&lt;/b&gt; near the river &amp; a wallaby.');
+
+    const both = await t.call('GET', '/api/documents/suggestions?q=KANG%20riv', { as: me });
+    expect(both.body.data.map((s: { id: string }) => s.id)).toEqual([inBody.id]);
+    const accents = await t.call('GET', `/api/documents/suggestions?q=${encodeURIComponent('wállaby')}`, { as: me });
+    expect(accents.body.data.map((s: { id: string }) => s.id)).toEqual([inBody.id]);
+  });
+
+  it('returns at most 10 and only visible documents', async () => {
+    const me = await t.newUser();
+    const someone = await t.newUser();
+    for (let i = 0; i < 12; i++) await createDoc(t, me, { title: `Platypus ${i}` });
+    await createDoc(t, someone, { title: 'Platypus hidden' });
+    const res = await t.call('GET', '/api/documents/suggestions?q=platyp', { as: me });
+    expect(res.body.data).toHaveLength(10);
+    expect(res.body.data.every((s: { title: string }) => s.title !== 'Platypus hidden')).toBe(true);
+  });
+
+  it('follows edits: titles and REST writes at once, live edits after the debounce', async () => {
+    const me = await t.newUser();
+    const doc = await createDoc(t, me, { title: 'Plain', content: 'nothing special' });
+    const v1 = await saveVersion(me, doc.id, 'v1');
+    const find = async (q: string) =>
+      (await t.call('GET', `/api/documents/suggestions?q=${encodeURIComponent(q)}`, { as: me })).body.data.map((s: { id: string }) => s.id);
+
+    await t.call('PATCH', `/api/documents/${doc.id}`, { as: me, body: { title: 'Echidna' } });
+    expect(await find('echid')).toEqual([doc.id]);
+    expect(await find('plain')).toEqual([]);
+
+    liveAppend(t, doc.id, me.user.id, ' numbat');
+    flushSearch(t);
+    expect(await find('numb')).toEqual([doc.id]);
+
+    await t.call('POST', `/api/documents/${doc.id}/versions/${v1.id}/revert`, { as: me });
+    expect(await find('numb')).toEqual([]);
+
+    const copy = await t.call('POST', `/api/documents/${doc.id}/copy`, { as: me, body: { title: 'Other' } });
+    expect((await find('special')).sort()).toEqual([copy.body.id, doc.id].sort());
+  });
+
+  it('never fails on FTS syntax in the query', async () => {
+    const me = await t.newUser();
+    await createDoc(t, me, { title: 'Quoll', content: 'AND OR NOT NEAR title body' });
+    const inputs = ['"', '""', '*', 'quoll*', '"quoll', 'AND', 'OR quoll', 'NOT', 'NEAR(quoll body)', 'title:quoll', '-quoll', '^quoll', "'", '(', ')', '{title body}:q', '+', ':', '\\', '🦘', 'a'.repeat(200), 'q u o l l'];
+    for (const q of inputs) {
+      const res = await t.call('GET', `/api/documents/suggestions?q=${encodeURIComponent(q)}`, { as: me });
+      expect(res.status, q).toBe(200);
+      expect(Array.isArray(res.body.data)).toBe(true);
+      const list = await t.call('GET', `/api/documents?q=${encodeURIComponent(q)}`, { as: me });
+      expect(list.status, q).toBe(200);
+    }
+    expect((await t.call('GET', '/api/documents/suggestions?q=%22quoll', { as: me })).body.data).toHaveLength(1);
+    expect((await t.call('GET', '/api/documents/suggestions?q=AND', { as: me })).body.data).toHaveLength(1);
+    expect((await t.call('GET', '/api/documents/suggestions', { as: me })).status).toBe(400);
+    expect((await t.call('GET', '/api/documents/suggestions?q=%20%20', { as: me })).status).toBe(400);
+    expect((await t.call('GET', `/api/documents/suggestions?q=${'a'.repeat(201)}`, { as: me })).status).toBe(400);
+    expect((await t.call('GET', '/api/documents/suggestions?q=quoll')).status).toBe(401);
+  });
+
+  it('turns input into quoted prefix terms and snippets into safe HTML', () => {
+    expect(ftsPrefixQuery('hello wor')).toBe('"hello"* "wor"*');
+    expect(ftsPrefixQuery('"a" OR b*')).toBe('"a"* "OR"* "b"*');
+    expect(ftsPrefixQuery('*** ()')).toBeNull();
+    expect(snippetHtml('<i>\uE000hit\uE001</i> \uE000stray')).toBe('&lt;i&gt;<mark>hit</mark>&lt;/i&gt; stray');
+  });
+
+  it('reindexes bodies left stale (a crash before a debounced refresh)', async () => {
+    const me = await t.newUser();
+    const doc = await createDoc(t, me, { content: 'bandicoot' });
+    t.db.update(documentSearch).set({ body: '', indexedThrough: 0 }).where(eq(documentSearch.documentId, doc.id)).run();
+    expect((await t.call('GET', '/api/documents/suggestions?q=bandi', { as: me })).body.data).toEqual([]);
+    const index = new DocumentSearchIndex(t.db, t.deps.documents);
+    try {
+      expect(index.reindexStale()).toBeGreaterThanOrEqual(1);
+    } finally {
+      index.close();
+    }
+    expect((await t.call('GET', '/api/documents/suggestions?q=bandi', { as: me })).body.data.map((s: { id: string }) => s.id)).toEqual([doc.id]);
+  });
+});

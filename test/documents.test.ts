@@ -1,0 +1,504 @@
+// Documents through the API: create/get/update, validation, trash/restore/erase, copies, change
+// history, favorites, contexts and counts, and tenancy (another tenant's documents do not exist).
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { courseModules, documentUpdates, documentVersions, documents, enrollments } from '../db/schema';
+import { newId } from '../src/ids';
+import { makeTestApp, type TestApp, type TestUser } from './helpers/app';
+import { insertCourse, insertEnrollment } from './helpers/courses';
+import { contentOf, createDoc, liveAppend, share, type DocumentJson } from './helpers/documents';
+
+let t: TestApp;
+let owner: TestUser;
+let other: { tenantId: string; admin: TestUser };
+
+beforeAll(async () => {
+  t = await makeTestApp({ config: { bodyLimitBytes: 1024, documentBodyLimitBytes: 4096 } });
+  owner = await t.newUser();
+  other = await t.newTenant('documents-other');
+});
+afterAll(() => t?.close());
+
+describe('create and read', () => {
+  it('creates a document owned by the caller, with Location, and reads it with and without content', async () => {
+    const res = await t.call<DocumentJson>('POST', '/api/documents', {
+      as: owner,
+      body: { title: '  Lecture notes ', category: 'notes', content: '# Notes\n\nFirst line' },
+    });
+    expect(res.status).toBe(201);
+    expect(res.headers.get('location')).toBe(`/api/documents/${res.body.id}`);
+    expect(res.body).toMatchObject({
+      title: 'Lecture notes',
+      category: 'notes',
+      created_by: owner.user.id,
+      forked_from: null,
+      trashed_at: null,
+      role: 'owner',
+      favorite: false,
+    });
+    expect(res.body).not.toHaveProperty('content');
+
+    const plain = await t.call('GET', `/api/documents/${res.body.id}`, { as: owner });
+    expect(plain.status).toBe(200);
+    expect(plain.body).not.toHaveProperty('content');
+    expect(await contentOf(t, owner, res.body.id)).toBe('# Notes\n\nFirst line');
+  });
+
+  it('creates an empty document without content', async () => {
+    const doc = await createDoc(t, owner, { title: 'Empty' });
+    expect(await contentOf(t, owner, doc.id)).toBe('');
+    const changes = await t.call('GET', `/api/documents/${doc.id}/changes`, { as: owner });
+    expect(changes.body.pagination.total).toBe(0);
+  });
+
+  it('accepts a document body above the general limit up to the document limit, then answers 413', async () => {
+    const big = 'x'.repeat(2000);
+    expect((await t.call('POST', '/api/documents', { as: owner, body: { title: 'Big', content: big } })).status).toBe(201);
+    const tooBig = await t.call('POST', '/api/documents', { as: owner, body: { title: 'Too big', content: 'x'.repeat(5000) } });
+    expect(tooBig.status).toBe(413);
+    expect(tooBig.body.code).toBe('payload_too_large');
+    // Other document endpoints keep the general limit.
+    const doc = await createDoc(t, owner);
+    const patch = await t.call('PATCH', `/api/documents/${doc.id}`, { as: owner, body: { title: 'y'.repeat(1500) } });
+    expect(patch.status).toBe(413);
+  });
+
+  it('refuses malformed bodies and ids with 400, non-JSON with 415, and no credential with 401', async () => {
+    const bad = [
+      {},
+      { title: '' },
+      { title: '   ' },
+      { title: 'x'.repeat(501) },
+      { title: 'ok', unknown: 1 },
+      { title: 'ok', category: '' },
+      { title: 'ok', content: 42 },
+      { title: 'ok', context: { context_type: 'course' } },
+      { title: 'ok', context: { context_type: 'planet', context_id: newId() } },
+      { title: 'ok', context: { context_type: 'personal', context_id: newId() } },
+    ];
+    for (const body of bad) {
+      const res = await t.call('POST', '/api/documents', { as: owner, body });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.code).toBe('validation_failed');
+      expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
+    }
+    const text = await t.call('POST', '/api/documents', { as: owner, rawBody: 'title=x', headers: { 'Content-Type': 'text/plain' } });
+    expect(text.status).toBe(415);
+    expect((await t.call('GET', '/api/documents/not-a-uuid', { as: owner })).status).toBe(400);
+    expect((await t.call('GET', `/api/documents/${newId()}`, { as: owner })).status).toBe(404);
+    const anonymous = await t.call('GET', '/api/documents');
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get('www-authenticate')).toBe('Bearer');
+    expect((await t.call('POST', '/api/documents', { body: { title: 'x' } })).status).toBe(401);
+  });
+
+  it('accepts the personal context on create, as listed by GET /api/documents/contexts', async () => {
+    const doc = await createDoc(t, owner, { title: 'Mine', context: { context_type: 'personal' } });
+    const contexts = await t.call('GET', `/api/documents/${doc.id}/contexts`, { as: owner });
+    expect(contexts.body.data).toEqual([]);
+  });
+});
+
+describe('update metadata', () => {
+  it('renames and recategorises; clears the category with null', async () => {
+    const doc = await createDoc(t, owner, { category: 'drafts' });
+    const res = await t.call('PATCH', `/api/documents/${doc.id}`, { as: owner, body: { title: 'Renamed', category: 'final' } });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ title: 'Renamed', category: 'final' });
+    const cleared = await t.call('PATCH', `/api/documents/${doc.id}`, { as: owner, body: { category: null } });
+    expect(cleared.body).toMatchObject({ title: 'Renamed', category: null });
+  });
+
+  it('refuses an empty or unknown change with 400', async () => {
+    const doc = await createDoc(t, owner);
+    expect((await t.call('PATCH', `/api/documents/${doc.id}`, { as: owner, body: {} })).status).toBe(400);
+    expect((await t.call('PATCH', `/api/documents/${doc.id}`, { as: owner, body: { content: 'x' } })).status).toBe(400);
+    expect((await t.call('PATCH', `/api/documents/${doc.id}`, { as: owner, body: { title: '' } })).status).toBe(400);
+  });
+});
+
+describe('trash, restore and erase', () => {
+  it('moves to the trash, hides it everywhere but the trash listing, restores it', async () => {
+    const doc = await createDoc(t, owner, { title: 'Trash me', content: 'findable zebra' });
+    expect((await t.call('DELETE', `/api/documents/${doc.id}`, { as: owner })).status).toBe(204);
+
+    expect((await t.call('GET', `/api/documents/${doc.id}`, { as: owner })).status).toBe(404);
+    expect((await t.call('GET', `/api/documents/${doc.id}/collaborators`, { as: owner })).status).toBe(404);
+    expect((await t.call('POST', `/api/documents/${doc.id}/versions`, { as: owner, body: { name: 'v' } })).status).toBe(404);
+    const live = await t.call('GET', '/api/documents?per_page=100', { as: owner });
+    expect(live.body.data.map((d: DocumentJson) => d.id)).not.toContain(doc.id);
+    const suggestions = await t.call('GET', '/api/documents/suggestions?q=zebra', { as: owner });
+    expect(suggestions.body.data).toEqual([]);
+
+    const trash = await t.call('GET', '/api/documents?trashed=true', { as: owner });
+    expect(trash.status).toBe(200);
+    const trashed = trash.body.data.find((d: DocumentJson) => d.id === doc.id);
+    expect(trashed.trashed_at).not.toBeNull();
+
+    expect((await t.call('DELETE', `/api/documents/${doc.id}`, { as: owner })).status).toBe(409);
+
+    const restored = await t.call('POST', `/api/documents/${doc.id}/restore`, { as: owner });
+    expect(restored.status).toBe(200);
+    expect(restored.body.trashed_at).toBeNull();
+    expect((await t.call('GET', `/api/documents/${doc.id}`, { as: owner })).status).toBe(200);
+    expect((await t.call('POST', `/api/documents/${doc.id}/restore`, { as: owner })).status).toBe(409);
+    const found = await t.call('GET', '/api/documents/suggestions?q=zebra', { as: owner });
+    expect(found.body.data.map((s: { id: string }) => s.id)).toEqual([doc.id]);
+  });
+
+  it('erases only a trashed document, with its body, history and versions', async () => {
+    const doc = await createDoc(t, owner, { content: 'to be erased' });
+    expect((await t.call('POST', `/api/documents/${doc.id}/versions`, { as: owner, body: { name: 'v1' } })).status).toBe(201);
+
+    const early = await t.call('DELETE', `/api/documents/${doc.id}?permanent=true`, { as: owner });
+    expect(early.status).toBe(409);
+    expect(early.body.code).toBe('conflict');
+
+    expect((await t.call('DELETE', `/api/documents/${doc.id}`, { as: owner })).status).toBe(204);
+    expect((await t.call('DELETE', `/api/documents/${doc.id}?permanent=true`, { as: owner })).status).toBe(204);
+    expect((await t.call('POST', `/api/documents/${doc.id}/restore`, { as: owner })).status).toBe(404);
+    expect(t.db.select().from(documents).where(eq(documents.id, doc.id)).all()).toEqual([]);
+    expect(t.db.select().from(documentUpdates).where(eq(documentUpdates.documentId, doc.id)).all()).toEqual([]);
+    expect(t.db.select().from(documentVersions).where(eq(documentVersions.documentId, doc.id)).all()).toEqual([]);
+  });
+
+  it('lets only owners trash, restore and erase; others of the document get 403, strangers 404', async () => {
+    const editor = await t.newUser();
+    const stranger = await t.newUser();
+    const doc = await createDoc(t, owner);
+    await share(t, owner, doc.id, { user: editor }, 'editor');
+    expect((await t.call('DELETE', `/api/documents/${doc.id}`, { as: editor })).status).toBe(403);
+    expect((await t.call('DELETE', `/api/documents/${doc.id}`, { as: stranger })).status).toBe(404);
+    expect((await t.call('DELETE', `/api/documents/${doc.id}`, { as: owner })).status).toBe(204);
+
+    const editorTrash = await t.call('GET', '/api/documents?trashed=true', { as: editor });
+    expect(editorTrash.body.data.map((d: DocumentJson) => d.id)).toContain(doc.id);
+    expect((await t.call('POST', `/api/documents/${doc.id}/restore`, { as: editor })).status).toBe(403);
+    expect((await t.call('DELETE', `/api/documents/${doc.id}?permanent=true`, { as: editor })).status).toBe(403);
+    expect((await t.call('POST', `/api/documents/${doc.id}/restore`, { as: stranger })).status).toBe(404);
+    expect((await t.call('DELETE', `/api/documents/${doc.id}?permanent=true`, { as: stranger })).status).toBe(404);
+  });
+
+  it('refuses a malformed permanent flag with 400', async () => {
+    const doc = await createDoc(t, owner);
+    expect((await t.call('DELETE', `/api/documents/${doc.id}?permanent=yes`, { as: owner })).status).toBe(400);
+  });
+});
+
+describe('copy', () => {
+  it('forks with the same body, forked_from set, owned by the copier; edits stay on their side', async () => {
+    const viewer = await t.newUser();
+    const doc = await createDoc(t, owner, { title: 'Original', category: 'c1', content: 'shared start' });
+    await share(t, owner, doc.id, { user: viewer }, 'viewer');
+
+    const res = await t.call<DocumentJson>('POST', `/api/documents/${doc.id}/copy`, { as: viewer });
+    expect(res.status).toBe(201);
+    expect(res.headers.get('location')).toBe(`/api/documents/${res.body.id}`);
+    expect(res.body).toMatchObject({ title: 'Copy of Original', category: 'c1', forked_from: doc.id, created_by: viewer.user.id, role: 'owner' });
+    const copy = res.body;
+    expect(await contentOf(t, viewer, copy.id)).toBe('shared start');
+
+    liveAppend(t, copy.id, viewer.user.id, ' + copy edit');
+    liveAppend(t, doc.id, owner.user.id, ' + original edit');
+    expect(await contentOf(t, viewer, copy.id)).toBe('shared start + copy edit');
+    expect(await contentOf(t, owner, doc.id)).toBe('shared start + original edit');
+
+    // The copy is the copier's alone; its history starts with the copier.
+    expect((await t.call('GET', `/api/documents/${copy.id}`, { as: owner })).status).toBe(404);
+    const changes = await t.call('GET', `/api/documents/${copy.id}/changes`, { as: viewer });
+    expect(changes.body.data.map((c: { user_id: string }) => c.user_id)).toEqual([viewer.user.id, viewer.user.id]);
+  });
+
+  it('takes an optional title, refuses a bad one, and 404s for strangers', async () => {
+    const doc = await createDoc(t, owner);
+    const named = await t.call('POST', `/api/documents/${doc.id}/copy`, { as: owner, body: { title: 'My fork' } });
+    expect(named.status).toBe(201);
+    expect(named.body.title).toBe('My fork');
+    expect((await t.call('POST', `/api/documents/${doc.id}/copy`, { as: owner, body: { title: '' } })).status).toBe(400);
+    const stranger = await t.newUser();
+    expect((await t.call('POST', `/api/documents/${doc.id}/copy`, { as: stranger })).status).toBe(404);
+  });
+});
+
+describe('change history', () => {
+  it('lists one entry per stored update with its author, newest first, paginated', async () => {
+    const editor = await t.newUser();
+    const doc = await createDoc(t, owner, { content: 'v0' });
+    await share(t, owner, doc.id, { user: editor }, 'editor');
+    liveAppend(t, doc.id, editor.user.id, ' one');
+    t.clock.advance(1000);
+    liveAppend(t, doc.id, owner.user.id, ' two');
+
+    const res = await t.call('GET', `/api/documents/${doc.id}/changes`, { as: editor });
+    expect(res.status).toBe(200);
+    expect(res.body.pagination.total).toBe(3);
+    expect(res.body.data.map((c: { user_id: string }) => c.user_id)).toEqual([owner.user.id, editor.user.id, owner.user.id]);
+    const ids = res.body.data.map((c: { id: number }) => c.id);
+    expect([...ids].sort((a, b) => b - a)).toEqual(ids);
+    for (const c of res.body.data) expect(c.bytes).toBeGreaterThan(0);
+    expect(res.body.data[0].created_at > res.body.data[1].created_at).toBe(true);
+
+    const page = await t.call('GET', `/api/documents/${doc.id}/changes?per_page=1&page=2`, { as: editor });
+    expect(page.body.data.map((c: { user_id: string }) => c.user_id)).toEqual([editor.user.id]);
+    expect(page.headers.get('link')).toContain('rel="next"');
+    expect((await t.call('GET', `/api/documents/${doc.id}/changes?per_page=101`, { as: editor })).status).toBe(400);
+  });
+});
+
+describe('favorites', () => {
+  it('toggles per user and filters the list', async () => {
+    const viewer = await t.newUser();
+    const doc = await createDoc(t, owner, { title: 'Fav' });
+    const plain = await createDoc(t, owner, { title: 'Plain' });
+    await share(t, owner, doc.id, { user: viewer }, 'viewer');
+
+    expect((await t.call('GET', `/api/documents/${doc.id}/favorite`, { as: owner })).body).toEqual({ favorite: false });
+    const on = await t.call('POST', `/api/documents/${doc.id}/favorite`, { as: owner });
+    expect(on.status).toBe(200);
+    expect(on.body).toEqual({ favorite: true });
+    expect((await t.call('GET', `/api/documents/${doc.id}/favorite`, { as: owner })).body).toEqual({ favorite: true });
+    expect((await t.call('GET', `/api/documents/${doc.id}/favorite`, { as: viewer })).body).toEqual({ favorite: false });
+    expect((await t.call('GET', `/api/documents/${doc.id}`, { as: owner })).body.favorite).toBe(true);
+
+    const favorites = await t.call('GET', '/api/documents?favorite=true', { as: owner });
+    expect(favorites.body.data.map((d: DocumentJson) => d.id)).toEqual([doc.id]);
+    const others = await t.call('GET', '/api/documents?favorite=false', { as: owner });
+    const otherIds = others.body.data.map((d: DocumentJson) => d.id);
+    expect(otherIds).toContain(plain.id);
+    expect(otherIds).not.toContain(doc.id);
+
+    expect((await t.call('POST', `/api/documents/${doc.id}/favorite`, { as: owner })).body).toEqual({ favorite: false });
+    const stranger = await t.newUser();
+    expect((await t.call('POST', `/api/documents/${doc.id}/favorite`, { as: stranger })).status).toBe(404);
+    expect((await t.call('GET', `/api/documents/${doc.id}/favorite`, { as: stranger })).status).toBe(404);
+  });
+});
+
+describe('listing', () => {
+  it('shows only visible documents, newest change first, with filters and pagination', async () => {
+    const me = await t.newUser();
+    const someone = await t.newUser();
+    const a = await createDoc(t, me, { title: 'Alpha', category: 'essays' });
+    t.clock.advance(1000);
+    const b = await createDoc(t, me, { title: 'Beta', category: 'essays', content: 'quokka' });
+    t.clock.advance(1000);
+    const hidden = await createDoc(t, someone, { title: 'Not mine', category: 'essays' });
+    t.clock.advance(1000);
+    const shared = await createDoc(t, someone, { title: 'Shared with me', category: 'notes' });
+    await share(t, someone, shared.id, { user: me }, 'commenter');
+
+    const all = await t.call('GET', '/api/documents', { as: me });
+    expect(all.status).toBe(200);
+    expect(all.body.data.map((d: DocumentJson) => d.id)).toEqual([shared.id, b.id, a.id]);
+    expect(all.body.data[0].role).toBe('commenter');
+    expect(all.body.data.map((d: DocumentJson) => d.id)).not.toContain(hidden.id);
+
+    const essays = await t.call('GET', '/api/documents?category=essays', { as: me });
+    expect(essays.body.data.map((d: DocumentJson) => d.id)).toEqual([b.id, a.id]);
+    const search = await t.call('GET', '/api/documents?q=quok', { as: me });
+    expect(search.body.data.map((d: DocumentJson) => d.id)).toEqual([b.id]);
+    const byTitle = await t.call('GET', '/api/documents?q=alp', { as: me });
+    expect(byTitle.body.data.map((d: DocumentJson) => d.id)).toEqual([a.id]);
+    const nothing = await t.call('GET', '/api/documents?q=%22%29(*', { as: me });
+    expect(nothing.status).toBe(200);
+    expect(nothing.body.data).toEqual([]);
+
+    const page = await t.call('GET', '/api/documents?per_page=2&page=2', { as: me });
+    expect(page.body.pagination).toEqual({ page: 2, per_page: 2, total: 3, total_pages: 2 });
+    expect(page.body.data.map((d: DocumentJson) => d.id)).toEqual([a.id]);
+    expect(page.headers.get('link')).toContain('rel="prev"');
+
+    for (const query of ['per_page=101', 'page=0', 'favorite=maybe', 'trashed=1', 'context_id=' + newId(), 'context_type=course', 'context_type=personal&context_id=' + newId()]) {
+      expect((await t.call('GET', `/api/documents?${query}`, { as: me })).status, query).toBe(400);
+    }
+  });
+});
+
+describe('contexts', () => {
+  it('lists personal plus the courses the caller is active in; admins see every course', async () => {
+    const student = await t.newUser();
+    const mine = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id, title: 'Biology' });
+    const teach = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id, title: 'Algebra' });
+    const notMine = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id, title: 'Chemistry' });
+    insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: mine.id, userId: student.user.id, role: 'student' });
+    insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: teach.id, userId: student.user.id, role: 'instructor' });
+
+    const res = await t.call('GET', '/api/documents/contexts', { as: student });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toEqual([
+      { context_type: 'personal', context_id: null, title: 'Personal', course_role: null },
+      { context_type: 'course', context_id: teach.id, title: 'Algebra', course_role: 'instructor' },
+      { context_type: 'course', context_id: mine.id, title: 'Biology', course_role: 'student' },
+    ]);
+    const admin = await t.call('GET', '/api/documents/contexts', { as: t.admin });
+    expect(admin.body.data.map((c: { context_id: string }) => c.context_id)).toContain(notMine.id);
+    const otherAdmin = await t.call('GET', '/api/documents/contexts', { as: other.admin });
+    expect(otherAdmin.body.data.map((c: { context_id: string }) => c.context_id)).not.toContain(notMine.id);
+    expect((await t.call('GET', '/api/documents/contexts')).status).toBe(401);
+  });
+
+  it('links documents to courses and modules, lists, filters, counts and unlinks them', async () => {
+    const teacher = await t.newUser();
+    const course = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id, title: 'Physics' });
+    insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: course.id, userId: teacher.user.id, role: 'instructor' });
+    const moduleId = newId();
+    const now = new Date().toISOString();
+    t.db
+      .insert(courseModules)
+      .values({ id: moduleId, tenantId: t.defaultTenantId, courseId: course.id, title: 'Optics', position: 0, createdAt: now, updatedAt: now })
+      .run();
+
+    const syllabus = await createDoc(t, teacher, { title: 'Syllabus', context: { context_type: 'course', context_id: course.id } });
+    const lab = await createDoc(t, teacher, { title: 'Lab sheet' });
+    const personal = await createDoc(t, teacher, { title: 'Private' });
+
+    const link = await t.call('POST', `/api/documents/${lab.id}/contexts`, { as: teacher, body: { context_type: 'module', context_id: moduleId } });
+    expect(link.status).toBe(201);
+    expect(link.headers.get('location')).toBe(`/api/documents/${lab.id}/contexts/module/${moduleId}`);
+    expect(link.body).toMatchObject({ context_type: 'module', context_id: moduleId, title: 'Optics', course_id: course.id, created_by: teacher.user.id });
+    const again = await t.call('POST', `/api/documents/${lab.id}/contexts`, { as: teacher, body: { context_type: 'module', context_id: moduleId } });
+    expect(again.status).toBe(200);
+    t.clock.advance(1000);
+    await t.call('POST', `/api/documents/${lab.id}/contexts`, { as: teacher, body: { context_type: 'course', context_id: course.id } });
+
+    const labContexts = await t.call('GET', `/api/documents/${lab.id}/contexts`, { as: teacher });
+    expect(labContexts.body.data.map((c: { context_type: string; title: string }) => [c.context_type, c.title])).toEqual([
+      ['module', 'Optics'],
+      ['course', 'Physics'],
+    ]);
+
+    const inCourse = await t.call('GET', `/api/documents?context_type=course&context_id=${course.id}`, { as: teacher });
+    expect(inCourse.body.data.map((d: DocumentJson) => d.id).sort()).toEqual([syllabus.id, lab.id].sort());
+    const inModule = await t.call('GET', `/api/documents?context_type=module&context_id=${moduleId}`, { as: teacher });
+    expect(inModule.body.data.map((d: DocumentJson) => d.id)).toEqual([lab.id]);
+    const personalOnes = await t.call('GET', '/api/documents?context_type=personal', { as: teacher });
+    expect(personalOnes.body.data.map((d: DocumentJson) => d.id)).toEqual([personal.id]);
+
+    const counts = await t.call('GET', '/api/documents/courses', { as: teacher });
+    expect(counts.status).toBe(200);
+    expect(counts.body.data).toEqual([{ course_id: course.id, title: 'Physics', slug: course.slug, count: 2 }]);
+    // Counts are of the caller's visible documents: a student of the course sees none of these.
+    const student = await t.newUser();
+    insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: course.id, userId: student.user.id });
+    expect((await t.call('GET', '/api/documents/courses', { as: student })).body.data).toEqual([]);
+    await share(t, teacher, syllabus.id, { user: student }, 'viewer');
+    expect((await t.call('GET', '/api/documents/courses', { as: student })).body.data).toEqual([
+      { course_id: course.id, title: 'Physics', slug: course.slug, count: 1 },
+    ]);
+    // A viewer may read the links but not change them.
+    expect((await t.call('GET', `/api/documents/${syllabus.id}/contexts`, { as: student })).status).toBe(200);
+    expect((await t.call('DELETE', `/api/documents/${syllabus.id}/contexts/course/${course.id}`, { as: student })).status).toBe(403);
+
+    expect((await t.call('DELETE', `/api/documents/${lab.id}/contexts/module/${moduleId}`, { as: teacher })).status).toBe(204);
+    expect((await t.call('DELETE', `/api/documents/${lab.id}/contexts/module/${moduleId}`, { as: teacher })).status).toBe(404);
+    expect((await t.call('DELETE', `/api/documents/${lab.id}/contexts/planet/${moduleId}`, { as: teacher })).status).toBe(400);
+    expect((await t.call('DELETE', `/api/documents/${lab.id}/contexts/module/nope`, { as: teacher })).status).toBe(400);
+    await t.call('DELETE', `/api/documents/${lab.id}`, { as: teacher });
+    expect((await t.call('GET', '/api/documents/courses', { as: teacher })).body.data[0].count).toBe(1);
+  });
+
+  it('refuses contexts the caller cannot add to with 422, malformed ones with 400, and non-owners with 403', async () => {
+    const user = await t.newUser();
+    const foreign = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id });
+    const otherTenantCourse = insertCourse(t.db, { tenantId: other.tenantId, createdBy: other.admin.user.id });
+    const dropped = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id });
+    const enrollment = insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: dropped.id, userId: user.user.id });
+    t.db.update(enrollments).set({ status: 'dropped' }).where(eq(enrollments.id, enrollment.id)).run();
+    const doc = await createDoc(t, user);
+
+    for (const body of [
+      { context_type: 'course', context_id: foreign.id },
+      { context_type: 'course', context_id: otherTenantCourse.id },
+      { context_type: 'course', context_id: dropped.id },
+      { context_type: 'course', context_id: newId() },
+      { context_type: 'module', context_id: newId() },
+      { context_type: 'activity', context_id: newId() },
+    ]) {
+      const res = await t.call('POST', `/api/documents/${doc.id}/contexts`, { as: user, body });
+      expect(res.status, JSON.stringify(body)).toBe(422);
+      expect(res.body.code).toBe('validation_failed');
+    }
+    const onCreate = await t.call('POST', '/api/documents', { as: user, body: { title: 'x', context: { context_type: 'course', context_id: foreign.id } } });
+    expect(onCreate.status).toBe(422);
+
+    for (const body of [{ context_type: 'course' }, { context_type: 'course', context_id: 'x' }, { context_type: 'personal', context_id: newId() }]) {
+      expect((await t.call('POST', `/api/documents/${doc.id}/contexts`, { as: user, body })).status).toBe(400);
+    }
+    // Admins, instructors of every course, may link any course of their tenant.
+    const adminDoc = await createDoc(t, t.admin);
+    expect(
+      (await t.call('POST', `/api/documents/${adminDoc.id}/contexts`, { as: t.admin, body: { context_type: 'course', context_id: foreign.id } })).status,
+    ).toBe(201);
+
+    const editor = await t.newUser();
+    const course = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id });
+    insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: course.id, userId: editor.user.id });
+    await share(t, user, doc.id, { user: editor }, 'editor');
+    const res = await t.call('POST', `/api/documents/${doc.id}/contexts`, { as: editor, body: { context_type: 'course', context_id: course.id } });
+    expect(res.status).toBe(403);
+  });
+});
+
+describe('categories', () => {
+  it('counts the visible documents outside the trash per category, uncategorised last', async () => {
+    const me = await t.newUser();
+    const someone = await t.newUser();
+    await createDoc(t, me, { category: 'b-cat' });
+    await createDoc(t, me, { category: 'a-cat' });
+    await createDoc(t, me, { category: 'a-cat' });
+    await createDoc(t, me);
+    const trashed = await createDoc(t, me, { category: 'trash-cat' });
+    await t.call('DELETE', `/api/documents/${trashed.id}`, { as: me });
+    await createDoc(t, someone, { category: 'hidden-cat' });
+
+    const res = await t.call('GET', '/api/documents/categories', { as: me });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toEqual([
+      { category: 'a-cat', count: 2 },
+      { category: 'b-cat', count: 1 },
+      { category: null, count: 1 },
+    ]);
+    expect(res.body.pagination.total).toBe(3);
+    const page = await t.call('GET', '/api/documents/categories?per_page=1&page=3', { as: me });
+    expect(page.body.data).toEqual([{ category: null, count: 1 }]);
+  });
+});
+
+describe('tenancy', () => {
+  it("answers 404 for another tenant's document on every route, even to its admin", async () => {
+    const doc = await createDoc(t, owner, { content: 'secret' });
+    const version = await t.call('POST', `/api/documents/${doc.id}/versions`, { as: owner, body: { name: 'v1' } });
+    const as = other.admin;
+    const id = doc.id;
+    const calls: [string, string, unknown?][] = [
+      ['GET', `/api/documents/${id}`],
+      ['PATCH', `/api/documents/${id}`, { title: 'x' }],
+      ['DELETE', `/api/documents/${id}`],
+      ['DELETE', `/api/documents/${id}?permanent=true`],
+      ['POST', `/api/documents/${id}/restore`],
+      ['POST', `/api/documents/${id}/copy`],
+      ['GET', `/api/documents/${id}/changes`],
+      ['GET', `/api/documents/${id}/collaborators`],
+      ['POST', `/api/documents/${id}/collaborators`, { principal_type: 'user', principal_id: as.user.id, role: 'owner' }],
+      ['DELETE', `/api/documents/${id}/collaborators/user/${owner.user.id}`],
+      ['GET', `/api/documents/${id}/versions`],
+      ['POST', `/api/documents/${id}/versions`, { name: 'x' }],
+      ['GET', `/api/documents/${id}/versions/${version.body.id}`],
+      ['POST', `/api/documents/${id}/versions/${version.body.id}/revert`],
+      ['GET', `/api/documents/${id}/diff?from=${version.body.id}&to=current`],
+      ['GET', `/api/documents/${id}/contexts`],
+      ['POST', `/api/documents/${id}/contexts`, { context_type: 'course', context_id: newId() }],
+      ['GET', `/api/documents/${id}/favorite`],
+      ['POST', `/api/documents/${id}/favorite`],
+    ];
+    for (const [method, path, body] of calls) {
+      const res = await t.call(method, path, { as, body });
+      expect(res.status, `${method} ${path}`).toBe(404);
+      expect(res.body.code).toBe('not_found');
+    }
+    const list = await t.call('GET', '/api/documents', { as });
+    expect(list.body.data.map((d: DocumentJson) => d.id)).not.toContain(id);
+    expect((await t.call('GET', '/api/documents/suggestions?q=secret', { as })).body.data).toEqual([]);
+    expect(await contentOf(t, owner, id)).toBe('secret');
+  });
+});
