@@ -1,8 +1,23 @@
-// Enrollments: who is in which course, with which role and status.
-import { and, eq, isNull } from 'drizzle-orm';
-import type { DbOrTx } from '../../db/client';
-import { courses, enrollments } from '../../db/schema';
-import type { Membership } from './policy';
+// Enrollments: who is in which course, with which role and status. Enrol one (self or by an
+// instructor; a dropped enrollment comes back to life with the same id) or many in one
+// transaction, list with the caller's visibility applied in the query, complete, drop, progress.
+import { and, asc, eq, getTableColumns, inArray, isNull, ne, or, sql, type SQL } from 'drizzle-orm';
+import { alias, type SQLiteColumn } from 'drizzle-orm/sqlite-core';
+import type { Db, DbOrTx } from '../../db/client';
+import { courseEnrollmentCounts, courses, enrollments, users, type EnrollmentRole, type EnrollmentStatus } from '../../db/schema';
+import type { Actor } from '../auth/authenticator';
+import type { Clock } from '../clock';
+import { preparedFor, rowsNamed } from '../courses/statements';
+import { listCourseModules } from '../courses/structure';
+import { conflict, notFound, unprocessable } from '../http/errors';
+import { pageBounds, type PageQuery } from '../http/pagination';
+import { newId } from '../ids';
+import { countAll } from '../sql';
+import { canListCourseEnrollments, isCourseStaff, type Membership } from './policy';
+
+export type EnrollmentRow = typeof enrollments.$inferSelect;
+/** An enrollment with the name and email of its user, as lists and reads answer it. */
+export type EnrollmentView = EnrollmentRow & { userName: string; userEmail: string };
 
 /** The caller's enrollment in a course (any status), or undefined. */
 export function membershipOf(db: DbOrTx, tenantId: string, courseId: string, userId: string): Membership | undefined {
@@ -28,4 +43,354 @@ export function activeCourseRoles(db: DbOrTx, tenantId: string, userId: string) 
       ),
     )
     .all();
+}
+
+// SQLite allows 32,766 bound values per statement; 500 ids (or rows of 10 columns) stay far below.
+const CHUNK = 500;
+const chunks = <T>(items: T[]): T[][] => {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += CHUNK) out.push(items.slice(i, i + CHUNK));
+  return out;
+};
+
+/** Flat columns: the row is the view as it is, with no per-row reshaping. */
+const viewColumns = { ...getTableColumns(enrollments), userName: users.name, userEmail: users.email };
+/** A roster row: what a list presents, without the tenant. */
+const { tenantId: _tenantOfRow, ...rosterColumns } = viewColumns;
+export type RosterRow = Omit<EnrollmentView, 'tenantId'>;
+
+/** Enrollments of live courses joined to their users, under `where`. */
+function selectViews(db: DbOrTx, where: SQL | undefined) {
+  return db
+    .select(viewColumns)
+    .from(enrollments)
+    .innerJoin(courses, eq(courses.id, enrollments.courseId))
+    .innerJoin(users, eq(users.id, enrollments.userId))
+    .where(and(isNull(courses.deletedAt), where));
+}
+
+/** An enrollment in a live course of the tenant, or 404. */
+export function getEnrollment(db: DbOrTx, tenantId: string, id: string): EnrollmentView {
+  const row = selectViews(db, and(eq(enrollments.id, id), eq(enrollments.tenantId, tenantId))).get();
+  if (!row) throw notFound('Enrollment');
+  return row;
+}
+
+/** The user's enrollment in a live course of the tenant (any status), or 404. */
+export function getCourseEnrollment(db: DbOrTx, tenantId: string, courseId: string, userId: string): EnrollmentView {
+  const row = selectViews(
+    db,
+    and(eq(enrollments.tenantId, tenantId), eq(enrollments.courseId, courseId), eq(enrollments.userId, userId)),
+  ).get();
+  if (!row) throw notFound('Enrollment');
+  return row;
+}
+
+/** A live course of the caller's tenant with the caller's enrollment in it, in one read. */
+function courseWithMembership(db: DbOrTx, actor: Actor, courseId: string): { id: string; membership: Membership | undefined } | undefined {
+  const statement = preparedFor(db, 'enrollments:course-with-membership', () =>
+    db
+      .select({ id: courses.id, role: enrollments.role, status: enrollments.status })
+      .from(courses)
+      .leftJoin(enrollments, and(eq(enrollments.courseId, courses.id), eq(enrollments.userId, sql.placeholder('userId'))))
+      .where(and(eq(courses.id, sql.placeholder('courseId')), eq(courses.tenantId, sql.placeholder('tenantId')), isNull(courses.deletedAt)))
+      .prepare(),
+  );
+  const row = statement.get({ courseId, tenantId: actor.tenantId, userId: actor.userId });
+  if (!row) return undefined;
+  return { id: row.id, membership: row.role && row.status ? { role: row.role, status: row.status } : undefined };
+}
+
+/**
+ * A course's roster, one prepared pair (page, count) per combination of filters. The page is
+ * chosen on the (course_id, enrolled_at, id) index alone and only its rows are joined to users,
+ * so a deep page does not join every row it skips.
+ */
+function rosterStatements(db: DbOrTx, has: { own: boolean; user: boolean; status: boolean; role: boolean }) {
+  const key = `enrollments:roster:${Number(has.own)}${Number(has.user)}${Number(has.status)}${Number(has.role)}`;
+  return preparedFor(db, key, () => {
+    const p = sql.placeholder;
+    const where = (t: Record<'courseId' | 'userId' | 'status' | 'role', SQLiteColumn>) =>
+      and(
+        eq(t.courseId, p('courseId')),
+        has.own ? eq(t.userId, p('self')) : undefined,
+        has.user ? eq(t.userId, p('userId')) : undefined,
+        has.status ? eq(t.status, p('status')) : undefined,
+        has.role ? eq(t.role, p('role')) : undefined,
+      );
+    const page = alias(enrollments, 'roster_page');
+    const pageIds = db
+      .select({ id: page.id })
+      .from(page)
+      .where(where(page))
+      .orderBy(asc(page.enrolledAt), asc(page.id))
+      .limit(p('limit'))
+      .offset(p('offset'));
+    return {
+      rows: db
+        .select(rosterColumns)
+        .from(enrollments)
+        .innerJoin(users, eq(users.id, enrollments.userId))
+        .where(inArray(enrollments.id, pageIds))
+        .orderBy(asc(enrollments.enrolledAt), asc(enrollments.id))
+        .prepare(),
+      // Without a user filter the total comes from the trigger-kept counts: at most nine rows.
+      count:
+        has.own || has.user
+          ? db.select({ n: countAll }).from(enrollments).where(where(enrollments)).prepare()
+          : db
+              .select({ n: sql<number>`coalesce(sum(${courseEnrollmentCounts.n}), 0)`.mapWith(Number) })
+              .from(courseEnrollmentCounts)
+              .where(
+                and(
+                  eq(courseEnrollmentCounts.courseId, p('courseId')),
+                  has.status ? eq(courseEnrollmentCounts.status, p('status')) : undefined,
+                  has.role ? eq(courseEnrollmentCounts.role, p('role')) : undefined,
+                ),
+              )
+              .prepare(),
+    };
+  });
+}
+
+export interface EnrollmentFilter {
+  courseId?: string;
+  userId?: string;
+  status?: EnrollmentStatus;
+  role?: EnrollmentRole;
+}
+
+/**
+ * Enrollments the caller may see, filtered, in enrolment order. Visibility is part of the query:
+ * admins see the tenant's; others their own and those of the courses they teach (instructor or TA).
+ */
+export function listEnrollments(db: DbOrTx, actor: Actor, filter: EnrollmentFilter, page: PageQuery) {
+  const { limit, offset } = pageBounds(page);
+  if (filter.courseId) {
+    const course = courseWithMembership(db, actor, filter.courseId);
+    if (!course) return { rows: [] as RosterRow[], total: 0 };
+    const own = !canListCourseEnrollments(actor, course.membership);
+    const statements = rosterStatements(db, { own, user: !!filter.userId, status: !!filter.status, role: !!filter.role });
+    const params = { courseId: course.id, self: actor.userId, userId: filter.userId, status: filter.status, role: filter.role, limit, offset };
+    const rows = rowsNamed<RosterRow>(rosterColumns, statements.rows.values(params) as unknown[][]);
+    return { rows, total: statements.count.get(params)?.n ?? 0 };
+  }
+
+  const filters = [
+    filter.userId ? eq(enrollments.userId, filter.userId) : undefined,
+    filter.status ? eq(enrollments.status, filter.status) : undefined,
+    filter.role ? eq(enrollments.role, filter.role) : undefined,
+  ];
+  let visible: SQL | undefined;
+  if (actor.role !== 'admin') {
+    const taught = activeCourseRoles(db, actor.tenantId, actor.userId)
+      .filter((r) => isCourseStaff({ role: actor.role }, { role: r.role, status: 'active' }))
+      .map((r) => r.courseId);
+    visible = taught.length ? or(eq(enrollments.userId, actor.userId), inArray(enrollments.courseId, taught)) : eq(enrollments.userId, actor.userId);
+  }
+  const where = and(eq(enrollments.tenantId, actor.tenantId), visible, ...filters);
+  const rows = selectViews(db, where)
+    .orderBy(asc(enrollments.enrolledAt), asc(enrollments.id))
+    .limit(limit)
+    .offset(offset)
+    .all();
+  const total =
+    db
+      .select({ n: countAll })
+      .from(enrollments)
+      .innerJoin(courses, eq(courses.id, enrollments.courseId))
+      .where(and(isNull(courses.deletedAt), where))
+      .get()?.n ?? 0;
+  return { rows, total };
+}
+
+const immediate = { behavior: 'immediate' } as const;
+
+export interface EnrollResult {
+  enrollment: EnrollmentView;
+  /** false when a dropped enrollment was reactivated (same id). */
+  created: boolean;
+}
+
+/**
+ * Enrols a user of the course's tenant. A dropped enrollment is reactivated (same id, new role);
+ * an active or completed one is a 409. The caller's right to do this is checked by the route.
+ */
+export function enroll(db: Db, clock: Clock, course: { id: string; tenantId: string }, userId: string, role: EnrollmentRole): EnrollResult {
+  const now = clock.now().toISOString();
+  const { id, created } = db.transaction((tx) => {
+    const user = tx
+      .select({ id: users.id, deletedAt: users.deletedAt })
+      .from(users)
+      .where(and(eq(users.id, userId), eq(users.tenantId, course.tenantId)))
+      .get();
+    if (!user) throw notFound('User');
+    if (user.deletedAt) throw unprocessable('A deleted user cannot be enrolled', [{ path: 'user_id', message: 'the user is deleted' }]);
+    const existing = tx
+      .select({ id: enrollments.id, status: enrollments.status })
+      .from(enrollments)
+      .where(and(eq(enrollments.courseId, course.id), eq(enrollments.userId, userId)))
+      .get();
+    if (existing?.status === 'active') throw conflict('The user is already enrolled in this course');
+    if (existing?.status === 'completed') throw conflict('The user has already completed this course');
+    if (existing) {
+      tx.update(enrollments)
+        .set({ status: 'active', role, droppedAt: null, completedAt: null, updatedAt: now })
+        .where(eq(enrollments.id, existing.id))
+        .run();
+      return { id: existing.id, created: false };
+    }
+    const inserted = newId();
+    tx.insert(enrollments)
+      .values({ id: inserted, tenantId: course.tenantId, courseId: course.id, userId, role, status: 'active', enrolledAt: now, updatedAt: now })
+      .run();
+    return { id: inserted, created: true };
+  }, immediate);
+  return { enrollment: getEnrollment(db, course.tenantId, id), created };
+}
+
+export type SkipReason = 'unknown_user' | 'already_enrolled' | 'deleted_user';
+
+export interface BulkEnrollResult {
+  enrolled: EnrollmentView[];
+  skipped: { user_id: string; reason: SkipReason }[];
+}
+
+/**
+ * Enrols many users in one transaction with set-based reads (a query per 500 ids, not per user).
+ * Unknown, deleted and already enrolled users are skipped with a reason; dropped ones are
+ * reactivated; an id named twice counts once. `enrolled` follows the order of `userIds`.
+ */
+export function bulkEnroll(
+  db: Db,
+  clock: Clock,
+  course: { id: string; tenantId: string },
+  userIds: string[],
+  role: EnrollmentRole,
+): BulkEnrollResult {
+  const now = clock.now().toISOString();
+  const wanted = [...new Set(userIds)];
+  const { enrolledIds, skipped } = db.transaction((tx) => {
+    const found = new Map<string, { deletedAt: string | null }>();
+    const existing = new Map<string, { id: string; status: EnrollmentStatus }>();
+    for (const ids of chunks(wanted)) {
+      for (const u of tx
+        .select({ id: users.id, deletedAt: users.deletedAt })
+        .from(users)
+        .where(and(eq(users.tenantId, course.tenantId), inArray(users.id, ids)))
+        .all()) {
+        found.set(u.id, u);
+      }
+      for (const e of tx
+        .select({ id: enrollments.id, userId: enrollments.userId, status: enrollments.status })
+        .from(enrollments)
+        .where(and(eq(enrollments.courseId, course.id), inArray(enrollments.userId, ids)))
+        .all()) {
+        existing.set(e.userId, e);
+      }
+    }
+
+    const skipped: BulkEnrollResult['skipped'] = [];
+    const enrolledIds: string[] = [];
+    const inserts: (typeof enrollments.$inferInsert)[] = [];
+    const reactivate: string[] = [];
+    for (const userId of wanted) {
+      const user = found.get(userId);
+      const current = existing.get(userId);
+      if (!user) skipped.push({ user_id: userId, reason: 'unknown_user' });
+      else if (user.deletedAt) skipped.push({ user_id: userId, reason: 'deleted_user' });
+      else if (current && current.status !== 'dropped') skipped.push({ user_id: userId, reason: 'already_enrolled' });
+      else if (current) {
+        reactivate.push(current.id);
+        enrolledIds.push(current.id);
+      } else {
+        const id = newId();
+        inserts.push({ id, tenantId: course.tenantId, courseId: course.id, userId, role, status: 'active', enrolledAt: now, updatedAt: now });
+        enrolledIds.push(id);
+      }
+    }
+    for (const rows of chunks(inserts)) tx.insert(enrollments).values(rows).run();
+    for (const ids of chunks(reactivate)) {
+      tx.update(enrollments)
+        .set({ status: 'active', role, droppedAt: null, completedAt: null, updatedAt: now })
+        .where(inArray(enrollments.id, ids))
+        .run();
+    }
+    return { enrolledIds, skipped };
+  }, immediate);
+
+  const byId = new Map<string, EnrollmentView>();
+  for (const ids of chunks(enrolledIds)) {
+    for (const row of selectViews(db, inArray(enrollments.id, ids)).all()) byId.set(row.id, row);
+  }
+  return { enrolled: enrolledIds.map((id) => byId.get(id)!), skipped };
+}
+
+/**
+ * Moves an active enrollment to `completed` or `dropped` (anything else is a 409) and records
+ * when. A course keeps at least one active instructor: ending the last one's enrollment is a 409.
+ */
+function endEnrollment(db: Db, clock: Clock, enrollment: EnrollmentView, to: 'completed' | 'dropped'): EnrollmentView {
+  const now = clock.now().toISOString();
+  db.transaction((tx) => {
+    const current = tx
+      .select({ status: enrollments.status, role: enrollments.role })
+      .from(enrollments)
+      .where(eq(enrollments.id, enrollment.id))
+      .get();
+    if (!current) throw notFound('Enrollment');
+    const verb = to === 'completed' ? 'completed' : 'dropped';
+    if (current.status !== 'active') throw conflict(`Only an active enrollment can be ${verb}; this one is ${current.status}`);
+    if (current.role === 'instructor') {
+      const others = tx
+        .select({ n: countAll })
+        .from(enrollments)
+        .where(
+          and(
+            eq(enrollments.courseId, enrollment.courseId),
+            eq(enrollments.status, 'active'),
+            eq(enrollments.role, 'instructor'),
+            ne(enrollments.id, enrollment.id),
+          ),
+        )
+        .get()?.n;
+      if (!others) throw conflict(`The course's last active instructor cannot be ${verb}; enrol another instructor first`);
+    }
+    tx.update(enrollments)
+      .set({ status: to, updatedAt: now, ...(to === 'completed' ? { completedAt: now } : { droppedAt: now }) })
+      .where(and(eq(enrollments.id, enrollment.id), eq(enrollments.status, 'active')))
+      .run();
+  }, immediate);
+  return getEnrollment(db, enrollment.tenantId, enrollment.id);
+}
+
+export const completeEnrollment = (db: Db, clock: Clock, enrollment: EnrollmentView) => endEnrollment(db, clock, enrollment, 'completed');
+export const dropEnrollment = (db: Db, clock: Clock, enrollment: EnrollmentView) => endEnrollment(db, clock, enrollment, 'dropped');
+
+export interface EnrollmentProgress {
+  enrollment_id: string;
+  percent: number;
+  completed: number;
+  total_required: number;
+  xp: number;
+  last_activity_at: string | null;
+  modules: { module_id: string; percent: number }[];
+}
+
+/**
+ * Progress of a learner in the course: the share of the course's required activities they have
+ * completed, overall and per module. Until activities exist a course requires nothing, so this is
+ * 0 of 0 (percent 0) with every module, in course order, at 0.
+ */
+export function enrollmentProgress(db: DbOrTx, enrollment: EnrollmentView): EnrollmentProgress {
+  const modules = listCourseModules(db, { id: enrollment.courseId }).rows;
+  return {
+    enrollment_id: enrollment.id,
+    percent: 0,
+    completed: 0,
+    total_required: 0,
+    xp: 0,
+    last_activity_at: null,
+    modules: modules.map((m) => ({ module_id: m.id, percent: 0 })),
+  };
 }

@@ -1,0 +1,35 @@
+// Course, section and module rows → public JSON.
+import type { ListedCourse } from './service';
+import type { CourseModuleRow, SectionRow } from './structure';
+
+export const presentCourse = (row: ListedCourse) => ({
+  id: row.id,
+  title: row.title,
+  slug: row.slug,
+  description: row.description,
+  status: row.status,
+  created_by: row.createdBy,
+  created_at: row.createdAt,
+  updated_at: row.updatedAt,
+  published_at: row.publishedAt,
+});
+
+export const presentSection = (row: SectionRow) => ({
+  id: row.id,
+  course_id: row.courseId,
+  title: row.title,
+  position: row.position,
+  created_at: row.createdAt,
+  updated_at: row.updatedAt,
+});
+
+export const presentModule = (row: CourseModuleRow) => ({
+  id: row.id,
+  course_id: row.courseId,
+  section_id: row.sectionId,
+  title: row.title,
+  description: row.description,
+  position: row.position,
+  created_at: row.createdAt,
+  updated_at: row.updatedAt,
+});

@@ -1,0 +1,377 @@
+// Courses and their structure over HTTP: the catalogue (list, create, get by id or slug, update,
+// publish, soft delete), sections, and modules with their order. Reading follows the course
+// policy (see policy.ts); every change needs an instructor of the course or an admin.
+import { createRoute, z } from '@hono/zod-openapi';
+import { forbidden } from '../http/errors';
+import { errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, secured } from '../http/openapi';
+import { pageOf, paginate, paginationQuery } from '../http/pagination';
+import { canCreateCourse } from './policy';
+import { presentCourse, presentModule, presentSection } from './present';
+import {
+  courseSchema,
+  createCourseBody,
+  createModuleBody,
+  createSectionBody,
+  listCoursesQuery,
+  moduleSchema,
+  reorderModulesBody,
+  sectionSchema,
+  slugParams,
+  updateCourseBody,
+  updateModuleBody,
+} from './schemas';
+import {
+  authorizeCourse,
+  authorizeCourseRow,
+  createCourse,
+  getCourseBySlug,
+  listCourses,
+  publishCourse,
+  softDeleteCourse,
+  updateCourse,
+} from './service';
+import {
+  createModule,
+  createSection,
+  deleteModule,
+  getModule,
+  getSection,
+  listCourseModules,
+  listSectionModules,
+  listSections,
+  reorderModules,
+  updateModule,
+} from './structure';
+
+const tags = ['Courses'];
+const structureTags = ['Course structure'];
+
+const reorderResult = z
+  .object({ section_id: z.uuid().nullable(), modules: z.array(moduleSchema) })
+  .openapi('ModuleOrder');
+
+export const coursesRouter = newRouter()
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/courses',
+      tags,
+      summary: "The caller's courses (enrolled or teaching, not dropped); admins: every course of the tenant",
+      security: secured,
+      request: { query: listCoursesQuery },
+      responses: { 200: jsonContent(pageOf(courseSchema), 'A page of courses, by title'), ...errorResponses(400, 401) },
+    }),
+    (c) => {
+      const actor = c.var.actor;
+      const q = c.req.valid('query');
+      const { rows, total } = listCourses(c.var.deps.db, actor.tenantId, { userId: actor.userId, all: actor.role === 'admin' }, q, q);
+      return c.json(paginate(c, q, rows.map(presentCourse), total), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'post',
+      path: '/api/courses',
+      tags,
+      summary: 'Create a course (draft); the creator becomes its instructor',
+      description:
+        'Without `slug`, one is made from the title (lowercase ASCII, hyphens), with -2, -3… appended when taken. ' +
+        'An explicit slug already used by a course of the tenant is a 409.',
+      security: secured,
+      request: jsonBody(createCourseBody),
+      responses: { 201: jsonContent(courseSchema, 'The new course'), ...errorResponses(400, 401, 403, 409, 413, 415) },
+    }),
+    (c) => {
+      const actor = c.var.actor;
+      const deps = c.var.deps;
+      if (!canCreateCourse(actor)) throw forbidden('You are not allowed to create courses');
+      const body = c.req.valid('json');
+      const course = createCourse(deps.db, deps.clock, { tenantId: actor.tenantId, createdBy: actor.userId, ...body });
+      c.header('Location', `/api/courses/${course.id}`);
+      return c.json(presentCourse(course), 201);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/courses/slug/{slug}',
+      tags,
+      summary: 'One course by slug',
+      security: secured,
+      request: { params: slugParams },
+      responses: { 200: jsonContent(courseSchema, 'The course'), ...errorResponses(400, 401, 404) },
+    }),
+    (c) => {
+      const actor = c.var.actor;
+      const db = c.var.deps.db;
+      const course = getCourseBySlug(db, actor.tenantId, c.req.valid('param').slug);
+      authorizeCourseRow(db, actor, course, 'read');
+      return c.json(presentCourse(course), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/courses/{id}',
+      tags,
+      summary: 'One course',
+      security: secured,
+      request: { params: idParams },
+      responses: { 200: jsonContent(courseSchema, 'The course'), ...errorResponses(400, 401, 404) },
+    }),
+    (c) => {
+      const { course } = authorizeCourse(c.var.deps.db, c.var.actor, c.req.valid('param').id, 'read');
+      return c.json(presentCourse(course), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'patch',
+      path: '/api/courses/{id}',
+      tags,
+      summary: 'Update a course (instructor)',
+      security: secured,
+      request: { params: idParams, ...jsonBody(updateCourseBody) },
+      responses: { 200: jsonContent(courseSchema, 'The course'), ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
+    }),
+    (c) => {
+      const deps = c.var.deps;
+      const { course } = authorizeCourse(deps.db, c.var.actor, c.req.valid('param').id, 'manage');
+      return c.json(presentCourse(updateCourse(deps.db, deps.clock, course, c.req.valid('json'))), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'delete',
+      path: '/api/courses/{id}',
+      tags,
+      summary: 'Delete a course (instructor); soft: kept in the database, hidden from every list and lookup',
+      security: secured,
+      request: { params: idParams },
+      responses: { 204: noContent, ...errorResponses(400, 401, 403, 404) },
+    }),
+    (c) => {
+      const deps = c.var.deps;
+      const { course } = authorizeCourse(deps.db, c.var.actor, c.req.valid('param').id, 'manage');
+      softDeleteCourse(deps.db, deps.clock, course);
+      // Everyone's access to the course ends; long-lived connections must re-check.
+      deps.auth.revoke();
+      return c.body(null, 204);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'post',
+      path: '/api/courses/{id}/publish',
+      tags,
+      summary: 'Publish a draft course (instructor); publishing a published course is a 409',
+      security: secured,
+      request: { params: idParams },
+      responses: { 200: jsonContent(courseSchema, 'The published course'), ...errorResponses(400, 401, 403, 404, 409) },
+    }),
+    (c) => {
+      const deps = c.var.deps;
+      const { course } = authorizeCourse(deps.db, c.var.actor, c.req.valid('param').id, 'manage');
+      return c.json(presentCourse(publishCourse(deps.db, deps.clock, course)), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/courses/{id}/sections',
+      tags: structureTags,
+      summary: 'Sections of a course, in order',
+      security: secured,
+      request: { params: idParams, query: paginationQuery },
+      responses: { 200: jsonContent(pageOf(sectionSchema), 'A page of sections'), ...errorResponses(400, 401, 404) },
+    }),
+    (c) => {
+      const db = c.var.deps.db;
+      const { course } = authorizeCourse(db, c.var.actor, c.req.valid('param').id, 'read');
+      const q = c.req.valid('query');
+      const { rows, total } = listSections(db, course, q);
+      return c.json(paginate(c, q, rows.map(presentSection), total), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'post',
+      path: '/api/courses/{id}/sections',
+      tags: structureTags,
+      summary: 'Create a section (instructor), at the end or at `position` (the others shift)',
+      security: secured,
+      request: { params: idParams, ...jsonBody(createSectionBody) },
+      responses: { 201: jsonContent(sectionSchema, 'The new section'), ...errorResponses(400, 401, 403, 404, 413, 415) },
+    }),
+    (c) => {
+      const deps = c.var.deps;
+      const { course } = authorizeCourse(deps.db, c.var.actor, c.req.valid('param').id, 'manage');
+      const section = createSection(deps.db, deps.clock, course, c.req.valid('json'));
+      c.header('Location', `/api/sections/${section.id}`);
+      return c.json(presentSection(section), 201);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/courses/{id}/modules',
+      tags: structureTags,
+      summary: "All modules of a course in order: the course's own (no section) first, then each section's",
+      security: secured,
+      request: { params: idParams, query: paginationQuery },
+      responses: { 200: jsonContent(pageOf(moduleSchema), 'A page of modules'), ...errorResponses(400, 401, 404) },
+    }),
+    (c) => {
+      const db = c.var.deps.db;
+      const { course } = authorizeCourse(db, c.var.actor, c.req.valid('param').id, 'read');
+      const q = c.req.valid('query');
+      const { rows, total } = listCourseModules(db, course, q);
+      return c.json(paginate(c, q, rows.map(presentModule), total), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'post',
+      path: '/api/courses/{id}/modules',
+      tags: structureTags,
+      summary: 'Create a module (instructor) in the course or in one of its sections, at the end or at `position`',
+      security: secured,
+      request: { params: idParams, ...jsonBody(createModuleBody) },
+      responses: { 201: jsonContent(moduleSchema, 'The new module'), ...errorResponses(400, 401, 403, 404, 413, 415, 422) },
+    }),
+    (c) => {
+      const deps = c.var.deps;
+      const { course } = authorizeCourse(deps.db, c.var.actor, c.req.valid('param').id, 'manage');
+      const body = c.req.valid('json');
+      const module = createModule(deps.db, deps.clock, course, {
+        title: body.title,
+        description: body.description,
+        sectionId: body.section_id,
+        position: body.position,
+      });
+      c.header('Location', `/api/modules/${module.id}`);
+      return c.json(presentModule(module), 201);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'put',
+      path: '/api/courses/{id}/modules/order',
+      tags: structureTags,
+      summary: 'Reorder modules (instructor), atomically',
+      description:
+        'With `section_id`, `module_ids` must name exactly the modules of that section; without it, exactly the ' +
+        "course's modules that are in no section. Anything missing, extra or repeated is a 422 naming it.",
+      security: secured,
+      request: { params: idParams, ...jsonBody(reorderModulesBody) },
+      responses: { 200: jsonContent(reorderResult, 'The modules in their new order'), ...errorResponses(400, 401, 403, 404, 413, 415, 422) },
+    }),
+    (c) => {
+      const deps = c.var.deps;
+      const { course } = authorizeCourse(deps.db, c.var.actor, c.req.valid('param').id, 'manage');
+      const body = c.req.valid('json');
+      const sectionId = body.section_id ?? null;
+      const modules = reorderModules(deps.db, deps.clock, course, sectionId, body.module_ids);
+      return c.json({ section_id: sectionId, modules: modules.map(presentModule) }, 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/sections/{id}',
+      tags: structureTags,
+      summary: 'One section',
+      security: secured,
+      request: { params: idParams },
+      responses: { 200: jsonContent(sectionSchema, 'The section'), ...errorResponses(400, 401, 404) },
+    }),
+    (c) => {
+      const db = c.var.deps.db;
+      const actor = c.var.actor;
+      const section = getSection(db, actor.tenantId, c.req.valid('param').id);
+      authorizeCourse(db, actor, section.courseId, 'read');
+      return c.json(presentSection(section), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/sections/{id}/modules',
+      tags: structureTags,
+      summary: 'Modules of one section, in order',
+      security: secured,
+      request: { params: idParams, query: paginationQuery },
+      responses: { 200: jsonContent(pageOf(moduleSchema), 'A page of modules'), ...errorResponses(400, 401, 404) },
+    }),
+    (c) => {
+      const db = c.var.deps.db;
+      const actor = c.var.actor;
+      const section = getSection(db, actor.tenantId, c.req.valid('param').id);
+      authorizeCourse(db, actor, section.courseId, 'read');
+      const q = c.req.valid('query');
+      const { rows, total } = listSectionModules(db, section, q);
+      return c.json(paginate(c, q, rows.map(presentModule), total), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/modules/{id}',
+      tags: structureTags,
+      summary: 'One module',
+      security: secured,
+      request: { params: idParams },
+      responses: { 200: jsonContent(moduleSchema, 'The module'), ...errorResponses(400, 401, 404) },
+    }),
+    (c) => {
+      const db = c.var.deps.db;
+      const actor = c.var.actor;
+      const module = getModule(db, actor.tenantId, c.req.valid('param').id);
+      authorizeCourse(db, actor, module.courseId, 'read');
+      return c.json(presentModule(module), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'patch',
+      path: '/api/modules/{id}',
+      tags: structureTags,
+      summary: 'Update a module (instructor): rename, describe, move to a position or to another section',
+      security: secured,
+      request: { params: idParams, ...jsonBody(updateModuleBody) },
+      responses: { 200: jsonContent(moduleSchema, 'The module'), ...errorResponses(400, 401, 403, 404, 413, 415, 422) },
+    }),
+    (c) => {
+      const deps = c.var.deps;
+      const actor = c.var.actor;
+      const module = getModule(deps.db, actor.tenantId, c.req.valid('param').id);
+      const { course } = authorizeCourse(deps.db, actor, module.courseId, 'manage');
+      const body = c.req.valid('json');
+      const updated = updateModule(deps.db, deps.clock, course, module, {
+        title: body.title,
+        description: body.description,
+        sectionId: body.section_id,
+        position: body.position,
+      });
+      return c.json(presentModule(updated), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'delete',
+      path: '/api/modules/{id}',
+      tags: structureTags,
+      summary: 'Delete a module (instructor), with everything in it; the modules after it move up',
+      security: secured,
+      request: { params: idParams },
+      responses: { 204: noContent, ...errorResponses(400, 401, 403, 404) },
+    }),
+    (c) => {
+      const deps = c.var.deps;
+      const actor = c.var.actor;
+      const module = getModule(deps.db, actor.tenantId, c.req.valid('param').id);
+      authorizeCourse(deps.db, actor, module.courseId, 'manage');
+      deleteModule(deps.db, module);
+      return c.body(null, 204);
+    },
+  );

@@ -1,0 +1,266 @@
+// Courses: the catalogue of a tenant. Create (the creator becomes its instructor), read by id or
+// slug, list for a caller, update, publish, soft delete; and `authorizeCourse`, the one place
+// that loads a course for a caller and applies the course policy (other areas use it too).
+import { and, asc, eq, gt, inArray, isNull, lt, or, sql } from 'drizzle-orm';
+import type { Db, DbOrTx } from '../../db/client';
+import { courses, enrollments, type CourseStatus } from '../../db/schema';
+import type { Actor } from '../auth/authenticator';
+import type { Clock } from '../clock';
+import type { Membership } from '../enrollments/policy';
+import { membershipOf } from '../enrollments/service';
+import { conflict, forbidden, notFound } from '../http/errors';
+import { pageBounds, type PageQuery } from '../http/pagination';
+import { newId } from '../ids';
+import { countAll, isUniqueViolation } from '../sql';
+import { preparedFor, rowsNamed } from './statements';
+import { canManageCourse, canReadCourse } from './policy';
+
+export type CourseRow = typeof courses.$inferSelect;
+
+const MAX_GENERATED_SLUG_LENGTH = 80;
+
+/** Latin letters that Unicode decomposition does not reduce to ASCII. */
+const transliterations: Record<string, string> = { ß: 'ss', æ: 'ae', œ: 'oe', ø: 'o', đ: 'd', ð: 'd', ł: 'l', þ: 'th', ı: 'i' };
+
+/** Title → slug: lowercase ASCII letters and digits joined by single hyphens ("Ça va?" → "ca-va"). */
+export function slugify(title: string): string {
+  const slug = title
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[ßæœøđðłþı]/g, (ch) => transliterations[ch] ?? ch)
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+/, '')
+    .slice(0, MAX_GENERATED_SLUG_LENGTH)
+    .replace(/-+$/, '');
+  return slug || 'course';
+}
+
+/** `base` if free among the tenant's live courses, else the first free `base-2`, `base-3`, … */
+function freeSlug(tx: DbOrTx, tenantId: string, base: string): string {
+  // Every `base-…` sorts between `base-` and `base.` ('.' follows '-'): one index range read.
+  const taken = new Set(
+    tx
+      .select({ slug: courses.slug })
+      .from(courses)
+      .where(
+        and(
+          eq(courses.tenantId, tenantId),
+          isNull(courses.deletedAt),
+          or(eq(courses.slug, base), and(gt(courses.slug, `${base}-`), lt(courses.slug, `${base}.`))),
+        ),
+      )
+      .all()
+      .map((r) => r.slug),
+  );
+  if (!taken.has(base)) return base;
+  for (let n = 2; ; n++) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;
+}
+
+const slugTaken = (slug: string) => conflict(`Another course of this tenant already has the slug "${slug}"`);
+
+export interface NewCourse {
+  tenantId: string;
+  createdBy: string;
+  title: string;
+  slug?: string;
+  description?: string | null;
+}
+
+/** The course and its creator's instructor enrollment, in one transaction. */
+export function createCourse(db: Db, clock: Clock, input: NewCourse): CourseRow {
+  const now = clock.now().toISOString();
+  try {
+    // IMMEDIATE: the free-slug read and the insert happen under the write lock, so two creates
+    // with the same title cannot pick the same slug.
+    return db.transaction(
+      (tx) => {
+        const slug = input.slug ?? freeSlug(tx, input.tenantId, slugify(input.title));
+        const course = tx
+          .insert(courses)
+          .values({
+            id: newId(),
+            tenantId: input.tenantId,
+            title: input.title,
+            slug,
+            description: input.description ?? null,
+            status: 'draft',
+            createdBy: input.createdBy,
+            createdAt: now,
+            updatedAt: now,
+          })
+          .returning()
+          .get();
+        tx.insert(enrollments)
+          .values({
+            id: newId(),
+            tenantId: input.tenantId,
+            courseId: course.id,
+            userId: input.createdBy,
+            role: 'instructor',
+            status: 'active',
+            enrolledAt: now,
+            updatedAt: now,
+          })
+          .run();
+        return course;
+      },
+      { behavior: 'immediate' },
+    );
+  } catch (err) {
+    if (isUniqueViolation(err)) throw slugTaken(input.slug ?? slugify(input.title));
+    throw err;
+  }
+}
+
+/** A live (not deleted) course of the tenant, or 404. */
+export function getCourse(db: DbOrTx, tenantId: string, id: string): CourseRow {
+  const row = db
+    .select()
+    .from(courses)
+    .where(and(eq(courses.id, id), eq(courses.tenantId, tenantId), isNull(courses.deletedAt)))
+    .get();
+  if (!row) throw notFound('Course');
+  return row;
+}
+
+export function getCourseBySlug(db: DbOrTx, tenantId: string, slug: string): CourseRow {
+  const row = db
+    .select()
+    .from(courses)
+    .where(and(eq(courses.tenantId, tenantId), eq(courses.slug, slug), isNull(courses.deletedAt)))
+    .get();
+  if (!row) throw notFound('Course');
+  return row;
+}
+
+export type CourseAction = 'read' | 'manage';
+
+export interface CourseAccess {
+  course: CourseRow;
+  /** The caller's enrollment in the course (any status), if any. */
+  membership: Membership | undefined;
+}
+
+/**
+ * Applies the course policy to a loaded course: 404 when the caller may not read it (as if it did
+ * not exist), 403 when they may read it but the action needs an instructor.
+ */
+export function authorizeCourseRow(db: DbOrTx, actor: Actor, course: CourseRow, action: CourseAction): CourseAccess {
+  const membership = membershipOf(db, actor.tenantId, course.id, actor.userId);
+  if (!canReadCourse(actor, course, membership)) throw notFound('Course');
+  if (action === 'manage' && !canManageCourse(actor, membership)) {
+    throw forbidden('Only instructors of this course or admins can do this');
+  }
+  return { course, membership };
+}
+
+/** Loads a live course of the caller's tenant and checks that the caller may do `action` on it. */
+export function authorizeCourse(db: DbOrTx, actor: Actor, courseId: string, action: CourseAction): CourseAccess {
+  return authorizeCourseRow(db, actor, getCourse(db, actor.tenantId, courseId), action);
+}
+
+/** The columns a list presents; a page of 100 reads no more than it sends. */
+const listedColumns = {
+  id: courses.id,
+  title: courses.title,
+  slug: courses.slug,
+  description: courses.description,
+  status: courses.status,
+  createdBy: courses.createdBy,
+  createdAt: courses.createdAt,
+  updatedAt: courses.updatedAt,
+  publishedAt: courses.publishedAt,
+};
+export type ListedCourse = Omit<CourseRow, 'tenantId' | 'deletedAt'>;
+
+export interface CourseListViewer {
+  userId: string;
+  /** Admins list every course of the tenant; others the courses they hold an enrollment in. */
+  all: boolean;
+}
+
+/** Courses of the caller: enrolled or teaching (not dropped), or all of the tenant for admins. */
+export function listCourses(db: DbOrTx, tenantId: string, viewer: CourseListViewer, filter: { status?: CourseStatus }, page: PageQuery) {
+  const { limit, offset } = pageBounds(page);
+  const byStatus = filter.status !== undefined;
+  const params = { tenantId, userId: viewer.userId, status: filter.status, limit, offset };
+  const statements = preparedFor(db, `courses:list:${viewer.all ? 'all' : 'member'}:${byStatus}`, () => {
+    const p = sql.placeholder;
+    const live = and(eq(courses.tenantId, p('tenantId')), isNull(courses.deletedAt), byStatus ? eq(courses.status, p('status')) : undefined);
+    if (viewer.all) {
+      return {
+        rows: db.select(listedColumns).from(courses).where(live).orderBy(asc(courses.title), asc(courses.id)).limit(p('limit')).offset(p('offset')).prepare(),
+        count: db.select({ n: countAll }).from(courses).where(live).prepare(),
+      };
+    }
+    // CROSS JOIN keeps SQLite driving from the caller's enrollments (user_id, status index):
+    // the cost follows how many courses they are in, not how many the tenant has.
+    const mine = and(
+      eq(enrollments.userId, p('userId')),
+      inArray(enrollments.status, ['active', 'completed']),
+      eq(courses.id, enrollments.courseId),
+      live,
+    );
+    return {
+      rows: db
+        .select(listedColumns)
+        .from(enrollments)
+        .crossJoin(courses)
+        .where(mine)
+        .orderBy(asc(courses.title), asc(courses.id))
+        .limit(p('limit'))
+        .offset(p('offset'))
+        .prepare(),
+      count: db.select({ n: countAll }).from(enrollments).crossJoin(courses).where(mine).prepare(),
+    };
+  });
+  return { rows: rowsNamed<ListedCourse>(listedColumns, statements.rows.values(params) as unknown[][]), total: statements.count.get(params)?.n ?? 0 };
+}
+
+export interface CourseChanges {
+  title?: string;
+  slug?: string;
+  description?: string | null;
+}
+
+export function updateCourse(db: DbOrTx, clock: Clock, course: CourseRow, changes: CourseChanges): CourseRow {
+  try {
+    return db
+      .update(courses)
+      .set({
+        ...(changes.title !== undefined ? { title: changes.title } : {}),
+        ...(changes.slug !== undefined ? { slug: changes.slug } : {}),
+        ...(changes.description !== undefined ? { description: changes.description } : {}),
+        updatedAt: clock.now().toISOString(),
+      })
+      .where(and(eq(courses.id, course.id), eq(courses.tenantId, course.tenantId)))
+      .returning()
+      .get()!;
+  } catch (err) {
+    if (isUniqueViolation(err) && changes.slug !== undefined) throw slugTaken(changes.slug);
+    throw err;
+  }
+}
+
+/** `draft` → `published`; the condition is in the update, so of two racing publishes one gets 409. */
+export function publishCourse(db: DbOrTx, clock: Clock, course: CourseRow): CourseRow {
+  const now = clock.now().toISOString();
+  const row = db
+    .update(courses)
+    .set({ status: 'published', publishedAt: now, updatedAt: now })
+    .where(and(eq(courses.id, course.id), eq(courses.tenantId, course.tenantId), eq(courses.status, 'draft')))
+    .returning()
+    .get();
+  if (!row) throw conflict('The course is already published');
+  return row;
+}
+
+/** Soft delete: the course and everything in it stay in the database, hidden from every list and lookup. */
+export function softDeleteCourse(db: DbOrTx, clock: Clock, course: CourseRow): void {
+  const now = clock.now().toISOString();
+  db.update(courses)
+    .set({ deletedAt: now, updatedAt: now })
+    .where(and(eq(courses.id, course.id), eq(courses.tenantId, course.tenantId)))
+    .run();
+}

@@ -1,0 +1,235 @@
+// Enrollments over HTTP, on the spec's paths: list, enrol (self or by an instructor), bulk-enrol,
+// read by id or by course and user, complete, drop, progress. Who may do what is in policy.ts; an
+// enrollment the caller may not see answers 404, as if it did not exist.
+import { createRoute } from '@hono/zod-openapi';
+import type { Actor } from '../auth/authenticator';
+import { authorizeCourse } from '../courses/service';
+import { forbidden, notFound } from '../http/errors';
+import { errorResponses, jsonBody, jsonContent, newRouter, secured } from '../http/openapi';
+import { pageOf, paginate } from '../http/pagination';
+import type { DbOrTx } from '../../db/client';
+import {
+  canCompleteEnrollment,
+  canDropEnrollment,
+  canEnrollOthers,
+  canViewEnrollment,
+  isCourseStaff,
+  selfEnrollmentRefusal,
+} from './policy';
+import { presentEnrollment } from './present';
+import {
+  bulkEnrollBody,
+  bulkEnrollResult,
+  courseParams,
+  courseUserParams,
+  enrollBody,
+  enrollmentParams,
+  enrollmentSchema,
+  listEnrollmentsQuery,
+  progressSchema,
+} from './schemas';
+import {
+  bulkEnroll,
+  completeEnrollment,
+  dropEnrollment,
+  enroll,
+  enrollmentProgress,
+  getCourseEnrollment,
+  getEnrollment,
+  listEnrollments,
+  membershipOf,
+  type EnrollmentView,
+} from './service';
+
+const tags = ['Enrollments'];
+
+/** The enrollment with the caller's standing in its course; 404 when the caller may not see it. */
+function visibleEnrollment(db: DbOrTx, actor: Actor, enrollmentId: string) {
+  const enrollment = getEnrollment(db, actor.tenantId, enrollmentId);
+  const membership = membershipOf(db, actor.tenantId, enrollment.courseId, actor.userId);
+  if (!canViewEnrollment(actor, enrollment, membership)) throw notFound('Enrollment');
+  return { enrollment, membership };
+}
+
+export const enrollmentsRouter = newRouter()
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/enrollments',
+      tags,
+      summary: 'Enrollments the caller may see: their own, those of the courses they teach (instructor or TA); admins all',
+      security: secured,
+      request: { query: listEnrollmentsQuery },
+      responses: { 200: jsonContent(pageOf(enrollmentSchema), 'A page of enrollments, in enrolment order'), ...errorResponses(400, 401) },
+    }),
+    (c) => {
+      const q = c.req.valid('query');
+      const { rows, total } = listEnrollments(
+        c.var.deps.db,
+        c.var.actor,
+        { courseId: q.course_id, userId: q.user_id, status: q.status, role: q.role },
+        q,
+      );
+      return c.json(paginate(c, q, rows.map(presentEnrollment), total), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'post',
+      path: '/api/enrollments/course/{course_id}/enroll',
+      tags,
+      summary: 'Enrol a user: yourself as a student in a published course, or anyone (instructors and admins)',
+      description:
+        'Without `user_id` the caller enrols themselves. A dropped enrollment is reactivated with the same id ' +
+        '(200); a new one is a 201. An active or completed enrollment is a 409.',
+      security: secured,
+      request: {
+        params: courseParams,
+        body: { required: false, content: { 'application/json': { schema: enrollBody } } },
+      },
+      responses: {
+        200: jsonContent(enrollmentSchema, 'A dropped enrollment, reactivated'),
+        201: jsonContent(enrollmentSchema, 'The new enrollment'),
+        ...errorResponses(400, 401, 403, 404, 409, 413, 415, 422),
+      },
+    }),
+    (c) => {
+      const actor = c.var.actor;
+      const deps = c.var.deps;
+      const body = c.req.valid('json');
+      const { course, membership } = authorizeCourse(deps.db, actor, c.req.valid('param').course_id, 'read');
+      const userId = body.user_id ?? actor.userId;
+      const role = body.role ?? 'student';
+      if (!canEnrollOthers(actor, membership)) {
+        if (userId !== actor.userId) throw forbidden('Only instructors of this course or admins can enrol other people');
+        const refusal = selfEnrollmentRefusal(course, role);
+        if (refusal) throw forbidden(refusal);
+      }
+      const { enrollment, created } = enroll(deps.db, deps.clock, course, userId, role);
+      if (!created) return c.json(presentEnrollment(enrollment), 200);
+      c.header('Location', `/api/enrollments/${enrollment.id}`);
+      return c.json(presentEnrollment(enrollment), 201);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'post',
+      path: '/api/enrollments/course/{course_id}/bulk-enroll',
+      tags,
+      summary: 'Enrol many users in one transaction (instructors and admins)',
+      description:
+        'Each id is enrolled (dropped enrollments are reactivated) or skipped with a reason: `unknown_user` ' +
+        '(no such user in the tenant), `deleted_user`, `already_enrolled` (active or completed). An id named twice counts once.',
+      security: secured,
+      request: { params: courseParams, ...jsonBody(bulkEnrollBody) },
+      responses: { 200: jsonContent(bulkEnrollResult, 'Who was enrolled and who was skipped'), ...errorResponses(400, 401, 403, 404, 413, 415) },
+    }),
+    (c) => {
+      const actor = c.var.actor;
+      const deps = c.var.deps;
+      const { course } = authorizeCourse(deps.db, actor, c.req.valid('param').course_id, 'manage');
+      const body = c.req.valid('json');
+      const result = bulkEnroll(deps.db, deps.clock, course, body.user_ids, body.role ?? 'student');
+      return c.json({ enrolled: result.enrolled.map(presentEnrollment), skipped: result.skipped }, 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/enrollments/course/{course_id}/user/{user_id}',
+      tags,
+      summary: "A user's enrollment in a course (yourself, or anyone's for the course's staff)",
+      security: secured,
+      request: { params: courseUserParams },
+      responses: { 200: jsonContent(enrollmentSchema, 'The enrollment'), ...errorResponses(400, 401, 403, 404) },
+    }),
+    (c) => {
+      const actor = c.var.actor;
+      const db = c.var.deps.db;
+      const { course_id, user_id } = c.req.valid('param');
+      const { course, membership } = authorizeCourse(db, actor, course_id, 'read');
+      if (user_id !== actor.userId && !isCourseStaff(actor, membership)) {
+        throw forbidden("Only the course's instructors and TAs can look up other people's enrollments");
+      }
+      return c.json(presentEnrollment(getCourseEnrollment(db, actor.tenantId, course.id, user_id)), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/enrollments/{enrollment_id}',
+      tags,
+      summary: 'One enrollment',
+      security: secured,
+      request: { params: enrollmentParams },
+      responses: { 200: jsonContent(enrollmentSchema, 'The enrollment'), ...errorResponses(400, 401, 404) },
+    }),
+    (c) => {
+      const { enrollment } = visibleEnrollment(c.var.deps.db, c.var.actor, c.req.valid('param').enrollment_id);
+      return c.json(presentEnrollment(enrollment), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'post',
+      path: '/api/enrollments/{enrollment_id}/complete',
+      tags,
+      summary: 'Complete an enrollment (instructors and admins): active → completed, else 409',
+      security: secured,
+      request: { params: enrollmentParams },
+      responses: { 200: jsonContent(enrollmentSchema, 'The completed enrollment'), ...errorResponses(400, 401, 403, 404, 409) },
+    }),
+    (c) => {
+      const actor = c.var.actor;
+      const deps = c.var.deps;
+      const { enrollment, membership } = visibleEnrollment(deps.db, actor, c.req.valid('param').enrollment_id);
+      if (!canCompleteEnrollment(actor, membership)) throw forbidden('Only instructors of this course or admins can complete enrollments');
+      const completed = completeEnrollment(deps.db, deps.clock, enrollment);
+      revokeIfStaff(c.var.deps, enrollment);
+      return c.json(presentEnrollment(completed), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'post',
+      path: '/api/enrollments/{enrollment_id}/drop',
+      tags,
+      summary: 'Drop an enrollment (instructors, admins, or its own user): active → dropped, else 409',
+      security: secured,
+      request: { params: enrollmentParams },
+      responses: { 200: jsonContent(enrollmentSchema, 'The dropped enrollment'), ...errorResponses(400, 401, 403, 404, 409) },
+    }),
+    (c) => {
+      const actor = c.var.actor;
+      const deps = c.var.deps;
+      const { enrollment, membership } = visibleEnrollment(deps.db, actor, c.req.valid('param').enrollment_id);
+      if (!canDropEnrollment(actor, enrollment, membership)) {
+        throw forbidden('Only instructors of this course, admins or the enrolled user can drop an enrollment');
+      }
+      const dropped = dropEnrollment(deps.db, deps.clock, enrollment);
+      // A dropped member loses the course whatever their role; connections must re-check.
+      deps.auth.revoke();
+      return c.json(presentEnrollment(dropped), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/enrollments/{enrollment_id}/progress',
+      tags,
+      summary: "A learner's progress in the course: completed required activities, overall and per module",
+      security: secured,
+      request: { params: enrollmentParams },
+      responses: { 200: jsonContent(progressSchema, 'Progress'), ...errorResponses(400, 401, 404) },
+    }),
+    (c) => {
+      const db = c.var.deps.db;
+      const { enrollment } = visibleEnrollment(db, c.var.actor, c.req.valid('param').enrollment_id);
+      return c.json(enrollmentProgress(db, enrollment), 200);
+    },
+  );
+
+/** Completing an instructor's or TA's enrollment ends their teaching rights in the course. */
+function revokeIfStaff(deps: { auth: { revoke(): void } }, enrollment: EnrollmentView): void {
+  if (enrollment.role !== 'student') deps.auth.revoke();
+}
