@@ -1,0 +1,418 @@
+// Gradebook: assignments of an offering (resource links with grade metadata), grades and their
+// history, summaries, the CSV spreadsheet and per-offering settings. An offering is a course.
+// Every route first finds the offering in the caller's tenant (404, so other tenants' offerings
+// never answer 403), then asks the policy: instructors of the offering and tenant admins manage
+// the gradebook; a student reads only their own grades.
+import { createRoute, z } from '@hono/zod-openapi';
+import type { Actor } from '../auth/authenticator';
+import type { DbOrTx } from '../../db/client';
+import { membershipOf } from '../enrollments/service';
+import { forbidden } from '../http/errors';
+import { errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, secured } from '../http/openapi';
+import { pageOf, paginate, paginationQuery } from '../http/pagination';
+import { canManageGradebook, canReadStudentGrades, INSTRUCTOR_REQUIRED } from './policy';
+import {
+  presentAssignment,
+  presentGrade,
+  presentGradeChange,
+  presentSettings,
+  presentStudentGrades,
+  presentSummary,
+} from './present';
+import {
+  assignmentSchema,
+  createAssignmentBody,
+  gradeChangeSchema,
+  gradeParams,
+  gradeSchema,
+  listGradesQuery,
+  offeringParams,
+  putGradeBody,
+  putSettingsBody,
+  settingsSchema,
+  studentGradesSchema,
+  studentParams,
+  summarySchema,
+  updateAssignmentBody,
+} from './schemas';
+import {
+  createAssignment,
+  deleteAssignment,
+  getAssignment,
+  getGrade,
+  getOffering,
+  getSettings,
+  getStudent,
+  gradeHistory,
+  listAssignments,
+  listGrades,
+  loadGradebook,
+  putSettings,
+  recordGrade,
+  studentGrades,
+  summarizeOffering,
+  updateAssignment,
+  type AssignmentFields,
+  type Offering,
+} from './service';
+import { CSV_CONTENT_TYPE, gradebookCsv } from './spreadsheet';
+
+const tags = ['Gradebook'];
+
+/** The caller's enrollment in the offering; tenant admins need none, so it is not even read for them. */
+const membershipIn = (db: DbOrTx, actor: Actor, offering: Offering) =>
+  actor.role === 'admin' ? undefined : membershipOf(db, offering.tenantId, offering.id, actor.userId);
+
+function requireInstructor(db: DbOrTx, actor: Actor, offering: Offering): void {
+  if (!canManageGradebook(actor, membershipIn(db, actor, offering))) throw forbidden(INSTRUCTOR_REQUIRED);
+}
+
+/** The offering, if it exists in the caller's tenant (404) and the caller teaches it (403). */
+function instructorOffering(db: DbOrTx, actor: Actor, offeringId: string): Offering {
+  const offering = getOffering(db, actor.tenantId, offeringId);
+  requireInstructor(db, actor, offering);
+  return offering;
+}
+
+function instructorAssignment(db: DbOrTx, actor: Actor, id: string) {
+  const found = getAssignment(db, actor.tenantId, id);
+  requireInstructor(db, actor, found.offering);
+  return found;
+}
+
+/** Only the fields the request names, in the service's terms; null clears a nullable one. */
+function assignmentChanges(body: z.infer<typeof updateAssignmentBody>): Partial<AssignmentFields> {
+  const m = body.grade_metadata ?? {};
+  const changes: Partial<AssignmentFields> = {
+    label: body.label,
+    resourceLinkId: body.resource_link_id,
+    tag: body.tag,
+    resourceId: body.resource_id,
+    activityId: body.activity_id,
+    position: body.position,
+    scoreMaximum: m.score_maximum,
+    weight: m.weight,
+    category: m.category,
+    dueAt: m.due_at,
+    gradingType: m.grading_type,
+  };
+  for (const key of Object.keys(changes) as (keyof AssignmentFields)[]) if (changes[key] === undefined) delete changes[key];
+  return changes;
+}
+
+const instructorOnly = ' Instructors of the offering and tenant admins only (403 "Instructor access required").';
+
+const csvHeaders = (offering: Offering) => ({
+  'Content-Type': CSV_CONTENT_TYPE,
+  'Content-Disposition': `attachment; filename="gradebook-${offering.id}.csv"`,
+  'Cache-Control': 'no-store',
+});
+
+export const gradebookRouter = newRouter()
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/gradebook/offerings/{offering_id}/assignments',
+      tags,
+      summary: 'Assignments (resource links) of an offering with their grade metadata',
+      description: `Ordered by position, then id.${instructorOnly} page defaults to 1, per_page to 100 (at most 100).`,
+      security: secured,
+      request: { params: offeringParams, query: paginationQuery },
+      responses: { 200: jsonContent(pageOf(assignmentSchema), 'A page of assignments'), ...errorResponses(400, 401, 403, 404) },
+    }),
+    (c) => {
+      const db = c.var.deps.db;
+      const offering = instructorOffering(db, c.var.actor, c.req.valid('param').offering_id);
+      const q = c.req.valid('query');
+      const { rows, total } = listAssignments(db, offering, q);
+      return c.json(paginate(c, q, rows.map(presentAssignment), total), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'post',
+      path: '/api/gradebook/offerings/{offering_id}/assignments',
+      tags,
+      summary: 'Create an assignment, optionally tied to an activity',
+      description: `resource_link_id is unique within the offering (409).${instructorOnly}`,
+      security: secured,
+      request: { params: offeringParams, ...jsonBody(createAssignmentBody) },
+      responses: {
+        201: jsonContent(assignmentSchema, 'The new assignment'),
+        ...errorResponses(400, 401, 403, 404, 409, 413, 415),
+      },
+    }),
+    (c) => {
+      const { db, clock } = c.var.deps;
+      const actor = c.var.actor;
+      const offering = instructorOffering(db, actor, c.req.valid('param').offering_id);
+      const body = c.req.valid('json');
+      const m = body.grade_metadata;
+      const assignment = createAssignment(db, clock, offering, actor.userId, {
+        label: body.label,
+        resourceLinkId: body.resource_link_id,
+        tag: body.tag ?? null,
+        resourceId: body.resource_id ?? null,
+        activityId: body.activity_id ?? null,
+        position: body.position,
+        scoreMaximum: m.score_maximum,
+        weight: m.weight,
+        category: m.category,
+        dueAt: m.due_at ?? null,
+        gradingType: m.grading_type,
+      });
+      c.header('Location', `/api/gradebook/assignments/${assignment.id}`);
+      return c.json(presentAssignment(assignment), 201);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/gradebook/assignments/{id}',
+      tags,
+      summary: 'One assignment',
+      description: instructorOnly.trim(),
+      security: secured,
+      request: { params: idParams },
+      responses: { 200: jsonContent(assignmentSchema, 'The assignment'), ...errorResponses(400, 401, 403, 404) },
+    }),
+    (c) => {
+      const { assignment } = instructorAssignment(c.var.deps.db, c.var.actor, c.req.valid('param').id);
+      return c.json(presentAssignment(assignment), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'patch',
+      path: '/api/gradebook/assignments/{id}',
+      tags,
+      summary: 'Change an assignment',
+      description:
+        'grade_metadata fields may be given one by one. Lowering score_maximum below a recorded score, or making ' +
+        `pass_fail an assignment with partial scores, is 409.${instructorOnly}`,
+      security: secured,
+      request: { params: idParams, ...jsonBody(updateAssignmentBody) },
+      responses: { 200: jsonContent(assignmentSchema, 'The assignment'), ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
+    }),
+    (c) => {
+      const { db, clock } = c.var.deps;
+      const { assignment } = instructorAssignment(db, c.var.actor, c.req.valid('param').id);
+      const updated = updateAssignment(db, clock, assignment, assignmentChanges(c.req.valid('json')));
+      return c.json(presentAssignment(updated), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'delete',
+      path: '/api/gradebook/assignments/{id}',
+      tags,
+      summary: 'Delete an assignment with its grades and their history',
+      description: instructorOnly.trim(),
+      security: secured,
+      request: { params: idParams },
+      responses: { 204: noContent, ...errorResponses(400, 401, 403, 404) },
+    }),
+    (c) => {
+      const db = c.var.deps.db;
+      const { assignment } = instructorAssignment(db, c.var.actor, c.req.valid('param').id);
+      deleteAssignment(db, assignment);
+      return c.body(null, 204);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'put',
+      path: '/api/gradebook/assignments/{id}/grades/{student_id}',
+      tags,
+      summary: "Record a student's grade (creates or replaces it)",
+      description:
+        'score must lie within 0..score_maximum (a pass_fail assignment takes 0 or score_maximum), and the student ' +
+        'must be an active student of the offering; otherwise 422. Every change is kept in the grade history; a ' +
+        `PUT that changes nothing records nothing. 201 when the grade is new, 200 when it replaced one.${instructorOnly}`,
+      security: secured,
+      request: { params: gradeParams, ...jsonBody(putGradeBody) },
+      responses: {
+        200: jsonContent(gradeSchema, 'The grade, updated'),
+        201: jsonContent(gradeSchema, 'The grade, new'),
+        ...errorResponses(400, 401, 403, 404, 413, 415, 422),
+      },
+    }),
+    (c) => {
+      const { db, clock } = c.var.deps;
+      const actor = c.var.actor;
+      const { id, student_id } = c.req.valid('param');
+      const { assignment } = instructorAssignment(db, actor, id);
+      const { grade, created } = recordGrade(db, clock, assignment, student_id, actor.userId, c.req.valid('json'));
+      const body = presentGrade(grade, assignment.scoreMaximum);
+      if (!created) return c.json(body, 200);
+      c.header('Location', `/api/gradebook/assignments/${assignment.id}/grades/${student_id}`);
+      return c.json(body, 201);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/gradebook/assignments/{id}/grades/{student_id}',
+      tags,
+      summary: "One student's grade on one assignment (the student themself or an instructor)",
+      security: secured,
+      request: { params: gradeParams },
+      responses: { 200: jsonContent(gradeSchema, 'The grade'), ...errorResponses(400, 401, 403, 404) },
+    }),
+    (c) => {
+      const db = c.var.deps.db;
+      const actor = c.var.actor;
+      const { id, student_id } = c.req.valid('param');
+      const { assignment, offering } = getAssignment(db, actor.tenantId, id);
+      if (!canReadStudentGrades(actor, student_id, membershipIn(db, actor, offering))) {
+        throw forbidden('Only the student themself or an instructor of the offering can read this grade');
+      }
+      return c.json(presentGrade(getGrade(db, assignment, student_id), assignment.scoreMaximum), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/gradebook/assignments/{id}/grades/{student_id}/history',
+      tags,
+      summary: "Every change of a student's grade on an assignment, newest first",
+      description: `Who changed it, when, and the score and comment before and after.${instructorOnly}`,
+      security: secured,
+      request: { params: gradeParams, query: paginationQuery },
+      responses: { 200: jsonContent(pageOf(gradeChangeSchema), 'A page of changes'), ...errorResponses(400, 401, 403, 404) },
+    }),
+    (c) => {
+      const db = c.var.deps.db;
+      const { id, student_id } = c.req.valid('param');
+      const { assignment } = instructorAssignment(db, c.var.actor, id);
+      const q = c.req.valid('query');
+      const { rows, total } = gradeHistory(db, assignment, student_id, q);
+      return c.json(paginate(c, q, rows.map(presentGradeChange), total), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/gradebook/offerings/{offering_id}/grades',
+      tags,
+      summary: 'Grades of an offering; ?format=csv for the whole gradebook as a spreadsheet',
+      description:
+        'JSON: grade rows by student then assignment, paginated, optionally filtered by assignment_id or student_id. ' +
+        'CSV (page, per_page and filters do not apply): a header row (student_id, name, email, one column per ' +
+        'assignment label in assignment order, weighted_percent, letter), then one row per active student by name; ' +
+        'UTF-8 with BOM and CRLF line ends; cells starting with = + - @ TAB or CR are prefixed with a single quote.' +
+        instructorOnly,
+      security: secured,
+      request: { params: offeringParams, query: listGradesQuery },
+      responses: {
+        200: {
+          description: 'A page of grades, or the spreadsheet',
+          content: {
+            'application/json': { schema: pageOf(gradeSchema) },
+            'text/csv': { schema: z.string() },
+          },
+        },
+        ...errorResponses(400, 401, 403, 404),
+      },
+    }),
+    (c) => {
+      const db = c.var.deps.db;
+      const offering = instructorOffering(db, c.var.actor, c.req.valid('param').offering_id);
+      const q = c.req.valid('query');
+      if (q.format === 'csv') return c.body(gradebookCsv(loadGradebook(db, offering)), 200, csvHeaders(offering));
+      const { rows, total } = listGrades(db, offering, { assignmentId: q.assignment_id, studentId: q.student_id }, q);
+      return c.json(paginate(c, q, rows.map((r) => presentGrade(r.grade, r.scoreMaximum)), total), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/gradebook/offerings/{offering_id}/students/{student_id}/grades',
+      tags,
+      summary: 'Grades of one student in an offering, with their weighted percent and letter',
+      description:
+        'Every assignment of the offering in order, with the grade or null. The student themself or an instructor ' +
+        'of the offering; anyone else 403. 404 when the user was never a student of the offering.',
+      security: secured,
+      request: { params: studentParams },
+      responses: { 200: jsonContent(studentGradesSchema, "The student's grades"), ...errorResponses(400, 401, 403, 404) },
+    }),
+    (c) => {
+      const db = c.var.deps.db;
+      const actor = c.var.actor;
+      const { offering_id, student_id } = c.req.valid('param');
+      const offering = getOffering(db, actor.tenantId, offering_id);
+      // Refused before the student is looked up, so the answer does not reveal who is enrolled.
+      if (!canReadStudentGrades(actor, student_id, membershipIn(db, actor, offering))) {
+        throw forbidden('Only the student themself or an instructor of the offering can read these grades');
+      }
+      const student = getStudent(db, offering, student_id);
+      return c.json(presentStudentGrades(offering, student, studentGrades(db, offering, student)), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/gradebook/offerings/{offering_id}/summary',
+      tags,
+      summary: 'Summary of an offering: per assignment statistics, per student standing, class distribution',
+      description:
+        'Over active students. Per assignment: count, missing (active students without a grade), mean, median, min, ' +
+        'max and the population standard deviation (divides by n) of the raw scores. Per student: the weighted ' +
+        'percent (each grade normalised by score_maximum; weighted by assignment weight within its category; ' +
+        'categories weighted by the category_weights setting, a category absent from it weighing 0, or not weighted ' +
+        'at all when none are set; missing grades left out of the denominator; rounded to 2 decimals) and the ' +
+        `letter of that percent on the letter_scale setting. The distribution counts students per letter.${instructorOnly}`,
+      security: secured,
+      request: { params: offeringParams },
+      responses: { 200: jsonContent(summarySchema, 'The summary'), ...errorResponses(400, 401, 403, 404) },
+    }),
+    (c) => {
+      const db = c.var.deps.db;
+      const offering = instructorOffering(db, c.var.actor, c.req.valid('param').offering_id);
+      return c.json(presentSummary(offering, summarizeOffering(db, offering)), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/gradebook/offerings/{offering_id}/settings',
+      tags,
+      summary: "The offering's category weights and letter scale (defaults until changed)",
+      description: instructorOnly.trim(),
+      security: secured,
+      request: { params: offeringParams },
+      responses: { 200: jsonContent(settingsSchema, 'The settings'), ...errorResponses(400, 401, 403, 404) },
+    }),
+    (c) => {
+      const db = c.var.deps.db;
+      const offering = instructorOffering(db, c.var.actor, c.req.valid('param').offering_id);
+      return c.json(presentSettings(offering, getSettings(db, offering)), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'put',
+      path: '/api/gradebook/offerings/{offering_id}/settings',
+      tags,
+      summary: "Replace the offering's category weights and letter scale",
+      description:
+        'An omitted part takes its default (no category weighting; A 90, B 80, C 70, D 60, F 0). Weights must be ≥ 0 ' +
+        'with one above 0; the scale must be sorted highest first without ties, within 0..100, end at 0 and not ' +
+        `repeat a letter; otherwise 422.${instructorOnly}`,
+      security: secured,
+      request: { params: offeringParams, ...jsonBody(putSettingsBody) },
+      responses: { 200: jsonContent(settingsSchema, 'The settings'), ...errorResponses(400, 401, 403, 404, 413, 415, 422) },
+    }),
+    (c) => {
+      const { db, clock } = c.var.deps;
+      const actor = c.var.actor;
+      const offering = instructorOffering(db, actor, c.req.valid('param').offering_id);
+      const body = c.req.valid('json');
+      const settings = putSettings(db, clock, offering, actor.userId, {
+        categoryWeights: body.category_weights,
+        letterScale: body.letter_scale,
+      });
+      return c.json(presentSettings(offering, settings), 200);
+    },
+  );

@@ -1,0 +1,25 @@
+// The gradebook as a spreadsheet: one row per active student, one column per assignment. Written
+// for Excel and LibreOffice alike (UTF-8 with a BOM, CRLF line ends), and safe to open there: any
+// cell that a spreadsheet would read as a formula (= + - @ TAB CR first) gets a leading quote.
+import { stringify } from 'csv-stringify/sync';
+import type { Gradebook } from './service';
+
+export const CSV_CONTENT_TYPE = 'text/csv; charset=utf-8';
+
+export function gradebookCsv(gradebook: Gradebook): string {
+  const { assignments, students, scores } = gradebook;
+  const columns = assignments.length;
+  const header = ['student_id', 'name', 'email', ...assignments.map((a) => a.label), 'weighted_percent', 'letter'];
+  const records: (string | number | null)[][] = [header];
+  students.forEach((s, r) => {
+    const record: (string | number | null)[] = [s.id, s.name, s.email];
+    for (let c = 0; c < columns; c++) {
+      const score = scores[r * columns + c]!;
+      record.push(Number.isNaN(score) ? null : score);
+    }
+    record.push(s.weightedPercent, s.letter);
+    records.push(record);
+  });
+  // The header goes through as a record so that assignment labels are escaped like any other cell.
+  return stringify(records, { bom: true, record_delimiter: 'windows', escape_formulas: true });
+}

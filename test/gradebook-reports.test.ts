@@ -1,0 +1,300 @@
+// Whole-offering gradebook views through the HTTP API: the summary, checked against statistics
+// computed here independently of the server's code, and the CSV spreadsheet, parsed back with
+// csv-parse (round trip, Excel-friendly encoding, formula-injection escaping).
+import { parse } from 'csv-parse/sync';
+import { and, eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { enrollments } from '../db/schema';
+import { makeTestApp, type TestApp, type TestUser } from './helpers/app';
+import { insertCourse, insertEnrollment } from './helpers/courses';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await makeTestApp();
+});
+afterAll(() => t?.close());
+
+interface Setup {
+  offeringId: string;
+  instructor: TestUser;
+  ta: TestUser;
+  students: TestUser[];
+}
+
+async function setup(studentNames: string[]): Promise<Setup> {
+  const instructor = await t.newUser();
+  const offeringId = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: instructor.user.id }).id;
+  insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: offeringId, userId: instructor.user.id, role: 'instructor' });
+  const ta = await t.newUser();
+  insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: offeringId, userId: ta.user.id, role: 'ta' });
+  const students: TestUser[] = [];
+  for (const name of studentNames) {
+    const s = await t.newUser({ name });
+    insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: offeringId, userId: s.user.id, role: 'student' });
+    students.push(s);
+  }
+  return { offeringId, instructor, ta, students };
+}
+
+async function addAssignment(s: Setup, label: string, meta: Record<string, unknown>) {
+  const res = await t.call('POST', `/api/gradebook/offerings/${s.offeringId}/assignments`, { as: s.instructor, body: { label, grade_metadata: meta } });
+  expect(res.status).toBe(201);
+  return res.body as { id: string; label: string; grade_metadata: { score_maximum: number; weight: number; category: string } };
+}
+
+async function grade(s: Setup, assignmentId: string, studentId: string, score: number) {
+  const res = await t.call('PUT', `/api/gradebook/assignments/${assignmentId}/grades/${studentId}`, { as: s.instructor, body: { score } });
+  expect(res.status).toBeLessThan(300);
+}
+
+// ------------------------------------------------------------ independent reference arithmetic
+
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+function median(xs: number[]) {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+const populationStddev = (xs: number[]) => {
+  const mu = mean(xs);
+  return Math.sqrt(xs.reduce((acc, x) => acc + (x - mu) * (x - mu), 0) / xs.length);
+};
+
+type Meta = { score_maximum: number; weight: number; category: string };
+/** The documented rule, written out plainly: missing grades excluded, weight within category, then category weights. */
+function expectedPercent(grades: { meta: Meta; score: number }[], categoryWeights: Record<string, number>): number | null {
+  const byCategory = new Map<string, { num: number; den: number }>();
+  for (const g of grades) {
+    if (g.meta.weight === 0) continue;
+    const key = Object.keys(categoryWeights).length ? g.meta.category : '*';
+    const c = byCategory.get(key) ?? { num: 0, den: 0 };
+    c.num += g.meta.weight * (g.score / g.meta.score_maximum);
+    c.den += g.meta.weight;
+    byCategory.set(key, c);
+  }
+  let num = 0;
+  let den = 0;
+  for (const [key, c] of byCategory) {
+    const w = key === '*' ? 1 : (categoryWeights[key] ?? 0);
+    if (w === 0 || c.den === 0) continue;
+    num += w * (c.num / c.den);
+    den += w;
+  }
+  return den === 0 ? null : (100 * num) / den;
+}
+function expectedLetter(percent: number | null, scale: { letter: string; min_percent: number }[]) {
+  if (percent === null) return null;
+  const rounded = Math.round(percent * 100) / 100;
+  return scale.find((s) => rounded >= s.min_percent)!.letter;
+}
+
+/** Deterministic pseudo-random scores, so the data is irregular but the test repeatable. */
+function lcg(seed: number) {
+  let x = seed;
+  return () => {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    return x / 2147483648;
+  };
+}
+
+describe('GET /api/gradebook/offerings/{offering_id}/summary', () => {
+  it('matches statistics, weighted percents, letters and the distribution computed independently', async () => {
+    const names = ['Ada', 'Bea', 'Cyd', 'Dot', 'Eve', 'Fay', 'Gus', 'Hal', 'Ivy'];
+    const s = await setup(names);
+    const assignments = [
+      await addAssignment(s, 'HW1', { score_maximum: 10, weight: 1, category: 'homework' }),
+      await addAssignment(s, 'HW2', { score_maximum: 20, weight: 2, category: 'homework' }),
+      await addAssignment(s, 'Midterm', { score_maximum: 100, weight: 1, category: 'exams' }),
+      await addAssignment(s, 'Final', { score_maximum: 50, weight: 3, category: 'exams' }),
+      await addAssignment(s, 'Practice', { score_maximum: 5, weight: 0, category: 'homework' }),
+      await addAssignment(s, 'Bonus', { score_maximum: 10, weight: 1, category: 'extra' }),
+    ];
+    const rand = lcg(42);
+    const recorded = new Map<string, Map<string, number>>(); // student → assignment → score
+    // Ivy (the last) gets nothing; others miss some work at random; scores to a quarter point.
+    for (const student of s.students.slice(0, -1)) {
+      const mine = new Map<string, number>();
+      for (const a of assignments) {
+        if (rand() < 0.2) continue;
+        const score = Math.round(rand() * a.grade_metadata.score_maximum * 4) / 4;
+        await grade(s, a.id, student.user.id, score);
+        mine.set(a.id, score);
+      }
+      recorded.set(student.user.id, mine);
+    }
+    // A dropped student's grade stays stored but is out of the summary.
+    const dropped = s.students[0]!;
+    await grade(s, assignments[0]!.id, dropped.user.id, 10);
+    recorded.get(dropped.user.id)!.set(assignments[0]!.id, 10);
+    t.db.update(enrollments).set({ status: 'dropped' }).where(and(eq(enrollments.courseId, s.offeringId), eq(enrollments.userId, dropped.user.id))).run();
+    const active = s.students.slice(1);
+
+    const check = async (categoryWeights: Record<string, number>, scale: { letter: string; min_percent: number }[]) => {
+      const res = await t.call('GET', `/api/gradebook/offerings/${s.offeringId}/summary`, { as: s.instructor });
+      expect(res.status).toBe(200);
+      const body = res.body;
+      expect(body).toMatchObject({
+        offering_id: s.offeringId,
+        student_count: active.length,
+        assignment_count: assignments.length,
+        standard_deviation: 'population',
+        settings: { category_weights: categoryWeights, letter_scale: scale },
+      });
+
+      assignments.forEach((a, i) => {
+        const scores = active.map((st) => recorded.get(st.user.id)?.get(a.id)).filter((x): x is number => x !== undefined);
+        const row = body.assignments[i];
+        expect(row.assignment_id).toBe(a.id);
+        expect(row.count).toBe(scores.length);
+        expect(row.missing).toBe(active.length - scores.length);
+        expect(row.count).toBeGreaterThan(0);
+        expect(row.mean).toBeCloseTo(mean(scores), 10);
+        expect(row.median).toBeCloseTo(median(scores), 10);
+        expect(row.min).toBe(Math.min(...scores));
+        expect(row.max).toBe(Math.max(...scores));
+        expect(row.stddev).toBeCloseTo(populationStddev(scores), 10);
+      });
+
+      const expectedStudents = [...active]
+        .sort((x, y) => x.user.name.localeCompare(y.user.name))
+        .map((st) => {
+          const mine = recorded.get(st.user.id) ?? new Map<string, number>();
+          const grades = assignments.filter((a) => mine.has(a.id)).map((a) => ({ meta: a.grade_metadata, score: mine.get(a.id)! }));
+          const percent = expectedPercent(grades, categoryWeights);
+          return { id: st.user.id, graded_count: grades.length, percent, letter: expectedLetter(percent, scale) };
+        });
+      expect(body.students.map((x: any) => x.id)).toEqual(expectedStudents.map((x) => x.id));
+      body.students.forEach((got: any, i: number) => {
+        const want = expectedStudents[i]!;
+        expect(got.graded_count).toBe(want.graded_count);
+        if (want.percent === null) expect(got.weighted_percent).toBeNull();
+        else expect(Math.abs(got.weighted_percent - want.percent)).toBeLessThanOrEqual(0.005 + 1e-9);
+        expect(got.letter).toBe(want.letter);
+      });
+      expect(body.distribution).toEqual(scale.map((x) => ({ letter: x.letter, count: expectedStudents.filter((st) => st.letter === x.letter).length })));
+      expect(body.ungraded_students).toBe(expectedStudents.filter((st) => st.letter === null).length);
+      return body;
+    };
+
+    const defaultScale = [
+      { letter: 'A', min_percent: 90 },
+      { letter: 'B', min_percent: 80 },
+      { letter: 'C', min_percent: 70 },
+      { letter: 'D', min_percent: 60 },
+      { letter: 'F', min_percent: 0 },
+    ];
+    const plain = await check({}, defaultScale);
+    expect(plain.ungraded_students).toBe(1); // Ivy
+
+    const weights = { homework: 40, exams: 60 };
+    const scale = [
+      { letter: 'Excellent', min_percent: 75 },
+      { letter: 'Good', min_percent: 50 },
+      { letter: 'Weak', min_percent: 0 },
+    ];
+    const put = await t.call('PUT', `/api/gradebook/offerings/${s.offeringId}/settings`, { as: s.instructor, body: { category_weights: weights, letter_scale: scale } });
+    expect(put.status).toBe(200);
+    await check(weights, scale);
+  });
+
+  it('works out a small class exactly', async () => {
+    const s = await setup(['Ann', 'Ben', 'Cat', 'Dan']);
+    const quiz = await addAssignment(s, 'Quiz', { score_maximum: 10, category: 'quizzes' });
+    const exam = await addAssignment(s, 'Exam', { score_maximum: 100, category: 'exams', weight: 1 });
+    const [ann, ben, cat] = s.students as [TestUser, TestUser, TestUser];
+    await grade(s, quiz.id, ann.user.id, 10);
+    await grade(s, quiz.id, ben.user.id, 6);
+    await grade(s, quiz.id, cat.user.id, 8);
+    await grade(s, exam.id, ann.user.id, 80);
+    await grade(s, exam.id, ben.user.id, 100);
+    await t.call('PUT', `/api/gradebook/offerings/${s.offeringId}/settings`, { as: s.instructor, body: { category_weights: { quizzes: 1, exams: 3 } } });
+    const res = await t.call('GET', `/api/gradebook/offerings/${s.offeringId}/summary`, { as: s.instructor });
+    expect(res.body.assignments[0]).toMatchObject({ count: 3, missing: 1, mean: 8, median: 8, min: 6, max: 10 });
+    expect(res.body.assignments[0].stddev).toBeCloseTo(Math.sqrt(8 / 3), 12);
+    expect(res.body.assignments[1]).toMatchObject({ count: 2, missing: 2, mean: 90, median: 90, min: 80, max: 100, stddev: 10 });
+    expect(res.body.students).toEqual([
+      // (1 × 100 + 3 × 80) / 4 = 85
+      { id: ann.user.id, name: 'Ann', email: ann.user.email, graded_count: 2, weighted_percent: 85, letter: 'B' },
+      // (1 × 60 + 3 × 100) / 4 = 90
+      { id: ben.user.id, name: 'Ben', email: ben.user.email, graded_count: 2, weighted_percent: 90, letter: 'A' },
+      // exams missing: quizzes alone count
+      { id: cat.user.id, name: 'Cat', email: cat.user.email, graded_count: 1, weighted_percent: 80, letter: 'B' },
+      { id: s.students[3]!.user.id, name: 'Dan', email: s.students[3]!.user.email, graded_count: 0, weighted_percent: null, letter: null },
+    ]);
+    expect(res.body.distribution).toEqual([
+      { letter: 'A', count: 1 },
+      { letter: 'B', count: 2 },
+      { letter: 'C', count: 0 },
+      { letter: 'D', count: 0 },
+      { letter: 'F', count: 0 },
+    ]);
+    expect(res.body.ungraded_students).toBe(1);
+  });
+
+  it('answers an empty offering with nulls, and refuses TAs and students', async () => {
+    const s = await setup(['Solo']);
+    await addAssignment(s, 'Nothing yet', { score_maximum: 10 });
+    const res = await t.call('GET', `/api/gradebook/offerings/${s.offeringId}/summary`, { as: t.admin });
+    expect(res.status).toBe(200);
+    expect(res.body.assignments[0]).toMatchObject({ count: 0, missing: 1, mean: null, median: null, min: null, max: null, stddev: null });
+    for (const who of [s.ta, s.students[0]!]) {
+      const denied = await t.call('GET', `/api/gradebook/offerings/${s.offeringId}/summary`, { as: who });
+      expect(denied.status).toBe(403);
+      expect(denied.body.detail).toBe('Instructor access required');
+    }
+    const other = await t.newTenant('gradebook-reports-other');
+    expect((await t.call('GET', `/api/gradebook/offerings/${s.offeringId}/summary`, { as: other.admin })).status).toBe(404);
+    expect((await t.call('GET', `/api/gradebook/offerings/nope/summary`, { as: t.admin })).status).toBe(400);
+  });
+});
+
+describe('GET /api/gradebook/offerings/{offering_id}/grades?format=csv', () => {
+  it('round-trips through csv-parse, opens in Excel (BOM, CRLF) and escapes formulas', async () => {
+    const evil = "=cmd|' /C calc'!A0";
+    const s = await setup(['Zoë Ångström', evil, 'O"Brien, Jr.', '@home', 'bob']);
+    const [zoe, villain, obrien, athome, bob] = s.students as [TestUser, TestUser, TestUser, TestUser, TestUser];
+    const a1 = await addAssignment(s, 'Essay, part 1', { score_maximum: 10 });
+    const a2 = await addAssignment(s, '+SUM(A1:A9)', { score_maximum: 4 });
+    const a3 = await addAssignment(s, '-minus', { score_maximum: 100 });
+    await grade(s, a1.id, zoe.user.id, 9.5);
+    await grade(s, a2.id, zoe.user.id, 4);
+    await grade(s, a1.id, villain.user.id, 0);
+    await grade(s, a3.id, obrien.user.id, 55);
+    await grade(s, a1.id, bob.user.id, 8);
+
+    // Raw bytes: Response.text() would silently drop the BOM this test is about.
+    const res = await t.app.request(`/api/gradebook/offerings/${s.offeringId}/grades?format=csv`, {
+      headers: { Authorization: `Bearer ${s.instructor.token}` },
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+    expect(res.headers.get('content-disposition')).toBe(`attachment; filename="gradebook-${s.offeringId}.csv"`);
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
+    const text = new TextDecoder('utf-8', { ignoreBOM: true, fatal: true }).decode(bytes);
+    expect(text.endsWith('\r\n')).toBe(true);
+    expect(text.replace(/\r\n/g, '').includes('\n')).toBe(false);
+
+    const rows: string[][] = parse(text, { bom: true });
+    expect(rows[0]).toEqual(['student_id', 'name', 'email', 'Essay, part 1', "'+SUM(A1:A9)", "'-minus", 'weighted_percent', 'letter']);
+    // By name, ASCII case ignored: "=…" and "@…" sort before letters, as they would in the summary.
+    const byId = new Map(rows.slice(1).map((r) => [r[0], r]));
+    expect(rows).toHaveLength(6);
+    expect(rows.slice(1).map((r) => r[0])).toEqual([villain, athome, bob, obrien, zoe].map((u) => u.user.id));
+    expect(byId.get(villain.user.id)).toEqual([villain.user.id, `'${evil}`, villain.user.email, '0', '', '', '0', 'F']);
+    expect(byId.get(athome.user.id)).toEqual([athome.user.id, "'@home", athome.user.email, '', '', '', '', '']);
+    expect(byId.get(obrien.user.id)).toEqual([obrien.user.id, 'O"Brien, Jr.', obrien.user.email, '', '', '55', '55', 'F']);
+    // (9.5/10 + 4/4) / 2 = 97.5 %
+    expect(byId.get(zoe.user.id)).toEqual([zoe.user.id, 'Zoë Ångström', zoe.user.email, '9.5', '4', '', '97.5', 'A']);
+    expect(byId.get(bob.user.id)).toEqual([bob.user.id, 'bob', bob.user.email, '8', '', '', '80', 'B']);
+    // The formula never reaches a cell unescaped.
+    expect(rows.flat().some((cell) => /^[=+\-@\t\r]/.test(cell))).toBe(false);
+  });
+
+  it('gives just the header for an offering without students or assignments', async () => {
+    const s = await setup([]);
+    const res = await t.call('GET', `/api/gradebook/offerings/${s.offeringId}/grades?format=csv`, { as: s.instructor });
+    expect(res.status).toBe(200);
+    expect(parse(res.text, { bom: true })).toEqual([['student_id', 'name', 'email', 'weighted_percent', 'letter']]);
+  });
+});
