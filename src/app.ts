@@ -3,35 +3,32 @@
 import { swaggerUI } from '@hono/swagger-ui';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { cors } from 'hono/cors';
-import { requestId } from 'hono/request-id';
-import { secureHeaders } from 'hono/secure-headers';
+import { collabRouter } from '../collab/routes';
 import { apiKeysRouter } from './api-keys/routes';
 import { authRouter } from './auth/routes';
 import type { AppEnv, Deps } from './context';
+import { gradebookRouter } from './gradebook/routes';
+import { coursesRouter } from './courses/routes';
+import { enrollmentsRouter } from './enrollments/routes';
+import { documentsRouter } from './documents/routes';
 import { groupsRouter } from './groups/routes';
 import { authenticate } from './http/auth';
 import { requestBodies, type BodyLimitRule } from './http/body';
 import { handleError, problemResponse } from './http/errors';
-import { requestLogging } from './http/logging';
 import { newRouter } from './http/openapi';
+import { requestContext } from './http/request-context';
 import { serverVersion } from './system/service';
 import { systemRouter } from './system/routes';
 import { tenantsRouter } from './tenants/routes';
 import { usersRouter } from './users/routes';
 
 /** Every area's router; an area adds itself here. */
-const areaRouters: OpenAPIHono<AppEnv>[] = [systemRouter, authRouter, usersRouter, tenantsRouter, groupsRouter, apiKeysRouter];
+const areaRouters: OpenAPIHono<AppEnv>[] = [systemRouter, authRouter, usersRouter, tenantsRouter, groupsRouter, apiKeysRouter, collabRouter, gradebookRouter, coursesRouter, enrollmentsRouter, documentsRouter];
 
 export function createApp(deps: Deps): OpenAPIHono<AppEnv> {
   const app = newRouter();
 
-  app.use('*', requestId());
-  app.use('*', async (c, next) => {
-    c.set('deps', deps);
-    await next();
-  });
-  app.use('*', requestLogging);
-  app.use('*', secureHeaders({ crossOriginResourcePolicy: 'same-site' }));
+  app.use('*', requestContext(deps));
   if (deps.config.corsOrigins.length > 0) {
     app.use(
       '*',

@@ -1,6 +1,11 @@
 // Structured JSON logs (pino). Credentials never reach a log line.
 import pino, { type Logger } from 'pino';
 
+/**
+ * The app's logger. Without a destination it writes to stdout asynchronously: lines written while
+ * a write is in flight are batched into the next one, which keeps one log line per request cheap
+ * under load; pino flushes what is pending when the process exits.
+ */
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
   return pino(
     {
@@ -21,6 +26,24 @@ export function createLogger(level: string, destination?: pino.DestinationStream
         censor: '[redacted]',
       },
     },
-    destination,
+    destination ?? pino.destination({ dest: 1, sync: false }),
   );
+}
+
+const accessLoggers = new WeakMap<Logger, Logger>();
+
+/**
+ * The logger of the one-line-per-request access log: same stream, level and time format as the
+ * app's logger, without redaction. Its lines hold fixed fields that are never secret (method,
+ * path without query, status, duration, ids), and redaction would cost more than the rest of
+ * the line on every request.
+ */
+export function accessLoggerOf(logger: Logger): Logger {
+  let access = accessLoggers.get(logger);
+  if (!access) {
+    const stream = (logger as unknown as Record<symbol, pino.DestinationStream>)[pino.symbols.streamSym];
+    access = pino({ level: logger.level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, stream);
+    accessLoggers.set(logger, access);
+  }
+  return access;
 }

@@ -1,7 +1,9 @@
 // API keys of the caller: listed without secrets, created with the secret shown once, deleted at once.
 import { createRoute, z } from '@hono/zod-openapi';
 import { errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, secured, timestamp } from '../http/openapi';
+import { forbidden } from '../http/errors';
 import { pageOf, paginate, paginationQuery } from '../http/pagination';
+import { canCreateApiKey } from './policy';
 import { createApiKey, deleteApiKey, getApiKey, listApiKeys, type ApiKeyRow } from './service';
 
 const tags = ['API keys'];
@@ -56,12 +58,13 @@ export const apiKeysRouter = newRouter()
       method: 'post',
       path: '/api/api-keys',
       tags,
-      summary: 'Create an API key; the secret is in this answer only',
+      summary: 'Create an API key (signed in with a password, not with a key); the secret is in this answer only',
       security: secured,
       request: jsonBody(createBody),
-      responses: { 201: jsonContent(createdKeySchema, 'The key with its secret'), ...errorResponses(400, 401, 413, 415, 422) },
+      responses: { 201: jsonContent(createdKeySchema, 'The key with its secret'), ...errorResponses(400, 401, 403, 413, 415, 422) },
     }),
     (c) => {
+      if (!canCreateApiKey(c.var.actor)) throw forbidden('API keys are created from a signed-in session, not with an API key');
       const body = c.req.valid('json');
       const { row, key } = createApiKey(c.var.deps.db, c.var.deps.clock, c.var.actor, { name: body.name, expiresAt: body.expires_at });
       c.header('Location', `/api/api-keys/${row.id}`);

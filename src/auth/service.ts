@@ -56,7 +56,8 @@ export async function passwordGrant(
   ip: string,
 ): Promise<TokenPair> {
   const email = normaliseEmail(input.email);
-  const keys = { account: `${input.tenant ?? '*'}:${email}`, ip };
+  // Keyed by the email alone: naming a tenant (or not) must not buy a fresh set of attempts.
+  const keys = { account: email, ip };
   checkNotThrottled(deps, keys);
   const candidates = deps.db
     .select({ user: users })
@@ -76,7 +77,10 @@ export async function passwordGrant(
   return issueTokens(deps, user, { withRefresh: true });
 }
 
-/** API-key grant: a short-lived access JWT for the key's user; no refresh token. */
+/**
+ * API-key grant: a short-lived access JWT for the key's user; no refresh token. The token names
+ * its key, so deleting or expiring the key ends the token too.
+ */
 export async function apiKeyGrant(deps: AuthDeps, apiKey: string, ip: string): Promise<TokenPair> {
   checkNotThrottled(deps, { ip });
   const actor = await deps.auth.authenticate(apiKey);
@@ -84,15 +88,15 @@ export async function apiKeyGrant(deps: AuthDeps, apiKey: string, ip: string): P
     recordFailure(deps, { ip });
     throw invalidCredentials();
   }
-  return issueTokens(deps, { id: actor.userId, tenantId: actor.tenantId, role: actor.role }, { withRefresh: false });
+  return issueTokens(deps, { id: actor.userId, tenantId: actor.tenantId, role: actor.role }, { withRefresh: false, apiKeyId: actor.apiKeyId });
 }
 
 async function issueTokens(
   deps: AuthDeps,
   user: Pick<UserRow, 'id' | 'tenantId' | 'role'>,
-  opts: { withRefresh: boolean; familyId?: string; tx?: DbOrTx },
+  opts: { withRefresh: boolean; familyId?: string; tx?: DbOrTx; apiKeyId?: string },
 ): Promise<TokenPair> {
-  const access = await deps.signer.sign(user);
+  const access = await deps.signer.sign(user, { apiKeyId: opts.apiKeyId });
   const pair: TokenPair = { access_token: access, token_type: 'Bearer', expires_in: deps.signer.accessTokenTtlSeconds };
   if (opts.withRefresh) pair.refresh_token = storeRefreshToken(opts.tx ?? deps.db, deps, user, opts.familyId ?? newId());
   return pair;

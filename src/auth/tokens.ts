@@ -26,6 +26,8 @@ export interface AccessClaims {
   role: string;
   exp: number;
   jti: string;
+  /** Set when the token was obtained with an API key: it lives only as long as that key. */
+  akid?: string;
 }
 
 export class TokenSigner {
@@ -80,9 +82,9 @@ export class TokenSigner {
     return { keys: this.publicJwks };
   }
 
-  async sign(user: { id: string; tenantId: string; role: string }): Promise<string> {
+  async sign(user: { id: string; tenantId: string; role: string }, opts: { apiKeyId?: string } = {}): Promise<string> {
     const now = Math.floor(this.clock.now().getTime() / 1000);
-    return new SignJWT({ tid: user.tenantId, role: user.role })
+    return new SignJWT({ tid: user.tenantId, role: user.role, ...(opts.apiKeyId ? { akid: opts.apiKeyId } : {}) })
       .setProtectedHeader({ alg: ACCESS_TOKEN_ALG, kid: this.kid, typ: 'at+jwt' })
       .setIssuer(this.issuer)
       .setAudience(ACCESS_TOKEN_AUDIENCE)
@@ -105,12 +107,14 @@ export class TokenSigner {
         requiredClaims: ['sub', 'exp', 'jti'],
       });
       if (typeof payload.tid !== 'string' || typeof payload.role !== 'string') return null;
+      if (payload.akid !== undefined && typeof payload.akid !== 'string') return null;
       return {
         sub: payload.sub!,
         tid: payload.tid,
         role: payload.role,
         exp: payload.exp!,
         jti: payload.jti!,
+        ...(payload.akid ? { akid: payload.akid } : {}),
       };
     } catch {
       return null;

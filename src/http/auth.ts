@@ -1,5 +1,6 @@
 // Resolves the caller of every non-public route from `Authorization: Bearer` or `X-API-Key`.
 import type { Context, MiddlewareHandler } from 'hono';
+import { looksLikeApiKey } from '../auth/secrets';
 import type { AppEnv } from '../context';
 import { unauthorized } from './errors';
 
@@ -11,21 +12,25 @@ export function isPublicRoute(method: string, path: string): boolean {
   return false;
 }
 
-export function credentialFrom(c: Context): string | null {
+/** The credential of a request and the header it came in; `X-API-Key` carries API keys only. */
+export function credentialFrom(c: Context): { credential: string; header: 'authorization' | 'x-api-key' } | null {
   const header = c.req.header('Authorization');
   if (header) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    return match ? match[1]! : null;
+    return match ? { credential: match[1]!, header: 'authorization' } : null;
   }
-  return c.req.header('X-API-Key')?.trim() || null;
+  const key = c.req.header('X-API-Key')?.trim();
+  return key ? { credential: key, header: 'x-api-key' } : null;
 }
 
 export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (c.req.method === 'OPTIONS' || isPublicRoute(c.req.method, c.req.path)) return next();
-  const credential = credentialFrom(c);
-  if (!credential) throw unauthorized('Authentication required: send a Bearer token or an X-API-Key header');
-  const actor = await c.var.deps.auth.authenticate(credential);
-  if (!actor) throw unauthorized('The credential is invalid, expired or revoked');
+  const found = credentialFrom(c);
+  if (!found) throw unauthorized('Authentication required: send a Bearer token or an X-API-Key header');
+  const invalid = () => unauthorized('The credential is invalid, expired or revoked');
+  if (found.header === 'x-api-key' && !looksLikeApiKey(found.credential)) throw invalid();
+  const actor = await c.get('deps').auth.authenticate(found.credential);
+  if (!actor) throw invalid();
   c.set('actor', actor);
   return next();
 };

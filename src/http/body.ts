@@ -20,8 +20,9 @@ export interface BodyLimitRule {
 }
 
 export function requestBodies(defaultMaxBytes: number, rules: BodyLimitRule[] = []): MiddlewareHandler<AppEnv> {
+  const payloadTooLarge = (max: number) => new AppError('payload_too_large', `The request body exceeds ${max} bytes`);
   const tooLarge = (max: number) => () => {
-    throw new AppError('payload_too_large', `The request body exceeds ${max} bytes`);
+    throw payloadTooLarge(max);
   };
   const defaultLimit = bodyLimit({ maxSize: defaultMaxBytes, onError: tooLarge(defaultMaxBytes) });
   const ruleLimits = rules.map((rule) => ({
@@ -36,6 +37,14 @@ export function requestBodies(defaultMaxBytes: number, rules: BodyLimitRule[] = 
       throw new AppError('unsupported_media_type', `Expected Content-Type: application/json, got ${type || 'none'}`);
     }
     const match = ruleLimits.find(({ rule }) => rule.method === method && rule.pattern.test(c.req.path));
+    // An announced length is judged without touching the body stream: wrapping the request body
+    // and leaving it unread stalls the socket, where an untouched one is drained by the server.
+    const length = c.req.header('Content-Length');
+    if (length !== undefined && !c.req.raw.headers.has('transfer-encoding')) {
+      const max = match?.rule.maxBytes ?? defaultMaxBytes;
+      if (Number(length) > max) throw payloadTooLarge(max);
+      return next();
+    }
     return (match?.limit ?? defaultLimit)(c, next);
   };
 }

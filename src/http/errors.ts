@@ -3,7 +3,7 @@
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { z } from 'zod';
+import { z } from '@hono/zod-openapi';
 
 export const errorCodes = {
   bad_request: 400,
@@ -16,6 +16,7 @@ export const errorCodes = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   unprocessable: 422,
+  upgrade_required: 426,
   rate_limited: 429,
   internal: 500,
   service_unavailable: 503,
@@ -32,6 +33,7 @@ const titles: Record<number, string> = {
   413: 'Payload Too Large',
   415: 'Unsupported Media Type',
   422: 'Unprocessable Content',
+  426: 'Upgrade Required',
   429: 'Too Many Requests',
   500: 'Internal Server Error',
   503: 'Service Unavailable',
@@ -134,5 +136,6 @@ export function handleError(err: Error, c: Context): Response {
   }
   const logger = c.get('logger');
   logger?.error({ err, requestId: c.get('requestId') }, 'unhandled error');
-  return problemResponse(500, 'internal', 'An unexpected error occurred');
+  // No detail at all: the message of an unknown error may carry SQL, paths or data.
+  return problemResponse(500, 'internal');
 }

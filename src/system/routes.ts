@@ -23,7 +23,7 @@ export const systemRouter = newRouter()
       responses: { 200: jsonContent(healthSchema, 'Healthy or degraded'), 503: jsonContent(healthSchema, 'Database unreachable') },
     }),
     async (c) => {
-      const result = await health(c.var.deps);
+      const result = await health(c.get('deps'));
       c.header('Cache-Control', 'no-store');
       return result.checks.database === 'ok' ? c.json(result, 200) : c.json(result, 503);
     },
@@ -39,7 +39,7 @@ export const systemRouter = newRouter()
       },
     }),
     (c) => {
-      const { startedAt, clock } = c.var.deps;
+      const { startedAt, clock } = c.get('deps');
       const uptime = Math.max(0, (clock.now().getTime() - startedAt.getTime()) / 1000);
       return c.json({ started_at: startedAt.toISOString(), uptime_seconds: Math.floor(uptime) }, 200);
     },

@@ -17,10 +17,14 @@ async function capabilityState(deps: Deps, name: keyof Deps['capabilities']): Pr
   }
 }
 
+const pingStatements = new WeakMap<Deps['sqlite'], { get(): unknown }>();
+
 export async function health(deps: Deps) {
   let database: CheckState = 'ok';
   try {
-    deps.sqlite.prepare('select 1').get();
+    let ping = pingStatements.get(deps.sqlite);
+    if (!ping) pingStatements.set(deps.sqlite, (ping = deps.sqlite.prepare('select 1')));
+    ping.get();
   } catch {
     database = 'error';
   }

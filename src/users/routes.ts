@@ -90,8 +90,8 @@ export const usersRouter = newRouter()
       responses: { 200: jsonContent(userSchema, 'The caller'), ...errorResponses(401) },
     }),
     (c) => {
-      const actor = c.var.actor;
-      return c.json(presentUser(getUser(c.var.deps.db, actor.tenantId, actor.userId)), 200);
+      const actor = c.get('actor');
+      return c.json(presentUser(getUser(c.get('deps').db, actor.tenantId, actor.userId)), 200);
     },
   )
   .openapi(

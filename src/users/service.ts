@@ -59,12 +59,30 @@ export function insertUser(tx: DbOrTx, clock: Clock, input: NewUser, passwordHas
   }
 }
 
-export function getUser(db: DbOrTx, tenantId: string, id: string, opts: { includeDeleted?: boolean } = {}): UserRow {
-  const row = db
+function prepareGetUser(db: DbOrTx, includeDeleted: boolean) {
+  return db
     .select()
     .from(users)
-    .where(and(eq(users.id, id), eq(users.tenantId, tenantId), opts.includeDeleted ? undefined : isNull(users.deletedAt)))
-    .get();
+    .where(
+      and(
+        eq(users.id, sql.placeholder('id')),
+        eq(users.tenantId, sql.placeholder('tenantId')),
+        includeDeleted ? undefined : isNull(users.deletedAt),
+      ),
+    )
+    .prepare();
+}
+
+/** getUser serves most requests (`/me`, every check of a user id): prepared once per database. */
+const getUserStatements = new WeakMap<DbOrTx, { live: ReturnType<typeof prepareGetUser>; withDeleted: ReturnType<typeof prepareGetUser> }>();
+
+export function getUser(db: DbOrTx, tenantId: string, id: string, opts: { includeDeleted?: boolean } = {}): UserRow {
+  let statements = getUserStatements.get(db);
+  if (!statements) {
+    statements = { live: prepareGetUser(db, false), withDeleted: prepareGetUser(db, true) };
+    getUserStatements.set(db, statements);
+  }
+  const row = (opts.includeDeleted ? statements.withDeleted : statements.live).get({ id, tenantId });
   if (!row) throw notFound('User');
   return row;
 }

@@ -7,6 +7,7 @@ import { buildConfig, type ConfigInput } from '../../src/config';
 import type { Deps } from '../../src/context';
 import { buildDeps } from '../../src/deps';
 import { createLogger } from '../../src/logger';
+import type { Logger } from 'pino';
 import { createTenant, getTenantBySlug } from '../../src/tenants/service';
 import { createUser, listUsers, type UserRow } from '../../src/users/service';
 
@@ -14,7 +15,10 @@ export const ADMIN_EMAIL = 'admin@example.com';
 export const ADMIN_PASSWORD = 'admin-password-1';
 
 export interface CallOptions {
-  /** A bearer credential (JWT or API key), or a user whose fresh token is used. */
+  /**
+   * A bearer credential (JWT or API key) sent as is, or a TestUser whose token is used while the
+   * test clock is within a minute of its issue, and a freshly signed one after that.
+   */
   as?: string | { token: string };
   body?: unknown;
   /** Sent as is, with the given content type (default: none). */
@@ -37,9 +41,16 @@ export interface TestUser {
 export type TestApp = Awaited<ReturnType<typeof makeTestApp>>;
 
 let emailCounter = 0;
+
+const decodeIssuedAt = (token: string): number => {
+  const payload = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString() || '{}') as { iat?: number };
+  return (payload.iat ?? 0) * 1000;
+};
 export const uniqueEmail = (prefix = 'user') => `${prefix}${++emailCounter}-${Date.now().toString(36)}@example.com`;
 
-export async function makeTestApp(opts: { config?: ConfigInput; clock?: ManualClock; deps?: (deps: Deps) => void } = {}) {
+export async function makeTestApp(
+  opts: { config?: ConfigInput; clock?: ManualClock; deps?: (deps: Deps) => void; logger?: Logger } = {},
+) {
   const clock = opts.clock ?? new ManualClock(new Date());
   const config = buildConfig({
     adminEmail: ADMIN_EMAIL,
@@ -49,19 +60,38 @@ export async function makeTestApp(opts: { config?: ConfigInput; clock?: ManualCl
     ...opts.config,
   });
   const database = openDatabase(':memory:');
-  const deps = await buildDeps({ database, config, clock, logger: createLogger('silent') });
+  const deps = await buildDeps({ database, config, clock, logger: opts.logger ?? createLogger('silent') });
   opts.deps?.(deps);
   const app = createApp(deps);
   const defaultTenant = getTenantBySlug(deps.db, 'default')!;
 
+  // A user's token is re-issued once the test clock has moved on, so that advancing the clock in
+  // one test does not leave the shared users of the next ones with expired tokens.
+  const freshTokens = new Map<string, { token: string; issuedAt: number }>();
+  async function credentialOf(as: NonNullable<CallOptions['as']>): Promise<string> {
+    if (typeof as === 'string') return as;
+    const user = (as as Partial<TestUser>).user;
+    if (!user) return as.token;
+    const now = clock.now().getTime();
+    const cached = freshTokens.get(user.id);
+    if (cached && now - cached.issuedAt < 60_000) return cached.token;
+    const token = now - decodeIssuedAt(as.token) < 60_000 ? as.token : await tokenFor(user);
+    freshTokens.set(user.id, { token, issuedAt: now });
+    return token;
+  }
+
   async function call<T = any>(method: string, path: string, options: CallOptions = {}): Promise<CallResult<T>> {
     const headers: Record<string, string> = { ...(options.headers ?? {}) };
-    if (options.as) headers.Authorization = `Bearer ${typeof options.as === 'string' ? options.as : options.as.token}`;
+    if (options.as) headers.Authorization = `Bearer ${await credentialOf(options.as)}`;
     let body: string | Uint8Array | undefined;
     if (options.rawBody !== undefined) body = options.rawBody;
     else if (options.body !== undefined) {
       body = JSON.stringify(options.body);
       headers['Content-Type'] ??= 'application/json';
+    }
+    // A real HTTP client announces the body's length; the body checks (413, 415) rely on it.
+    if (body !== undefined && !Object.keys(headers).some((h) => /^(content-length|transfer-encoding)$/i.test(h))) {
+      headers['Content-Length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength);
     }
     const res = await app.request(path, { method, headers, body });
     const text = await res.text();
@@ -96,6 +126,22 @@ export async function makeTestApp(opts: { config?: ConfigInput; clock?: ManualCl
     return { tenantId: tenant.id, admin: { user: admin, token: await tokenFor(admin) } };
   }
 
+  /** Signs in through the API (password grant); throws unless it answers 200. */
+  async function signIn(email: string, password: string, tenant?: string) {
+    const res = await call<{ access_token: string; refresh_token: string; expires_in: number }>('POST', '/api/auth/token', {
+      body: { email, password, ...(tenant ? { tenant } : {}) },
+    });
+    if (res.status !== 200) throw new Error(`sign-in of ${email} answered ${res.status}: ${res.text}`);
+    return res.body;
+  }
+
+  /** Creates an API key through the API for the given caller; returns the key and its id. */
+  async function newApiKey(as: string | { token: string }, input: { name?: string; expires_at?: string } = {}) {
+    const res = await call<{ id: string; key: string }>('POST', '/api/api-keys', { as, body: { name: input.name ?? 'test key', ...input } });
+    if (res.status !== 201) throw new Error(`API key creation answered ${res.status}: ${res.text}`);
+    return res.body;
+  }
+
   const adminUser = listUsers(deps.db, defaultTenant.id, { role: 'admin' }, { page: 1, per_page: 1 }).rows[0]!;
   const admin: TestUser = { user: adminUser, token: await tokenFor(adminUser) };
 
@@ -111,6 +157,8 @@ export async function makeTestApp(opts: { config?: ConfigInput; clock?: ManualCl
     tokenFor,
     newUser,
     newTenant,
+    signIn,
+    newApiKey,
     close: () => database.close(),
   };
 }

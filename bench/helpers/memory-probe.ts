@@ -1,0 +1,23 @@
+// Bench helper, preloaded (`node --expose-gc --import ./bench/helpers/memory-probe.ts`) into every
+// server process that bench/collab.ts measures, ours and the peers alike, so that memory is read
+// the same way in each without touching the servers: on SIGUSR2 the process runs two full garbage
+// collections and writes its process.memoryUsage() (with a sequence number) to
+// $BENCH_MEMORY_DIR/<pid>.json. The RSS figures themselves come from /proc/<pid>/status.
+import { renameSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+const dir = process.env.BENCH_MEMORY_DIR;
+let sequence = 0;
+
+if (dir) {
+  process.on('SIGUSR2', () => {
+    const gc = (globalThis as { gc?: () => void }).gc;
+    gc?.();
+    gc?.();
+    sequence += 1;
+    const file = path.join(dir, `${process.pid}.json`);
+    // Written whole, then renamed, so the reader never sees half a file.
+    writeFileSync(`${file}.tmp`, JSON.stringify({ sequence, collected: Boolean(gc), ...process.memoryUsage() }));
+    renameSync(`${file}.tmp`, file);
+  });
+}

@@ -1,0 +1,119 @@
+// The pure policy functions: who may see and change users, who teaches a course, and which
+// tenant-level permissions each role holds.
+import { describe, expect, it } from 'vitest';
+import type { Actor } from '../src/auth/authenticator';
+import { canCreateApiKey } from '../src/api-keys/policy';
+import { isAdmin, permissionsOf } from '../src/auth/permissions';
+import { isCourseInstructor, isCourseStaff, type Membership } from '../src/enrollments/policy';
+import { canCreateUser, canDeleteUser, canListUsers, canSearchUsers, canUpdateUser, canViewUser } from '../src/users/policy';
+
+const actor = (role: 'admin' | 'member', extra: Partial<Actor> = {}): Actor => ({
+  userId: `${role}-id`,
+  tenantId: 'tenant-id',
+  role,
+  isPlatformAdmin: false,
+  email: `${role}@example.com`,
+  name: role,
+  via: 'jwt',
+  ...extra,
+});
+
+const admin = actor('admin');
+const member = actor('member');
+
+describe('users policy', () => {
+  it('only admins list, create and delete users', () => {
+    expect([canListUsers(admin), canCreateUser(admin), canDeleteUser(admin)]).toEqual([true, true, true]);
+    expect([canListUsers(member), canCreateUser(member), canDeleteUser(member)]).toEqual([false, false, false]);
+  });
+
+  it('admins and course staff search users', () => {
+    expect(canSearchUsers(admin, false)).toBe(true);
+    expect(canSearchUsers(member, true)).toBe(true);
+    expect(canSearchUsers(member, false)).toBe(false);
+  });
+
+  it('a user is visible to themself, to admins, and to whoever shares a course', () => {
+    expect(canViewUser(member, member.userId, false)).toBe(true);
+    expect(canViewUser(admin, 'someone', false)).toBe(true);
+    expect(canViewUser(member, 'someone', true)).toBe(true);
+    expect(canViewUser(member, 'someone', false)).toBe(false);
+  });
+
+  it('self may change name and password only; admins anything; members nobody else', () => {
+    expect(canUpdateUser(member, member.userId, ['name'])).toBe(true);
+    expect(canUpdateUser(member, member.userId, ['name', 'password'])).toBe(true);
+    expect(canUpdateUser(member, member.userId, [])).toBe(true);
+    expect(canUpdateUser(member, member.userId, ['email'])).toBe(false);
+    expect(canUpdateUser(member, member.userId, ['role'])).toBe(false);
+    expect(canUpdateUser(member, member.userId, ['name', 'role'])).toBe(false);
+    expect(canUpdateUser(member, 'someone', ['name'])).toBe(false);
+    expect(canUpdateUser(admin, 'someone', ['name', 'email', 'password', 'role'])).toBe(true);
+    expect(canUpdateUser(admin, admin.userId, ['role'])).toBe(true);
+  });
+});
+
+describe('enrollments policy', () => {
+  const m = (role: Membership['role'], status: Membership['status'] = 'active'): Membership => ({ role, status });
+
+  it('an instructor is an active instructor enrollment or a tenant admin', () => {
+    expect(isCourseInstructor(member, m('instructor'))).toBe(true);
+    expect(isCourseInstructor(admin, undefined)).toBe(true);
+    expect(isCourseInstructor(admin, m('student'))).toBe(true);
+    expect(isCourseInstructor(member, undefined)).toBe(false);
+    expect(isCourseInstructor(member, m('ta'))).toBe(false);
+    expect(isCourseInstructor(member, m('student'))).toBe(false);
+    expect(isCourseInstructor(member, m('instructor', 'dropped'))).toBe(false);
+    expect(isCourseInstructor(member, m('instructor', 'completed'))).toBe(false);
+  });
+
+  it('staff are active instructors and TAs, or a tenant admin', () => {
+    expect(isCourseStaff(member, m('instructor'))).toBe(true);
+    expect(isCourseStaff(member, m('ta'))).toBe(true);
+    expect(isCourseStaff(admin, undefined)).toBe(true);
+    expect(isCourseStaff(member, m('student'))).toBe(false);
+    expect(isCourseStaff(member, m('ta', 'dropped'))).toBe(false);
+    expect(isCourseStaff(member, undefined)).toBe(false);
+  });
+});
+
+describe('tenant permissions', () => {
+  it('members hold the member permissions only', () => {
+    const p = permissionsOf(member);
+    expect(p).toEqual(expect.arrayContaining(['courses:create', 'documents:create', 'api_keys:manage_own', 'groups:read']));
+    for (const adminOnly of ['users:read', 'users:write', 'users:delete', 'groups:write', 'courses:manage_all', 'tenants:manage']) {
+      expect(p).not.toContain(adminOnly);
+    }
+  });
+
+  it('admins hold every member permission plus the admin ones, without duplicates', () => {
+    const p = permissionsOf(admin);
+    expect(p).toEqual(expect.arrayContaining([...permissionsOf(member), 'users:write', 'users:delete', 'groups:write', 'courses:manage_all']));
+    expect(new Set(p).size).toBe(p.length);
+    expect(p).not.toContain('tenants:manage');
+  });
+
+  it('only the platform operator manages tenants', () => {
+    expect(permissionsOf({ role: 'admin', isPlatformAdmin: true })).toContain('tenants:manage');
+    expect(permissionsOf({ role: 'admin', isPlatformAdmin: false })).not.toContain('tenants:manage');
+  });
+
+  it('each call returns a fresh list a caller may change safely', () => {
+    const first = permissionsOf(member);
+    first.push('tampered');
+    expect(permissionsOf(member)).not.toContain('tampered');
+  });
+
+  it('isAdmin follows the tenant role', () => {
+    expect(isAdmin(admin)).toBe(true);
+    expect(isAdmin(member)).toBe(false);
+  });
+});
+
+describe('API keys policy', () => {
+  it('keys are created from a signed-in session, never with a key', () => {
+    expect(canCreateApiKey(member)).toBe(true);
+    expect(canCreateApiKey(actor('member', { via: 'api_key', apiKeyId: 'key-id' }))).toBe(false);
+    expect(canCreateApiKey(actor('admin', { via: 'jwt', apiKeyId: 'key-id' }))).toBe(false);
+  });
+});
