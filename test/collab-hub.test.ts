@@ -221,6 +221,14 @@ describe('admission and close codes', () => {
     expect((await d.closed).code).toBe(4401);
   });
 
+  it('closes live connections with 4404 when the document is moved to the trash', async () => {
+    const id = await newDocument('soon gone');
+    const c = rawClient(server.port, `/collab/${id}?token=${editor.token}`);
+    await c.opened;
+    expect((await t.call('DELETE', `/api/documents/${id}`, { as: owner })).status).toBe(204);
+    expect((await c.closed).code).toBe(4404);
+  });
+
   it('turns an editor demoted to viewer read-only without reconnecting', async () => {
     const id = await newDocument('stable');
     const member = await t.newUser();
