@@ -417,4 +417,15 @@ describe('DELETE /api/users/{id}: soft delete', () => {
     expect((await t.call('GET', `/api/users/${target.user.id}`, { as: target })).status).toBe(200);
     expect((await t.call('DELETE', '/api/users/xyz', { as: t.admin })).status).toBe(400);
   });
+  it('another admin can neither demote, change nor delete the platform operator', async () => {
+    const otherAdmin = await t.newUser({ role: 'admin' });
+    const operator = t.admin.user.id;
+    for (const body of [{ role: 'member' }, { email: 'taken-over@example.com' }, { password: 'new-password-1' }]) {
+      expect((await t.call('PATCH', `/api/users/${operator}`, { as: otherAdmin, body })).status).toBe(403);
+    }
+    expect((await t.call('DELETE', `/api/users/${operator}`, { as: otherAdmin })).status).toBe(403);
+    const me = await t.call('GET', '/api/users/me', { as: t.admin });
+    expect(me.body.role).toBe('admin');
+    expect(me.body.email).toBe(t.admin.user.email);
+  });
 });

@@ -23,3 +23,7 @@ export function canUpdateUser(actor: Actor, targetId: string, fields: UserField[
 }
 
 export const canDeleteUser = (actor: Actor): boolean => actor.role === 'admin';
+
+/** The platform operator's account is theirs alone: another admin can neither change nor delete it. */
+export const protectsPlatformOperator = (actor: Actor, target: { id: string; isPlatformAdmin: boolean }): boolean =>
+  target.isPlatformAdmin && actor.userId !== target.id;

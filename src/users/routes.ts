@@ -6,7 +6,7 @@ import { activeCourseRoles } from '../enrollments/service';
 import { conflict, forbidden } from '../http/errors';
 import { errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, secured } from '../http/openapi';
 import { pageOf, paginate } from '../http/pagination';
-import { canCreateUser, canDeleteUser, canListUsers, canSearchUsers, canUpdateUser, canViewUser, type UserField } from './policy';
+import { canCreateUser, canDeleteUser, protectsPlatformOperator, canListUsers, canSearchUsers, canUpdateUser, canViewUser, type UserField } from './policy';
 import { presentUser } from './present';
 import {
   createUserBody,
@@ -158,6 +158,7 @@ export const usersRouter = newRouter()
       if (!canUpdateUser(actor, id, fields)) {
         throw forbidden(actor.userId === id ? 'Only an admin can change email or role' : 'You can only update your own profile');
       }
+      if (protectsPlatformOperator(actor, target)) throw forbidden('Only the platform operator can change their own account');
       if (body.role === 'member' && actor.userId === id && target.role === 'admin') {
         throw conflict('An admin cannot remove their own admin role');
       }
@@ -188,6 +189,7 @@ export const usersRouter = newRouter()
       const { id } = c.req.valid('param');
       const target = getUser(deps.db, actor.tenantId, id);
       if (target.id === actor.userId) throw conflict('You cannot delete your own account');
+      if (protectsPlatformOperator(actor, target)) throw forbidden('The platform operator account cannot be deleted by another admin');
       softDeleteUser(deps.db, deps.clock, target);
       deps.auth.revoke();
       return c.body(null, 204);
