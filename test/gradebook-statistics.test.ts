@@ -13,6 +13,19 @@ describe('describeScores', () => {
     expect(describeScores(Float64Array.of(4, 1, 3, 10))).toMatchObject({ count: 4, median: 3.5, min: 1, max: 10, mean: 4.5 });
   });
 
+  it('agrees with a sort on many small sets full of ties (the median comes from selection, not sorting)', () => {
+    let x = 7;
+    const next = () => (x = (x * 1103515245 + 12345) % 2147483648) / 2147483648;
+    for (let trial = 0; trial < 2000; trial++) {
+      const n = 1 + Math.floor(next() * 30);
+      const distinct = 1 + Math.floor(next() * 6);
+      const values = Array.from({ length: n }, () => Math.floor(next() * distinct) / 2);
+      const sorted = [...values].sort((a, b) => a - b);
+      const median = n % 2 ? sorted[n >> 1]! : (sorted[n / 2 - 1]! + sorted[n / 2]!) / 2;
+      expect(describeScores(Float64Array.from(values)), values.join(',')).toMatchObject({ median, min: sorted[0], max: sorted[n - 1] });
+    }
+  });
+
   it('uses the population standard deviation', () => {
     // 2, 4, 4, 4, 5, 5, 7, 9: mean 5, population σ exactly 2 (sample s would be ≈ 2.138).
     expect(describeScores(Float64Array.of(2, 4, 4, 4, 5, 5, 7, 9)).stddev).toBe(2);

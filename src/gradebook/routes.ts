@@ -121,8 +121,8 @@ export const gradebookRouter = newRouter()
       responses: { 200: jsonContent(pageOf(assignmentSchema), 'A page of assignments'), ...errorResponses(400, 401, 403, 404) },
     }),
     (c) => {
-      const db = c.var.deps.db;
-      const offering = instructorOffering(db, c.var.actor, c.req.valid('param').offering_id);
+      const db = c.get('deps').db;
+      const offering = instructorOffering(db, c.get('actor'), c.req.valid('param').offering_id);
       const q = c.req.valid('query');
       const { rows, total } = listAssignments(db, offering, q);
       return c.json(paginate(c, q, rows.map(presentAssignment), total), 200);
@@ -143,8 +143,8 @@ export const gradebookRouter = newRouter()
       },
     }),
     (c) => {
-      const { db, clock } = c.var.deps;
-      const actor = c.var.actor;
+      const { db, clock } = c.get('deps');
+      const actor = c.get('actor');
       const offering = instructorOffering(db, actor, c.req.valid('param').offering_id);
       const body = c.req.valid('json');
       const m = body.grade_metadata;
@@ -177,7 +177,7 @@ export const gradebookRouter = newRouter()
       responses: { 200: jsonContent(assignmentSchema, 'The assignment'), ...errorResponses(400, 401, 403, 404) },
     }),
     (c) => {
-      const { assignment } = instructorAssignment(c.var.deps.db, c.var.actor, c.req.valid('param').id);
+      const { assignment } = instructorAssignment(c.get('deps').db, c.get('actor'), c.req.valid('param').id);
       return c.json(presentAssignment(assignment), 200);
     },
   )
@@ -195,8 +195,8 @@ export const gradebookRouter = newRouter()
       responses: { 200: jsonContent(assignmentSchema, 'The assignment'), ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
     }),
     (c) => {
-      const { db, clock } = c.var.deps;
-      const { assignment } = instructorAssignment(db, c.var.actor, c.req.valid('param').id);
+      const { db, clock } = c.get('deps');
+      const { assignment } = instructorAssignment(db, c.get('actor'), c.req.valid('param').id);
       const updated = updateAssignment(db, clock, assignment, assignmentChanges(c.req.valid('json')));
       return c.json(presentAssignment(updated), 200);
     },
@@ -213,8 +213,8 @@ export const gradebookRouter = newRouter()
       responses: { 204: noContent, ...errorResponses(400, 401, 403, 404) },
     }),
     (c) => {
-      const db = c.var.deps.db;
-      const { assignment } = instructorAssignment(db, c.var.actor, c.req.valid('param').id);
+      const db = c.get('deps').db;
+      const { assignment } = instructorAssignment(db, c.get('actor'), c.req.valid('param').id);
       deleteAssignment(db, assignment);
       return c.body(null, 204);
     },
@@ -238,8 +238,8 @@ export const gradebookRouter = newRouter()
       },
     }),
     (c) => {
-      const { db, clock } = c.var.deps;
-      const actor = c.var.actor;
+      const { db, clock } = c.get('deps');
+      const actor = c.get('actor');
       const { id, student_id } = c.req.valid('param');
       const { assignment } = instructorAssignment(db, actor, id);
       const { grade, created } = recordGrade(db, clock, assignment, student_id, actor.userId, c.req.valid('json'));
@@ -260,8 +260,8 @@ export const gradebookRouter = newRouter()
       responses: { 200: jsonContent(gradeSchema, 'The grade'), ...errorResponses(400, 401, 403, 404) },
     }),
     (c) => {
-      const db = c.var.deps.db;
-      const actor = c.var.actor;
+      const db = c.get('deps').db;
+      const actor = c.get('actor');
       const { id, student_id } = c.req.valid('param');
       const { assignment, offering } = getAssignment(db, actor.tenantId, id);
       if (!canReadStudentGrades(actor, student_id, membershipIn(db, actor, offering))) {
@@ -282,9 +282,9 @@ export const gradebookRouter = newRouter()
       responses: { 200: jsonContent(pageOf(gradeChangeSchema), 'A page of changes'), ...errorResponses(400, 401, 403, 404) },
     }),
     (c) => {
-      const db = c.var.deps.db;
+      const db = c.get('deps').db;
       const { id, student_id } = c.req.valid('param');
-      const { assignment } = instructorAssignment(db, c.var.actor, id);
+      const { assignment } = instructorAssignment(db, c.get('actor'), id);
       const q = c.req.valid('query');
       const { rows, total } = gradeHistory(db, assignment, student_id, q);
       return c.json(paginate(c, q, rows.map(presentGradeChange), total), 200);
@@ -316,8 +316,8 @@ export const gradebookRouter = newRouter()
       },
     }),
     (c) => {
-      const db = c.var.deps.db;
-      const offering = instructorOffering(db, c.var.actor, c.req.valid('param').offering_id);
+      const db = c.get('deps').db;
+      const offering = instructorOffering(db, c.get('actor'), c.req.valid('param').offering_id);
       const q = c.req.valid('query');
       if (q.format === 'csv') return c.body(gradebookCsv(loadGradebook(db, offering)), 200, csvHeaders(offering));
       const { rows, total } = listGrades(db, offering, { assignmentId: q.assignment_id, studentId: q.student_id }, q);
@@ -338,8 +338,8 @@ export const gradebookRouter = newRouter()
       responses: { 200: jsonContent(studentGradesSchema, "The student's grades"), ...errorResponses(400, 401, 403, 404) },
     }),
     (c) => {
-      const db = c.var.deps.db;
-      const actor = c.var.actor;
+      const db = c.get('deps').db;
+      const actor = c.get('actor');
       const { offering_id, student_id } = c.req.valid('param');
       const offering = getOffering(db, actor.tenantId, offering_id);
       // Refused before the student is looked up, so the answer does not reveal who is enrolled.
@@ -368,8 +368,8 @@ export const gradebookRouter = newRouter()
       responses: { 200: jsonContent(summarySchema, 'The summary'), ...errorResponses(400, 401, 403, 404) },
     }),
     (c) => {
-      const db = c.var.deps.db;
-      const offering = instructorOffering(db, c.var.actor, c.req.valid('param').offering_id);
+      const db = c.get('deps').db;
+      const offering = instructorOffering(db, c.get('actor'), c.req.valid('param').offering_id);
       return c.json(presentSummary(offering, summarizeOffering(db, offering)), 200);
     },
   )
@@ -385,8 +385,8 @@ export const gradebookRouter = newRouter()
       responses: { 200: jsonContent(settingsSchema, 'The settings'), ...errorResponses(400, 401, 403, 404) },
     }),
     (c) => {
-      const db = c.var.deps.db;
-      const offering = instructorOffering(db, c.var.actor, c.req.valid('param').offering_id);
+      const db = c.get('deps').db;
+      const offering = instructorOffering(db, c.get('actor'), c.req.valid('param').offering_id);
       return c.json(presentSettings(offering, getSettings(db, offering)), 200);
     },
   )
@@ -405,8 +405,8 @@ export const gradebookRouter = newRouter()
       responses: { 200: jsonContent(settingsSchema, 'The settings'), ...errorResponses(400, 401, 403, 404, 413, 415, 422) },
     }),
     (c) => {
-      const { db, clock } = c.var.deps;
-      const actor = c.var.actor;
+      const { db, clock } = c.get('deps');
+      const actor = c.get('actor');
       const offering = instructorOffering(db, actor, c.req.valid('param').offering_id);
       const body = c.req.valid('json');
       const settings = putSettings(db, clock, offering, actor.userId, {

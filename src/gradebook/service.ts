@@ -15,6 +15,8 @@ import {
   type GradingType,
 } from '../../db/schema';
 import type { Clock } from '../clock';
+import { getCourse } from '../courses/service';
+import { membershipOf } from '../enrollments/service';
 import { conflict, notFound, unprocessable, type FieldError } from '../http/errors';
 import { pageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../ids';
@@ -40,33 +42,16 @@ export interface Offering {
 
 // ---------------------------------------------------------------- offerings and students
 
-/** The offering (a course, not deleted) in the caller's tenant; 404 otherwise, whatever other tenants hold. */
+/** The offering: a live course of the caller's tenant; 404 otherwise, whatever other tenants hold. */
 export function getOffering(db: DbOrTx, tenantId: string, offeringId: string): Offering {
-  const row = db
-    .select({ id: courses.id, tenantId: courses.tenantId, slug: courses.slug })
-    .from(courses)
-    .where(and(eq(courses.id, offeringId), eq(courses.tenantId, tenantId), isNull(courses.deletedAt)))
-    .get();
-  if (!row) throw notFound('Offering');
-  return row;
+  const course = getCourse(db, tenantId, offeringId);
+  return { id: course.id, tenantId: course.tenantId, slug: course.slug };
 }
 
 /** Whether the user is an active student of the offering: the only people who can be graded. */
 export function isActiveStudent(db: DbOrTx, tenantId: string, offeringId: string, userId: string): boolean {
-  const row = db
-    .select({ id: enrollments.id })
-    .from(enrollments)
-    .where(
-      and(
-        eq(enrollments.tenantId, tenantId),
-        eq(enrollments.courseId, offeringId),
-        eq(enrollments.userId, userId),
-        eq(enrollments.role, 'student'),
-        eq(enrollments.status, 'active'),
-      ),
-    )
-    .get();
-  return row !== undefined;
+  const membership = membershipOf(db, tenantId, offeringId, userId);
+  return membership?.role === 'student' && membership.status === 'active';
 }
 
 export interface StudentRef {
