@@ -32,6 +32,9 @@ export const courses = sqliteTable(
     index('courses_tenant_status_idx').on(t.tenantId, t.status),
     index('courses_tenant_title_idx').on(t.tenantId, t.title),
     index('courses_created_by_idx').on(t.createdBy),
+    // Covers what a caller's course list filters and sorts on, reached from their enrollments by
+    // course id: the list and its count read this index, never the course rows they skip.
+    index('courses_listing_idx').on(t.id, t.tenantId, t.deletedAt, t.status, t.title),
   ],
 );
 

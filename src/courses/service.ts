@@ -202,15 +202,21 @@ export function listCourses(db: DbOrTx, tenantId: string, viewer: CourseListView
       eq(courses.id, enrollments.courseId),
       live,
     );
+    // The page is chosen on the covering index (title, id) and only its rows are read in full.
+    const pageRowIds = db
+      .select({ rowid: sql<number>`${courses}.rowid` })
+      .from(enrollments)
+      .crossJoin(courses)
+      .where(mine)
+      .orderBy(asc(courses.title), asc(courses.id))
+      .limit(p('limit'))
+      .offset(p('offset'));
     return {
       rows: db
         .select(listedColumns)
-        .from(enrollments)
-        .crossJoin(courses)
-        .where(mine)
+        .from(courses)
+        .where(inArray(sql`${courses}.rowid`, pageRowIds))
         .orderBy(asc(courses.title), asc(courses.id))
-        .limit(p('limit'))
-        .offset(p('offset'))
         .prepare(),
       count: db.select({ n: countAll }).from(enrollments).crossJoin(courses).where(mine).prepare(),
     };

@@ -119,8 +119,10 @@ function rosterStatements(db: DbOrTx, has: { own: boolean; user: boolean; status
         has.role ? eq(t.role, p('role')) : undefined,
       );
     const page = alias(enrollments, 'roster_page');
-    const pageIds = db
-      .select({ id: page.id })
+    // Row ids, not enrollment ids: the outer read then goes straight to each row, with no
+    // lookup through the primary-key index (a third of the page's cost at 100 rows).
+    const pageRowIds = db
+      .select({ rowid: sql<number>`${page}.rowid` })
       .from(page)
       .where(where(page))
       .orderBy(asc(page.enrolledAt), asc(page.id))
@@ -131,7 +133,7 @@ function rosterStatements(db: DbOrTx, has: { own: boolean; user: boolean; status
         .select(rosterColumns)
         .from(enrollments)
         .innerJoin(users, eq(users.id, enrollments.userId))
-        .where(inArray(enrollments.id, pageIds))
+        .where(inArray(sql`${enrollments}.rowid`, pageRowIds))
         .orderBy(asc(enrollments.enrolledAt), asc(enrollments.id))
         .prepare(),
       // Without a user filter the total comes from the trigger-kept counts: at most nine rows.

@@ -1,0 +1,1 @@
+CREATE INDEX `courses_listing_idx` ON `courses` (`id`,`tenant_id`,`deleted_at`,`status`,`title`);
