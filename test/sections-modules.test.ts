@@ -58,6 +58,11 @@ describe('sections and modules', () => {
       expect(positions(list)).toEqual([0, 1, 2, 3, 4]);
       const one = await t.call('GET', `/api/sections/${b.id}`, { as: student });
       expect(one.body).toMatchObject({ id: b.id, position: 2 });
+      expect((await t.call('GET', `/api/sections/${b.id}`, { as: other.admin })).status).toBe(404);
+      expect((await t.call('GET', `/api/sections/${b.id}`, { as: outsider })).status).toBe(404);
+      expect((await t.call('GET', '/api/sections/nope', { as: student })).status).toBe(400);
+      expect((await t.call('GET', `/api/sections/${b.id}/modules`, { as: other.admin })).status).toBe(404);
+      expect((await t.call('GET', `/api/sections/${b.id}`)).status).toBe(401);
     });
 
     it('forbids students (403), hides from other tenants and non-members of a draft (404), 400 on bad ids and bodies', async () => {
@@ -97,6 +102,10 @@ describe('sections and modules', () => {
       expect(page.body.pagination.total).toBe(5);
       const one = await t.call('GET', `/api/modules/${m.id}`, { as: student });
       expect(one.body.title).toBe('S2 first');
+      expect((await t.call('GET', `/api/modules/${m.id}`, { as: other.admin })).status).toBe(404);
+      expect((await t.call('GET', `/api/modules/${m.id}`, { as: outsider })).status).toBe(404);
+      expect((await t.call('GET', '/api/modules/nope', { as: student })).status).toBe(400);
+      expect((await t.call('GET', `/api/courses/${courseId}/modules`)).status).toBe(401);
     });
 
     it('gives distinct dense positions to concurrent creates', async () => {
