@@ -14,12 +14,13 @@
 //   npx tsx bench/collab.ts --quick    a 5 s, 100-idle-document smoke run; writes nothing
 //   npx tsx bench/collab.ts --profile  also CPU-profiles our server during the workloads and
 //                                      prints its hottest functions
-//   --only=ours,yws (some servers), --idle-only (no workloads): partial runs that write nothing
+//   --only=ours,yws (some servers), --idle-only (no workloads), --heap-snapshots (heap snapshots at
+//   both idle readings, diffed by constructor per document): partial runs that write nothing
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/provider';
 import WebSocket from 'ws';
@@ -28,6 +29,8 @@ import * as Y from 'yjs';
 
 const QUICK = process.argv.includes('--quick');
 const PROFILE = process.argv.includes('--profile');
+const IDLE_ONLY = process.argv.includes('--idle-only');
+const HEAP_SNAPSHOTS = process.argv.includes('--heap-snapshots');
 /** `--only=ours,yws`: only these servers (a partial run writes nothing and judges nothing). */
 const ONLY = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
 
@@ -63,8 +66,7 @@ const LABEL: Record<Kind, string> = {
 };
 const ALL_KINDS: Kind[] = ['ours', 'yws', 'hocuspocus'];
 const KINDS = ALL_KINDS.filter((k) => !ONLY || ONLY.includes(k));
-const IDLE_ONLY = process.argv.includes('--idle-only');
-const PARTIAL = QUICK || IDLE_ONLY || KINDS.length < ALL_KINDS.length;
+const PARTIAL = QUICK || IDLE_ONLY || HEAP_SNAPSHOTS || KINDS.length < ALL_KINDS.length;
 
 const root = path.resolve(import.meta.dirname, '..');
 const workDir = mkdtempSync(path.join(tmpdir(), 'lms-bench-collab-'));
@@ -83,11 +85,12 @@ interface ServerProcess {
   child: ChildProcess;
   pid: number;
   port: number;
-  logFile?: string;
 }
 
-/** node itself with tsx as a loader (not the tsx CLI, which adds a process): the pid is the server's. */
-/** Every server also gets the memory probe (bench/helpers/memory-probe.ts): full GC + usage on SIGUSR2. */
+/**
+ * node itself with tsx as a loader (not the tsx CLI, which adds a process), so the pid is the
+ * server's; every server also gets the memory probe (bench/helpers/memory-probe.ts).
+ */
 function spawnNode(nodeArgs: string[], args: string[], env: Record<string, string>, stdout: 'pipe' | number): ChildProcess {
   const child = spawn(process.execPath, [...nodeArgs, '--expose-gc', '--import', 'tsx', '--import', './bench/helpers/memory-probe.ts', ...args], {
     cwd: root,
@@ -113,7 +116,7 @@ async function startOurs(label: string, opts: { profile?: boolean } = {}): Promi
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline && child.exitCode === null) {
     const match = /"port":(\d+)[^\n]*listening/.exec(readFileSync(logFile, 'utf8'));
-    if (match) return { kind: 'ours', child, pid: child.pid!, port: Number(match[1]), logFile };
+    if (match) return { kind: 'ours', child, pid: child.pid!, port: Number(match[1]) };
     await sleep(50);
   }
   throw new Error(`our server did not start; its log:\n${readFileSync(logFile, 'utf8').slice(-2000)}`);
@@ -153,22 +156,31 @@ interface MemoryReading {
   heapUsedKiB: number;
   /** Memory outside the V8 heap that V8 knows of (Buffers, ArrayBuffers). */
   externalKiB: number;
+  snapshot?: string;
 }
 
 /** Full GC in the server (its memory probe), then its VmRSS and V8 heap figures. */
-async function collectAndMeasure(pid: number): Promise<MemoryReading> {
+async function collectAndMeasure(pid: number, opts: { snapshot?: boolean } = {}): Promise<MemoryReading> {
   const file = path.join(memoryDir, `${pid}.json`);
   const before = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { sequence: number }).sequence : 0;
+  if (opts.snapshot) writeFileSync(path.join(memoryDir, `${pid}.snapshot-next`), '');
   process.kill(pid, 'SIGUSR2');
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + 60_000;
   for (;;) {
     if (existsSync(file)) {
-      const usage = JSON.parse(readFileSync(file, 'utf8')) as { sequence: number; collected: boolean; heapUsed: number; external: number };
+      const usage = JSON.parse(readFileSync(file, 'utf8')) as {
+        sequence: number;
+        collected: boolean;
+        heapUsed: number;
+        external: number;
+        snapshot: string | null;
+      };
       if (usage.sequence > before) {
         if (!usage.collected) throw new Error('the memory probe could not run the garbage collector');
         // Freed pages go back to the system shortly after a collection.
         await sleep(500);
-        return { rssKiB: rssKiB(pid), heapUsedKiB: usage.heapUsed / 1024, externalKiB: usage.external / 1024 };
+        const reading = { rssKiB: rssKiB(pid), heapUsedKiB: usage.heapUsed / 1024, externalKiB: usage.external / 1024 };
+        return usage.snapshot ? { ...reading, snapshot: usage.snapshot } : reading;
       }
     }
     if (Date.now() > deadline) throw new Error(`process ${pid} did not answer the memory probe`);
@@ -414,6 +426,9 @@ interface WorkloadResult {
   lagP50: number;
   lagP99: number;
   lagMax: number;
+  /** Garbage-collection pauses in this (the clients') process during the workload. */
+  clientGcMs: number;
+  clientGcMaxMs: number;
   clientCpuPct: number;
   serverCpuPct: number;
   /** Server CPU time per edit (all its fan-out included): unlike latency, barely moved by other load. */
@@ -432,6 +447,14 @@ async function runWorkload(target: Target, w: Workload, base?: { url: string; to
   const period = 1000 / w.editsPerSecond;
   const editsByDoc = new Array<number>(groups.length).fill(0);
   const lag = monitorEventLoopDelay({ resolution: 10 });
+  const gc = { total: 0, max: 0 };
+  const gcObserver = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      gc.total += entry.duration;
+      gc.max = Math.max(gc.max, entry.duration);
+    }
+  });
+  gcObserver.observe({ entryTypes: ['gc'] });
   const cpuBefore = process.cpuUsage();
   const serverCpuBefore = cpuMs(target.server.pid);
   const wallStart = performance.now();
@@ -465,6 +488,7 @@ async function runWorkload(target: Target, w: Workload, base?: { url: string; to
   const expected = edits * (w.clientsPerDoc - 1);
   while (fanOut.latencies.length < expected && performance.now() - editsEnd < DRAIN_MS) await sleep(20);
   lag.disable();
+  gcObserver.disconnect();
   const wall = performance.now() - wallStart;
   const cpu = process.cpuUsage(cpuBefore);
   const serverCpu = cpuMs(target.server.pid) - serverCpuBefore;
@@ -530,6 +554,8 @@ async function runWorkload(target: Target, w: Workload, base?: { url: string; to
     lagP50: lag.percentile(50) / 1e6,
     lagP99: lag.percentile(99) / 1e6,
     lagMax: lag.max / 1e6,
+    clientGcMs: gc.total,
+    clientGcMaxMs: gc.max,
     clientCpuPct: ((cpu.user + cpu.system) / 1000 / wall) * 100,
     serverCpuPct: (serverCpu / wall) * 100,
     serverCpuMsPerEdit: serverCpu / edits,
@@ -546,6 +572,8 @@ interface RssResult {
   perDocKiB: number;
   heapPerDocKiB: number;
   connectSeconds: number;
+  /** With --heap-snapshots: what the V8 heap grew by per document, by constructor. */
+  heapGrowth?: string[];
 }
 
 async function measureIdleRss(target: Target): Promise<RssResult> {
@@ -554,16 +582,27 @@ async function measureIdleRss(target: Target): Promise<RssResult> {
   for (const c of warm.flat()) c.destroy();
   await sleep(SETTLE_MS);
   const baseline = await settledReading(pid);
+  const baselineSnapshot = HEAP_SNAPSHOTS ? (await collectAndMeasure(pid, { snapshot: true })).snapshot : undefined;
 
   const started = performance.now();
   const clients = (await connectAll(target, target.takeDocuments(IDLE_DOCS), 1)).flat();
   const connectSeconds = (performance.now() - started) / 1000;
   await sleep(SETTLE_MS);
   const loaded = await settledReading(pid);
+  // Snapshots after the readings: writing one costs memory of its own.
+  let heapGrowth: string[] | undefined;
+  if (HEAP_SNAPSHOTS) {
+    const loadedSnapshot = (await collectAndMeasure(pid, { snapshot: true })).snapshot!;
+    // Kept past the run (the work directory is removed) for a closer look in DevTools.
+    const kept = path.join(tmpdir(), `lms-bench-collab-${target.kind}-idle.heapsnapshot`);
+    copyFileSync(loadedSnapshot, kept);
+    heapGrowth = [...heapDiff(loadedSnapshot, baselineSnapshot!, IDLE_DOCS), `snapshot with the documents open kept at ${kept}`];
+  }
   const unexpected = clients.reduce((n, c) => n + c.unexpectedCloses, 0);
   for (const c of clients) c.destroy();
   if (unexpected > 0) throw new Error(`${target.kind}: ${unexpected} idle connections closed unexpectedly`);
   return {
+    heapGrowth,
     kind: target.kind,
     docs: IDLE_DOCS,
     baseline,
@@ -572,6 +611,45 @@ async function measureIdleRss(target: Target): Promise<RssResult> {
     heapPerDocKiB: (loaded.heapUsedKiB + loaded.externalKiB - baseline.heapUsedKiB - baseline.externalKiB) / IDLE_DOCS,
     connectSeconds,
   };
+}
+
+/** Self size of a heap snapshot's nodes by type and constructor (strings, code and numbers by type only). */
+function heapByConstructor(file: string): Map<string, { bytes: number; count: number }> {
+  const snap = JSON.parse(readFileSync(file, 'utf8')) as {
+    snapshot: { meta: { node_fields: string[]; node_types: [string[]] } };
+    nodes: number[];
+    strings: string[];
+  };
+  const fields = snap.snapshot.meta.node_fields;
+  const types = snap.snapshot.meta.node_types[0];
+  const [typeAt, nameAt, sizeAt] = ['type', 'name', 'self_size'].map((f) => fields.indexOf(f)) as [number, number, number];
+  const anonymous = new Set(['string', 'concatenated string', 'sliced string', 'code', 'number', 'bigint', 'symbol']);
+  const totals = new Map<string, { bytes: number; count: number }>();
+  for (let i = 0; i < snap.nodes.length; i += fields.length) {
+    const type = types[snap.nodes[i + typeAt]!]!;
+    const key = anonymous.has(type) ? `(${type})` : `${type} ${snap.strings[snap.nodes[i + nameAt]!]}`;
+    const entry = totals.get(key) ?? { bytes: 0, count: 0 };
+    entry.bytes += snap.nodes[i + sizeAt]!;
+    entry.count += 1;
+    totals.set(key, entry);
+  }
+  return totals;
+}
+
+function heapDiff(loadedFile: string, baselineFile: string, docs: number): string[] {
+  const before = heapByConstructor(baselineFile);
+  const after = heapByConstructor(loadedFile);
+  const grown = [...after.entries()]
+    .map(([key, a]) => {
+      const b = before.get(key) ?? { bytes: 0, count: 0 };
+      return { key, bytes: (a.bytes - b.bytes) / docs, count: (a.count - b.count) / docs };
+    })
+    .sort((x, y) => y.bytes - x.bytes);
+  const total = grown.reduce((n, g) => n + g.bytes, 0);
+  return [
+    `heap growth per document: ${(total / 1024).toFixed(1)} KiB (self sizes; strings, code and numbers grouped by type)`,
+    ...grown.slice(0, 25).map((g) => `  ${g.bytes.toFixed(0).padStart(6)} B  ${g.count.toFixed(1).padStart(5)} ×  ${g.key.slice(0, 90)}`),
+  ];
 }
 
 // ---------------------------------------------------------------- targets
@@ -771,7 +849,8 @@ async function main(): Promise<void> {
         `  ${w.name} ${LABEL[r.kind]}: p50 ${fmt(r.p50)} ms, p99 ${fmt(r.p99)} ms, max ${fmt(r.max)} ms, ` +
           `${Math.round(r.deliveriesPerSecond)} deliveries/s, lost ${r.lost}, converged ${r.converged}/${w.docs}, ` +
           `server CPU ${Math.round(r.serverCpuPct)}% (${fmt(r.serverCpuMsPerEdit, 2)} ms/edit), client CPU ${Math.round(r.clientCpuPct)}%, ` +
-          `client loop delay p50/p99/max ${fmt(r.lagP50)}/${fmt(r.lagP99)}/${fmt(r.lagMax)} ms, unexpected closes ${r.unexpectedCloses}`,
+          `client loop delay p50/p99/max ${fmt(r.lagP50)}/${fmt(r.lagP99)}/${fmt(r.lagMax)} ms, ` +
+          `client GC ${Math.round(r.clientGcMs)} ms (longest ${fmt(r.clientGcMaxMs)} ms), unexpected closes ${r.unexpectedCloses}`,
       );
       await sleep(1_000);
     }
@@ -802,6 +881,7 @@ async function main(): Promise<void> {
         `  idle ${LABEL[kind]}: RSS ${(r.baseline.rssKiB / 1024).toFixed(1)} → ${(r.loaded.rssKiB / 1024).toFixed(1)} MiB, ` +
           `${fmt(r.perDocKiB)} KiB per open document (V8 heap + external ${fmt(r.heapPerDocKiB)} KiB); connect + sync ${fmt(r.connectSeconds)} s`,
       );
+      for (const line of r.heapGrowth ?? []) console.log(`    ${line}`);
     } finally {
       await stopChild(server.child);
     }
@@ -840,6 +920,7 @@ async function main(): Promise<void> {
     ...rssTable(rssResults),
     '',
     `Client process: worst event-loop delay p99 ${fmt(lagWorst)} ms (monitorEventLoopDelay, 10 ms resolution), ` +
+      `longest GC pause ${fmt(Math.max(...workloadResults.map((r) => r.clientGcMaxMs)))} ms, ` +
       `CPU ${workloadResults.map((r) => `${r.workload.name}/${r.kind} ${Math.round(r.clientCpuPct)}%`).join(', ')} of one core.`,
     '',
     'Goal (issue 7): our p99 no worse than the best peer and our RSS per idle document no more than the best peer:',
