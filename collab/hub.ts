@@ -123,7 +123,7 @@ export class CollabHub {
 
   /** Node's `upgrade` event: authenticate, then accept and close with a code the client can read. */
   handleUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer): void => {
-    socket.on('error', () => socket.destroy());
+    socket.on('error', destroySocket);
     if (this.closing) {
       socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n\r\n');
       return;
@@ -422,6 +422,11 @@ interface AwarenessChange {
   added: number[];
   updated: number[];
   removed: number[];
+}
+
+/** Module-level, so that the listener keeps no upgrade request (and its token) alive. */
+function destroySocket(this: Duplex): void {
+  this.destroy();
 }
 
 function awarenessMessage(update: Uint8Array): Uint8Array {

@@ -9,7 +9,7 @@
 // any other access loads the body, works on it and lets it go. REST writes (create, revert,
 // templates) and WebSocket edits go through the same `apply` path, so live editors receive REST
 // writes as ordinary updates.
-import { and, count, desc, eq, gt, isNotNull, lte } from 'drizzle-orm';
+import { and, count, desc, eq, gt, isNotNull, lte, sql } from 'drizzle-orm';
 import { diffChars } from 'diff';
 import type { Logger } from 'pino';
 import * as Y from 'yjs';
@@ -18,6 +18,8 @@ import { documentStates, documentUpdates, documents } from '../db/schema';
 import type { Clock } from '../src/clock';
 
 export const CONTENT_FIELD = 'content';
+
+const TOUCH_INTERVAL_MS = 1_000;
 
 export type UpdateListener = (update: Uint8Array, origin: unknown) => void;
 
@@ -46,6 +48,9 @@ interface LoadedDoc {
   refs: number;
   listeners: Set<UpdateListener>;
   updatesSinceCompaction: number;
+  /** When `documents.updated_at` was last written for this document, and when it last changed (ms). */
+  touchedAt: number;
+  editedAt: number;
   lastUpdateId: number;
 }
 
@@ -71,12 +76,32 @@ export class DocumentStore {
   private readonly clock: Clock;
   private readonly logger?: Logger;
   private readonly compactAfter: number;
+  private readonly insertUpdate;
+  private readonly touchDocument;
 
   constructor(opts: StoreOptions) {
     this.db = opts.db;
     this.clock = opts.clock;
     this.logger = opts.logger;
     this.compactAfter = opts.compactAfter ?? 500;
+    // Prepared once: the log write is the hot path of live editing.
+    this.insertUpdate = this.db
+      .insert(documentUpdates)
+      .values({
+        documentId: sql.placeholder('documentId'),
+        tenantId: sql.placeholder('tenantId'),
+        userId: sql.placeholder('userId'),
+        createdAt: sql.placeholder('createdAt'),
+        bytes: sql.placeholder('bytes'),
+        data: sql.placeholder('data'),
+      })
+      .returning({ id: documentUpdates.id })
+      .prepare();
+    this.touchDocument = this.db
+      .update(documents)
+      .set({ updatedAt: sql`${sql.placeholder('updatedAt')}` })
+      .where(eq(documents.id, sql.placeholder('id')))
+      .prepare();
   }
 
   // ---- live documents (the WebSocket hub) ----
@@ -100,6 +125,9 @@ export class DocumentStore {
     if (loaded.refs > 0) return;
     this.live.delete(documentId);
     try {
+      if (loaded.editedAt > loaded.touchedAt) {
+        this.touchDocument.run({ id: documentId, updatedAt: new Date(loaded.editedAt).toISOString() });
+      }
       if (loaded.updatesSinceCompaction > 0) this.compactLoaded(loaded);
     } catch (err) {
       // The log already holds every update; a failed compaction only costs load time later.
@@ -171,6 +199,7 @@ export class DocumentStore {
     const scratch = new Y.Doc();
     scratch.getText(CONTENT_FIELD).insert(0, markdown);
     this.appendUpdate(doc.id, doc.tenantId, Y.encodeStateAsUpdate(scratch), userId);
+    this.touchDocument.run({ id: doc.id, updatedAt: this.clock.now().toISOString() });
     scratch.destroy();
     this.emitChange(doc.id);
   }
@@ -280,6 +309,8 @@ export class DocumentStore {
       listeners: new Set(),
       updatesSinceCompaction: log.length,
       lastUpdateId: log.at(-1)?.id ?? through,
+      touchedAt: 0,
+      editedAt: 0,
     };
     doc.on('update', (update: Uint8Array, origin: unknown) => this.onDocUpdate(loaded, update, origin));
     return loaded;
@@ -290,6 +321,13 @@ export class DocumentStore {
     const authored = origin instanceof Authored ? origin : new Authored(null, origin);
     try {
       loaded.lastUpdateId = this.appendUpdate(loaded.id, loaded.tenantId, update, authored.userId);
+      // A live document types many updates a second; its updated_at needs no finer grain than that.
+      const now = this.clock.now().getTime();
+      loaded.editedAt = now;
+      if (loaded.refs === 0 || now - loaded.touchedAt >= TOUCH_INTERVAL_MS) {
+        this.touchDocument.run({ id: loaded.id, updatedAt: new Date(now).toISOString() });
+        loaded.touchedAt = now;
+      }
     } catch (err) {
       this.logger?.error({ err, documentId: loaded.id }, 'could not store a document update');
       throw new PersistenceError(`could not store the update: ${(err as Error).message}`);
@@ -307,23 +345,14 @@ export class DocumentStore {
   }
 
   private appendUpdate(documentId: string, tenantId: string, update: Uint8Array, userId: string | null): number {
-    const now = this.clock.now().toISOString();
-    return this.db.transaction((tx) => {
-      const row = tx
-        .insert(documentUpdates)
-        .values({
-          documentId,
-          tenantId,
-          userId,
-          createdAt: now,
-          bytes: update.byteLength,
-          data: Buffer.from(update.buffer, update.byteOffset, update.byteLength),
-        })
-        .returning({ id: documentUpdates.id })
-        .get();
-      tx.update(documents).set({ updatedAt: now }).where(eq(documents.id, documentId)).run();
-      return row.id;
-    });
+    return this.insertUpdate.get({
+      documentId,
+      tenantId,
+      userId,
+      createdAt: this.clock.now().toISOString(),
+      bytes: update.byteLength,
+      data: Buffer.from(update.buffer, update.byteOffset, update.byteLength),
+    })!.id;
   }
 
   private compactLoaded(loaded: LoadedDoc): void {

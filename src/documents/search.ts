@@ -14,7 +14,8 @@ import type { Deps } from '../context';
 
 export const SUGGESTION_LIMIT = 10;
 const MAX_QUERY_TERMS = 12;
-const DEFAULT_DEBOUNCE_MS = 750;
+// Live typing re-indexes a document at most every two seconds; REST writes index at once.
+const DEFAULT_DEBOUNCE_MS = 2_000;
 
 // FTS5's unicode61 tokenizer splits on everything but letters, digits and marks; splitting the
 // same way and quoting each term means no input can reach FTS5 as syntax (AND, NEAR, ", *, ^ …).
