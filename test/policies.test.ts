@@ -4,7 +4,6 @@ import { describe, expect, it } from 'vitest';
 import type { Actor } from '../src/auth/authenticator';
 import { canCreateApiKey } from '../src/api-keys/policy';
 import { isAdmin, permissionsOf } from '../src/auth/permissions';
-import { isCourseInstructor, isCourseStaff, type Membership } from '../src/enrollments/policy';
 import { canCreateUser, canDeleteUser, canListUsers, canSearchUsers, canUpdateUser, canViewUser } from '../src/users/policy';
 
 const actor = (role: 'admin' | 'member', extra: Partial<Actor> = {}): Actor => ({
@@ -50,30 +49,6 @@ describe('users policy', () => {
     expect(canUpdateUser(member, 'someone', ['name'])).toBe(false);
     expect(canUpdateUser(admin, 'someone', ['name', 'email', 'password', 'role'])).toBe(true);
     expect(canUpdateUser(admin, admin.userId, ['role'])).toBe(true);
-  });
-});
-
-describe('enrollments policy', () => {
-  const m = (role: Membership['role'], status: Membership['status'] = 'active'): Membership => ({ role, status });
-
-  it('an instructor is an active instructor enrollment or a tenant admin', () => {
-    expect(isCourseInstructor(member, m('instructor'))).toBe(true);
-    expect(isCourseInstructor(admin, undefined)).toBe(true);
-    expect(isCourseInstructor(admin, m('student'))).toBe(true);
-    expect(isCourseInstructor(member, undefined)).toBe(false);
-    expect(isCourseInstructor(member, m('ta'))).toBe(false);
-    expect(isCourseInstructor(member, m('student'))).toBe(false);
-    expect(isCourseInstructor(member, m('instructor', 'dropped'))).toBe(false);
-    expect(isCourseInstructor(member, m('instructor', 'completed'))).toBe(false);
-  });
-
-  it('staff are active instructors and TAs, or a tenant admin', () => {
-    expect(isCourseStaff(member, m('instructor'))).toBe(true);
-    expect(isCourseStaff(member, m('ta'))).toBe(true);
-    expect(isCourseStaff(admin, undefined)).toBe(true);
-    expect(isCourseStaff(member, m('student'))).toBe(false);
-    expect(isCourseStaff(member, m('ta', 'dropped'))).toBe(false);
-    expect(isCourseStaff(member, undefined)).toBe(false);
   });
 });
 
