@@ -1,5 +1,5 @@
-// The pure policy functions: who may see and change users, who teaches a course, and which
-// tenant-level permissions each role holds.
+// The pure policy functions: who may see and change users, which tenant-level permissions each
+// role holds, and who may manage API keys. (Course roles: test/enrollments-policy.test.ts.)
 import { describe, expect, it } from 'vitest';
 import type { Actor } from '../src/auth/authenticator';
 import { canCreateApiKey } from '../src/api-keys/policy';
