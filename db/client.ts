@@ -2,6 +2,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
@@ -16,6 +17,34 @@ export interface Database_ {
   db: Db;
   sqlite: Database.Database;
   close(): void;
+}
+
+/** WAL pages the serving connection lets pile up before it checkpoints itself (a safety net). */
+const FALLBACK_AUTOCHECKPOINT_PAGES = 20_000;
+
+/**
+ * Moves WAL checkpoints of a file database to a worker thread: the serving connection then only
+ * appends to the WAL, and live edits never wait for a checkpoint's writes and fsyncs.
+ */
+export function startBackgroundCheckpoints(database: Database_, intervalMs = 1_000): { stop(): Promise<void> } {
+  const file = database.sqlite.name;
+  const worker = new Worker(new URL('./checkpoint-worker.mjs', import.meta.url), { workerData: { file, intervalMs } });
+  worker.unref();
+  database.sqlite.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
+  let failures = 0;
+  worker.on('message', (message: { error?: string }) => {
+    // Repeated failures hand checkpoints back to the serving connection.
+    if (message.error && ++failures === 3) database.sqlite.pragma('wal_autocheckpoint = 1000');
+  });
+  worker.on('error', () => database.sqlite.pragma('wal_autocheckpoint = 1000'));
+  return {
+    stop: () =>
+      new Promise<void>((resolve) => {
+        worker.once('exit', () => resolve());
+        worker.postMessage('stop');
+        setTimeout(() => void worker.terminate(), 5_000).unref();
+      }),
+  };
 }
 
 const migrationsFolder = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');

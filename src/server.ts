@@ -1,7 +1,7 @@
 // Entry point: config, database, migrations, first-start bootstrap, HTTP + WebSocket server,
 // graceful shutdown on SIGINT/SIGTERM. Nothing imports this file.
 import path from 'node:path';
-import { openDatabase } from '../db/client';
+import { openDatabase, startBackgroundCheckpoints } from '../db/client';
 import { createApp } from './app';
 import { systemClock } from './clock';
 import { ConfigError, loadConfig, type Config } from './config';
@@ -24,6 +24,7 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(config.logLevel);
   const database = openDatabase(path.join(config.dataDir, DATABASE_FILE));
+  const checkpoints = startBackgroundCheckpoints(database);
   const deps = await buildDeps({ database, config, clock: systemClock, logger });
   const hub = createCollabHub(deps);
   const app = createApp(deps);
@@ -47,6 +48,7 @@ async function main(): Promise<void> {
     }, config.shutdownTimeoutMs + 5_000);
     try {
       await running.close();
+      await checkpoints.stop();
     } finally {
       if (!timedOut) {
         clearTimeout(deadline);
