@@ -26,7 +26,7 @@ import { createLogger } from '../src/logger';
 
 const DOCUMENTS = Number(process.env.BENCH_DOCUMENTS ?? 10_000);
 const BODY_WORDS = 150;
-const QUERY_RUNS = 200;
+const QUERY_RUNS = Number(process.env.BENCH_QUERY_RUNS ?? 200);
 const HTTP_SECONDS = Number(process.env.BENCH_HTTP_SECONDS ?? 3);
 const TARGET_MS = 20;
 
@@ -56,9 +56,9 @@ const word = () => (rand() < 0.3 ? pick(glue) : vocabulary[Math.floor(vocabulary
 
 function markdown(i: number): string {
   const words = Array.from({ length: BODY_WORDS }, word);
-  // A word that only ten documents contain, and one that about 2% contain.
-  if (i % 1000 === 7) words.push('xylophone');
-  if (i % 50 === 3) words.push('marmalade');
+  // A word that only ten documents contain, and one that 2% contain (some of them visible to the group).
+  if (i % 1000 === 0) words.push('xylophone');
+  if (i % 50 === 0) words.push('marmalade');
   return `# Notes ${i}\n\n${words.slice(0, 70).join(' ')}.\n\n${words.slice(70).join(' ')}.\n`;
 }
 

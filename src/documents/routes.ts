@@ -224,7 +224,8 @@ export const documentsRouter = router
       summary: 'Up to 10 search suggestions',
       description:
         'Full-text search (SQLite FTS5) over titles and bodies of the visible documents outside the trash: every word ' +
-        'of `q` must match as a prefix; best first (bm25, title hits weigh more); each with a snippet of the body.',
+        'of `q` must match as a prefix; best first (bm25, title hits weigh more; scored over the 1,000 newest visible ' +
+        'matches when there are more); each with a snippet of the body as safe HTML (hits in `<mark>`).',
       security: secured,
       request: { query: suggestionsQuery },
       responses: { 200: jsonContent(suggestionsSchema, 'Suggestions'), ...errorResponses(400, 401) },

@@ -5,10 +5,10 @@
 // right after the write sees it), live edits through the store's change feed after a short
 // debounce (one refresh per burst of keystrokes, not one per keystroke). `indexed_through` records
 // the last update folded in, so bodies left stale by a crash are found and redone on attach.
-import { eq, gt, max, sql, type SQL } from 'drizzle-orm';
+import { and, eq, gt, inArray, isNull, max, sql, type SQL } from 'drizzle-orm';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/client';
-import { documentSearch, documentUpdates, documents } from '../../db/schema';
+import { documentGrants, documentSearch, documentUpdates, documents } from '../../db/schema';
 import type { DocumentStore } from '../../collab/store';
 import type { Deps } from '../context';
 
@@ -149,22 +149,63 @@ export interface Suggestion {
 }
 
 /**
- * The best matches among the documents `visible` admits, best first (bm25, a title hit weighing
- * ten body hits), each with a snippet of its body around the hits.
+ * Relevance is computed for at most this many matches: the newest ones (by creation) among those
+ * the caller may see. Below it the ranking is exact; above it (a one-letter query over thousands of
+ * visible documents) it is the best of the newest, which keeps a suggestion under ~10 ms at 10,000
+ * documents instead of scoring every one of them.
  */
-export function suggestDocuments(db: Db, tenantId: string, visible: SQL, match: string, limit = SUGGESTION_LIMIT): Suggestion[] {
-  const rows = db.all<{ id: string; title: string; category: string | null; updatedAt: string; snippet: string | null }>(sql`
-    SELECT ${documents.id} AS id, ${documents.title} AS title, ${documents.category} AS category,
-           ${documents.updatedAt} AS updatedAt,
-           snippet(documents_fts, 1, ${HIT_OPEN}, ${HIT_CLOSE}, '…', 16) AS snippet
-    FROM documents_fts
-    JOIN ${documentSearch} ON ${documentSearch.id} = documents_fts.rowid
-    JOIN ${documents} ON ${documents.id} = ${documentSearch.documentId}
-    WHERE documents_fts MATCH ${match}
-      AND ${documentSearch.tenantId} = ${tenantId}
-      AND ${documents.trashedAt} IS NULL
-      AND ${visible}
-    ORDER BY bm25(documents_fts, 10.0, 1.0)
+export const RANK_WINDOW = 1000;
+
+/**
+ * The best matches among the documents the `grants` condition (on document_grants) admits, outside
+ * the trash, best first (bm25, a title hit weighing ten body hits), each with a snippet of its body.
+ *
+ * The plan is deliberate: FTS5 walks its matches newest first while SQLite checks each rowid
+ * against the caller's visible set (`+rowid` keeps SQLite from handing the IN list to FTS5 as
+ * per-row lookups, which re-run the query once per row), and bm25 runs only for the rows that pass.
+ * Snippets are then made for the chosen few alone.
+ */
+export function suggestDocuments(db: Db, tenantId: string, grants: SQL, match: string, limit = SUGGESTION_LIMIT): Suggestion[] {
+  const ranked = db.all<{ rid: number; score: number }>(sql`
+    SELECT c.rid AS rid, c.score AS score FROM (
+      SELECT rowid AS rid, bm25(documents_fts, 10.0, 1.0) AS score
+      FROM documents_fts
+      WHERE documents_fts MATCH ${match}
+        AND +rowid IN (
+          SELECT ${documentSearch.id} FROM ${documentGrants}
+          JOIN ${documentSearch} ON ${documentSearch.documentId} = ${documentGrants.documentId}
+          WHERE ${grants})
+        AND +rowid NOT IN (
+          SELECT ${documentSearch.id} FROM ${documents}
+          JOIN ${documentSearch} ON ${documentSearch.documentId} = ${documents.id}
+          WHERE ${documents.tenantId} = ${tenantId} AND ${documents.trashedAt} IS NOT NULL)
+      ORDER BY rowid DESC
+      LIMIT ${RANK_WINDOW}
+    ) AS c
+    ORDER BY c.score, c.rid DESC
     LIMIT ${limit}`);
-  return rows.map((r) => ({ ...r, snippet: snippetHtml(r.snippet ?? '') }));
+  if (ranked.length === 0) return [];
+  const rids = ranked.map((r) => r.rid);
+  const snippets = new Map(
+    db
+      .all<{ rid: number; snippet: string | null }>(sql`
+        SELECT rowid AS rid, snippet(documents_fts, 1, ${HIT_OPEN}, ${HIT_CLOSE}, '…', 16) AS snippet
+        FROM documents_fts
+        WHERE documents_fts MATCH ${match} AND +rowid IN (${sql.join(rids.map((r) => sql`${r}`), sql`, `)})`)
+      .map((r) => [r.rid, r.snippet ?? ''] as const),
+  );
+  const meta = new Map(
+    db
+      .select({ rid: documentSearch.id, id: documents.id, title: documents.title, category: documents.category, updatedAt: documents.updatedAt })
+      .from(documentSearch)
+      .innerJoin(documents, eq(documents.id, documentSearch.documentId))
+      .where(and(inArray(documentSearch.id, rids), eq(documents.tenantId, tenantId), isNull(documents.trashedAt)))
+      .all()
+      .map((r) => [r.rid, r] as const),
+  );
+  return rids.flatMap((rid) => {
+    const row = meta.get(rid);
+    if (!row) return [];
+    return [{ id: row.id, title: row.title, category: row.category, updatedAt: row.updatedAt, snippet: snippetHtml(snippets.get(rid) ?? '') }];
+  });
 }

@@ -552,7 +552,7 @@ export function courseCounts(db: DbOrTx, actor: DocumentActor, page: PageQuery) 
 export function suggest(db: Db, actor: DocumentActor, q: string): Suggestion[] {
   const match = ftsPrefixQuery(q);
   if (match === null) return [];
-  return suggestDocuments(db, actor.tenantId, visibleTo(db, principalsOf(db, actor)), match);
+  return suggestDocuments(db, actor.tenantId, grantsTo(principalsOf(db, actor)), match);
 }
 
 // ---- sharing ----
