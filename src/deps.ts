@@ -4,6 +4,7 @@ import type { Database_ } from '../db/client';
 import { documentCollabAccess } from '../collab/access';
 import { CollabHub } from '../collab/hub';
 import { DocumentStore } from '../collab/store';
+import { searchIndexOf } from './documents/search';
 import { Authenticator } from './auth/authenticator';
 import { TokenSigner } from './auth/tokens';
 import type { Clock } from './clock';
@@ -46,5 +47,7 @@ export function createCollabHub(deps: Deps, options: Partial<ConstructorParamete
     ...options,
   });
   deps.capabilities.collab = { available: () => true };
+  // Live edits must reach the search index even before any REST call has touched documents.
+  searchIndexOf(deps);
   return hub;
 }

@@ -6,6 +6,7 @@ import * as awarenessProtocol from 'y-protocols/awareness';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { documentUpdates } from '../db/schema';
+import { searchIndexOf } from '../src/documents/search';
 import { makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import {
   connectEditor,
@@ -110,6 +111,18 @@ describe('live editing with y-websocket clients', () => {
     const changes = await t.call('GET', `/api/documents/${id}/changes`, { as: owner });
     expect(changes.status).toBe(200);
     expect(changes.body.data.map((c: { user_id: string }) => c.user_id)).toContain(editor.user.id);
+  });
+
+  it('indexes live edits for search without any REST write', async () => {
+    const id = await newDocument();
+    const a = editorFor(id, owner);
+    await synced(a);
+    a.text.insert(0, 'quetzalcoatl appears only in a live edit');
+    await eventually(() => storedCount(id) > 0, 5_000, 'persisted edit');
+    searchIndexOf(t.deps).flush();
+    const found = await t.call('GET', '/api/documents/suggestions?q=quetzal', { as: owner });
+    expect(found.status).toBe(200);
+    expect(found.body.data.map((d: { id: string }) => d.id)).toContain(id);
   });
 
   it("refuses a viewer's edits with permission-denied and never stores them, while the viewer still receives updates", async () => {
