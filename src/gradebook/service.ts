@@ -2,7 +2,7 @@
 // with their change history, per-offering settings, and the whole-offering views (summary,
 // spreadsheet) computed set-based: a handful of queries per request, never one per student.
 // An offering is a course; every query is scoped to the caller's tenant.
-import { and, asc, desc, eq, gt, isNull, max, ne, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, isNull, max, ne, sql, type SQL } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../../db/client';
 import {
   courses,
@@ -65,25 +65,20 @@ export interface StudentRef {
  * the course still has grades to read. 404 for anyone never enrolled as a student.
  */
 export function getStudent(db: DbOrTx, offering: Offering, studentId: string): StudentRef {
-  const row = db
-    .select({ id: users.id, name: users.name, email: users.email })
-    .from(enrollments)
-    .innerJoin(users, eq(users.id, enrollments.userId))
-    .where(
-      and(
-        eq(enrollments.tenantId, offering.tenantId),
-        eq(enrollments.courseId, offering.id),
-        eq(enrollments.userId, studentId),
-        eq(enrollments.role, 'student'),
-      ),
-    )
-    .get();
+  const row = studentsOf(db, offering, eq(enrollments.userId, studentId)).get();
   if (!row) throw notFound('Student');
   return row;
 }
 
 /** Active students of the offering by name (ASCII case ignored): the rows of the summary and the spreadsheet. */
 function rosterOf(db: DbOrTx, offering: Offering): StudentRef[] {
+  return studentsOf(db, offering, eq(enrollments.status, 'active'))
+    .orderBy(sql`${users.name} collate nocase`, asc(users.id))
+    .all();
+}
+
+/** Users enrolled as students of the offering (any status), narrowed by `condition`. */
+function studentsOf(db: DbOrTx, offering: Offering, condition: SQL) {
   return db
     .select({ id: users.id, name: users.name, email: users.email })
     .from(enrollments)
@@ -93,11 +88,9 @@ function rosterOf(db: DbOrTx, offering: Offering): StudentRef[] {
         eq(enrollments.tenantId, offering.tenantId),
         eq(enrollments.courseId, offering.id),
         eq(enrollments.role, 'student'),
-        eq(enrollments.status, 'active'),
+        condition,
       ),
-    )
-    .orderBy(sql`${users.name} collate nocase`, asc(users.id))
-    .all();
+    );
 }
 
 // ---------------------------------------------------------------- assignments
