@@ -2,9 +2,10 @@
 // computed here independently of the server's code, and the CSV spreadsheet, parsed back with
 // csv-parse (round trip, Excel-friendly encoding, formula-injection escaping).
 import { parse } from 'csv-parse/sync';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { enrollments } from '../db/schema';
+import { enrollments, gradebookGrades } from '../db/schema';
+import { newId } from '../src/ids';
 import { makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { insertCourse, insertEnrollment } from './helpers/courses';
 
@@ -229,6 +230,57 @@ describe('GET /api/gradebook/offerings/{offering_id}/summary', () => {
       { letter: 'F', count: 0 },
     ]);
     expect(res.body.ungraded_students).toBe(1);
+  });
+
+  it('follows every kind of grade write: re-grade, assignment deletion, direct inserts and deletes', async () => {
+    const s = await setup(['Kim', 'Lou']);
+    const [kim, lou] = s.students as [TestUser, TestUser];
+    const quiz = await addAssignment(s, 'Quiz', { score_maximum: 10 });
+    const exam = await addAssignment(s, 'Exam', { score_maximum: 100 });
+    // The packed per-student rows the summary reads must always equal a fresh packing of the grades.
+    const packedRows = (view: string) =>
+      t.db.all<{ student_id: string }>(sql`SELECT student_id, assignment_ids, scores FROM ${sql.identifier(view)} WHERE course_id = ${s.offeringId} ORDER BY student_id`);
+    const summary = async () => {
+      expect(packedRows('gradebook_student_scores')).toEqual(packedRows('gradebook_student_scores_packed'));
+      const res = await t.call('GET', `/api/gradebook/offerings/${s.offeringId}/summary`, { as: s.instructor });
+      expect(res.status).toBe(200);
+      return res.body as { assignments: { count: number; mean: number | null }[]; students: { id: string; graded_count: number; weighted_percent: number | null }[] };
+    };
+    const percentOf = (body: Awaited<ReturnType<typeof summary>>, who: TestUser) => body.students.find((x) => x.id === who.user.id)!.weighted_percent;
+
+    await grade(s, quiz.id, kim.user.id, 5);
+    await grade(s, exam.id, kim.user.id, 100);
+    await grade(s, quiz.id, lou.user.id, 10);
+    let body = await summary();
+    expect(percentOf(body, kim)).toBe(75);
+    expect(percentOf(body, lou)).toBe(100);
+
+    await grade(s, quiz.id, kim.user.id, 7.25); // re-grade, to a fraction
+    body = await summary();
+    expect(body.assignments[0]).toMatchObject({ count: 2, mean: 8.625 });
+    expect(percentOf(body, kim)).toBe(86.25);
+
+    // Written behind the service's back: still counted.
+    const at = '2026-01-01T00:00:00.000Z';
+    t.db
+      .insert(gradebookGrades)
+      .values({ id: newId(), tenantId: t.defaultTenantId, courseId: s.offeringId, assignmentId: exam.id, studentId: lou.user.id, score: 40, gradedBy: s.instructor.user.id, createdAt: at, updatedAt: at })
+      .run();
+    body = await summary();
+    expect(body.assignments[1]).toMatchObject({ count: 2, mean: 70 });
+    expect(percentOf(body, lou)).toBe(70);
+
+    // Deleting the quiz cascades to its grades, and the packed rows follow the cascade.
+    expect((await t.call('DELETE', `/api/gradebook/assignments/${quiz.id}`, { as: s.instructor })).status).toBe(204);
+    body = await summary();
+    expect(body.assignments).toHaveLength(1);
+    expect(percentOf(body, kim)).toBe(100);
+    expect(percentOf(body, lou)).toBe(40);
+
+    t.db.delete(gradebookGrades).where(and(eq(gradebookGrades.studentId, lou.user.id), eq(gradebookGrades.courseId, s.offeringId))).run();
+    body = await summary();
+    expect(body.students.find((x) => x.id === lou.user.id)).toMatchObject({ graded_count: 0, weighted_percent: null });
+    expect(packedRows('gradebook_student_scores').map((r) => r.student_id)).toEqual([kim.user.id]);
   });
 
   it('answers an empty offering with nulls, and refuses TAs and students', async () => {

@@ -1,7 +1,7 @@
 // Gradebook: assignments (LTI AGS line items: resource links of an offering with grade metadata),
 // one current grade per student and assignment, the history of every grade change, and the
 // per-offering settings (category weights, letter scale). An offering is a course.
-import { index, integer, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 import { tenants, users } from './core';
 import { courses } from './courses';
 
@@ -80,6 +80,36 @@ export const gradebookGrades = sqliteTable(
     index('gradebook_grades_student_idx').on(t.studentId),
     index('gradebook_grades_graded_by_idx').on(t.gradedBy),
     index('gradebook_grades_tenant_idx').on(t.tenantId),
+  ],
+);
+
+/**
+ * Each student's grades of an offering packed into one row, kept by triggers on
+ * `gradebook_grades` (migration 0008) in the same transaction as every grade write, so it is never
+ * stale whoever writes. The summary and the spreadsheet read 1,000 of these rows instead of
+ * scanning 100,000 grades (see bench/RESULTS.md, Gradebook). `assignment_ids` are the student's
+ * graded assignment ids end to end (36 characters each) and `scores` a JSON array of the scores
+ * in the same order.
+ */
+export const gradebookStudentScores = sqliteTable(
+  'gradebook_student_scores',
+  {
+    courseId: text('course_id')
+      .notNull()
+      .references(() => courses.id),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id),
+    studentId: text('student_id')
+      .notNull()
+      .references(() => users.id),
+    assignmentIds: text('assignment_ids').notNull(),
+    scores: text('scores').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.courseId, t.tenantId, t.studentId] }),
+    index('gradebook_student_scores_tenant_idx').on(t.tenantId),
+    index('gradebook_student_scores_student_idx').on(t.studentId),
   ],
 );
 

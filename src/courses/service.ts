@@ -12,7 +12,7 @@ import { conflict, forbidden, notFound } from '../http/errors';
 import { pageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../ids';
 import { countAll, isUniqueViolation } from '../sql';
-import { preparedFor, rowsNamed } from './statements';
+import { preparedFor, rowsNamed } from '../prepared';
 import { canManageCourse, canReadCourse } from './policy';
 
 export type CourseRow = typeof courses.$inferSelect;

@@ -7,7 +7,7 @@ import type { Db, DbOrTx } from '../../db/client';
 import { courseEnrollmentCounts, courses, enrollments, users, type EnrollmentRole, type EnrollmentStatus } from '../../db/schema';
 import type { Actor } from '../auth/authenticator';
 import type { Clock } from '../clock';
-import { preparedFor, rowsNamed } from '../courses/statements';
+import { preparedFor, rowsNamed } from '../prepared';
 import { listCourseModules } from '../courses/structure';
 import { conflict, notFound, unprocessable } from '../http/errors';
 import { pageBounds, type PageQuery } from '../http/pagination';

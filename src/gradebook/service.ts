@@ -2,7 +2,7 @@
 // with their change history, per-offering settings, and the whole-offering views (summary,
 // spreadsheet) computed set-based: a handful of queries per request, never one per student.
 // An offering is a course; every query is scoped to the caller's tenant.
-import { and, asc, desc, eq, gt, isNull, max, ne, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, gt, isNull, max, ne, sql, type SQL } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../../db/client';
 import {
   courses,
@@ -10,6 +10,7 @@ import {
   gradebookAssignments,
   gradebookGradeHistory,
   gradebookGrades,
+  gradebookStudentScores,
   gradebookSettings,
   users,
   type GradingType,
@@ -21,6 +22,7 @@ import { conflict, notFound, unprocessable, type FieldError } from '../http/erro
 import { pageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../ids';
 import { countAll, isUniqueViolation } from '../sql';
+import { preparedFor, rowsNamed } from '../prepared';
 import {
   DEFAULT_LETTER_SCALE,
   describeScores,
@@ -117,11 +119,21 @@ const linkTaken = (resourceLinkId: string) =>
 
 const assignmentOrder = [asc(gradebookAssignments.position), asc(gradebookAssignments.id)];
 
+const assignmentColumns = getTableColumns(gradebookAssignments);
+
 export function listAssignments(db: DbOrTx, offering: Offering, page: PageQuery) {
   const { limit, offset } = pageBounds(page);
-  const where = and(eq(gradebookAssignments.tenantId, offering.tenantId), eq(gradebookAssignments.courseId, offering.id));
-  const rows = db.select().from(gradebookAssignments).where(where).orderBy(...assignmentOrder).limit(limit).offset(offset).all();
-  const total = db.select({ n: countAll }).from(gradebookAssignments).where(where).get()?.n ?? 0;
+  const statements = preparedFor(db, 'gradebook:assignments:list', () => {
+    const p = sql.placeholder;
+    const where = and(eq(gradebookAssignments.tenantId, p('tenantId')), eq(gradebookAssignments.courseId, p('courseId')));
+    return {
+      rows: db.select(assignmentColumns).from(gradebookAssignments).where(where).orderBy(...assignmentOrder).limit(p('limit')).offset(p('offset')).prepare(),
+      count: db.select({ n: countAll }).from(gradebookAssignments).where(where).prepare(),
+    };
+  });
+  const params = { tenantId: offering.tenantId, courseId: offering.id };
+  const rows = rowsNamed<AssignmentRow>(assignmentColumns, statements.rows.values({ ...params, limit, offset }));
+  const total = statements.count.get(params)?.n ?? 0;
   return { rows, total };
 }
 
@@ -464,19 +476,13 @@ export function loadGradebook(db: DbOrTx, offering: Offering): Gradebook {
     .orderBy(...assignmentOrder)
     .all();
   const roster = rosterOf(db, offering);
-  // One row per student, packed by SQLite while it walks the covering index (offering, tenant,
-  // student, assignment, score): the student's assignment ids end to end, and their scores as a
-  // JSON array in the same order. Handing 100,000 rows to JavaScript one by one costs several times
-  // the scan itself. SQLite writes a REAL with all 17 significant digits, so scores come back exact.
+  // One row per student (kept by triggers on the grades: see `gradebookStudentScores`): handing
+  // 100,000 grades to JavaScript one by one, or even packing them per student at read time, costs
+  // several times what reading 1,000 packed rows does. Scores are exact (SQLite writes 17 digits).
   const packed = db
-    .select({
-      studentId: gradebookGrades.studentId,
-      assignmentIds: sql<string>`group_concat(${gradebookGrades.assignmentId}, '')`,
-      scores: sql<string>`json_group_array(${gradebookGrades.score})`,
-    })
-    .from(gradebookGrades)
-    .where(and(eq(gradebookGrades.courseId, offering.id), eq(gradebookGrades.tenantId, offering.tenantId)))
-    .groupBy(gradebookGrades.studentId)
+    .select({ studentId: gradebookStudentScores.studentId, assignmentIds: gradebookStudentScores.assignmentIds, scores: gradebookStudentScores.scores })
+    .from(gradebookStudentScores)
+    .where(and(eq(gradebookStudentScores.courseId, offering.id), eq(gradebookStudentScores.tenantId, offering.tenantId)))
     .values() as [string, string, string][];
 
   const columns = assignments.length;

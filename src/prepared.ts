@@ -1,5 +1,5 @@
-// Prepared statements of the course and enrollment lists, kept per database handle.
-import type { DbOrTx } from '../../db/client';
+// Prepared statements of the hot list endpoints, kept per database handle.
+import type { DbOrTx } from '../db/client';
 
 const preparedByDb = new WeakMap<object, Map<string, unknown>>();
 
@@ -18,7 +18,7 @@ export function preparedFor<T>(db: DbOrTx, key: string, build: () => T): T {
 /**
  * Names the positional rows of a prepared statement's `values()` after the keys of its selection.
  * Drizzle's own row mapping inspects every field of every row, which on a page of 100 wide rows
- * costs as much as the query. Only for flat selections of text and integer columns: they need
+ * costs as much as the query. Only for flat selections of text, integer and real columns: they need
  * no decoding, and drizzle selects them in the order of the selection's keys.
  */
 export function rowsNamed<T>(selection: Record<string, unknown>, rows: unknown[][]): T[] {
