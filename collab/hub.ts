@@ -3,9 +3,12 @@
 //
 // Access is decided once at connect by the same policy as REST, and again whenever something
 // that can take access away happens (the authenticator's revoke signal) and on a timer. Editors'
-// updates go through the document store, which logs them durably before they are broadcast;
-// viewers and commenters receive everything but their updates are refused with the protocol's
-// permission-denied message. A bad message closes its own connection and nothing else.
+// updates go through the document store, which logs them durably (one transaction per event-loop
+// turn) before they are broadcast; everything the hub sends about a document's content comes from
+// the store, which stores what is queued first. Viewers and commenters receive everything but
+// their updates are refused with the protocol's permission-denied message. A bad message closes
+// its own connection and nothing else; a change the store could not save closes the whole room
+// (1011), whose clients reconnect to the reloaded document and resend what it lacks.
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import * as decoding from 'lib0/decoding';
@@ -73,7 +76,6 @@ interface Connection {
 
 interface Room {
   documentId: string;
-  doc: Y.Doc;
   awareness: awarenessProtocol.Awareness;
   connections: Set<Connection>;
   unsubscribe: () => void;
@@ -201,7 +203,8 @@ export class CollabHub {
     // Sync step 1 (our state vector) and the presence of everyone already here.
     const sync = encoding.createEncoder();
     encoding.writeVarUint(sync, MESSAGE_SYNC);
-    syncProtocol.writeSyncStep1(sync, room.doc);
+    encoding.writeVarUint(sync, syncProtocol.messageYjsSyncStep1);
+    encoding.writeVarUint8Array(sync, this.opts.store.encodeStateVector(documentId));
     this.send(conn, encoding.toUint8Array(sync));
     const states = room.awareness.getStates();
     if (states.size > 0) {
@@ -212,18 +215,22 @@ export class CollabHub {
   private joinRoom(documentId: string): Room {
     const existing = this.rooms.get(documentId);
     if (existing) return existing;
-    const doc = this.opts.store.acquire(documentId);
-    const awareness = new awarenessProtocol.Awareness(doc);
+    // The room never reads the Y.Doc itself: the store serves its content only once it is durable.
+    const awareness = new awarenessProtocol.Awareness(this.opts.store.acquire(documentId));
     awareness.setLocalState(null);
-    const room: Room = { documentId, doc, awareness, connections: new Set(), unsubscribe: () => {} };
-    // The store calls this only after the update is in the log.
-    room.unsubscribe = this.opts.store.subscribe(documentId, (update, origin) => {
-      const message = encoding.createEncoder();
-      encoding.writeVarUint(message, MESSAGE_SYNC);
-      syncProtocol.writeUpdate(message, update);
-      const bytes = encoding.toUint8Array(message);
-      for (const conn of room.connections) if (conn !== origin) this.send(conn, bytes);
-    });
+    const room: Room = { documentId, awareness, connections: new Set(), unsubscribe: () => {} };
+    room.unsubscribe = this.opts.store.subscribe(
+      documentId,
+      // The store calls this only after the update is in the log.
+      (update, origin) => {
+        const message = encoding.createEncoder();
+        encoding.writeVarUint(message, MESSAGE_SYNC);
+        syncProtocol.writeUpdate(message, update);
+        const bytes = encoding.toUint8Array(message);
+        for (const conn of room.connections) if (conn !== origin) this.send(conn, bytes);
+      },
+      () => this.abandonRoom(room),
+    );
     awareness.on('update', ({ added, updated, removed }: AwarenessChange, origin: unknown) => {
       const changed = [...added, ...updated, ...removed];
       if (origin && typeof origin === 'object' && 'awarenessIds' in origin) {
@@ -239,6 +246,9 @@ export class CollabHub {
   }
 
   private onMessage(room: Room, conn: Connection, data: RawData, isBinary: boolean): void {
+    // Frames still arriving on a connection we are closing must not reach the document: after a
+    // dropped room, they would land in its reloaded successor.
+    if (conn.ws.readyState !== conn.ws.OPEN) return;
     if (!isBinary) {
       conn.ws.close(CLOSE.unsupportedData, 'binary y-websocket messages only');
       return;
@@ -287,7 +297,7 @@ export class CollabHub {
       const reply = encoding.createEncoder();
       encoding.writeVarUint(reply, MESSAGE_SYNC);
       encoding.writeVarUint(reply, syncProtocol.messageYjsSyncStep2);
-      encoding.writeVarUint8Array(reply, Y.encodeStateAsUpdate(room.doc, stateVector));
+      encoding.writeVarUint8Array(reply, this.opts.store.encodeState(room.documentId, stateVector));
       this.send(conn, encoding.toUint8Array(reply));
       return;
     }
@@ -300,7 +310,7 @@ export class CollabHub {
       if (!isEmptyUpdate(update)) this.denyWrite(conn);
       return;
     }
-    this.opts.store.applyUpdate(room.documentId, update, conn.actor.userId, conn);
+    this.opts.store.applyUpdate(room.documentId, update, conn.actor.userId, conn, { defer: true });
   }
 
   private denyWrite(conn: Connection): void {
@@ -317,11 +327,29 @@ export class CollabHub {
       awarenessProtocol.removeAwarenessStates(room.awareness, [...conn.awarenessIds], null);
     }
     if (room.connections.size === 0) {
-      this.rooms.delete(room.documentId);
-      room.unsubscribe();
-      room.awareness.destroy();
+      this.closeRoom(room);
       this.opts.store.release(room.documentId);
     }
+  }
+
+  /**
+   * The store dropped the room's document: a change it held could not be saved. Every client
+   * reconnects to a reload from disk and resends what it has that the server lacks.
+   */
+  private abandonRoom(room: Room): void {
+    this.closeRoom(room);
+    for (const conn of room.connections) {
+      this.connections.delete(conn);
+      conn.ws.close(CLOSE.internalError, 'could not save the change');
+    }
+    // Emptied here, so that their close events find nothing to release: the drop ended the hold.
+    room.connections.clear();
+  }
+
+  private closeRoom(room: Room): void {
+    if (this.rooms.get(room.documentId) === room) this.rooms.delete(room.documentId);
+    room.unsubscribe();
+    room.awareness.destroy();
   }
 
   private send(conn: Connection, bytes: Uint8Array): void {
@@ -392,6 +420,8 @@ export class CollabHub {
   /** Graceful shutdown: every connection closes with 1001 and every document is released. */
   async close(): Promise<void> {
     this.closing = true;
+    // Edits queued this turn are stored and broadcast while the other clients can still receive them.
+    this.opts.store.flush();
     for (const timer of this.timers) clearInterval(timer);
     this.stopRevokeListener();
     const closed = [...this.connections].map(

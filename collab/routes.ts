@@ -14,7 +14,7 @@ export const collabRouter = newRouter().openapi(
       'Upgrade to a WebSocket with `?token=<access JWT or API key>`. Speaks the standard y-websocket protocol ' +
       '(y-protocols sync and awareness) on a Y.Doc whose Y.Text `content` holds the Markdown. Close codes: 4401 ' +
       'unauthenticated, 4403 no access, 4404 unknown document, 1009 message too large, 1007 malformed message, ' +
-      '1008 rate limit, 1001 server shutting down. Viewers and commenters receive updates; their own updates are ' +
+      '1008 rate limit, 1011 a change could not be saved (reconnect: the client resends it), 1001 server shutting down. Viewers and commenters receive updates; their own updates are ' +
       'refused with the permission-denied auth message and never stored.',
     request: {
       params: z.object({ document_id: uuidParam('document_id') }),

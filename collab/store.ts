@@ -9,6 +9,14 @@
 // any other access loads the body, works on it and lets it go. REST writes (create, revert,
 // templates) and WebSocket edits go through the same `apply` path, so live editors receive REST
 // writes as ordinary updates.
+//
+// Group commit: a commit per update is most of the hub's CPU, so editors' updates (`defer`) are
+// applied to the live Y.Doc at once but their log rows wait in a queue that one `setImmediate`
+// per event-loop turn writes in a single transaction; every other read or write flushes the queue
+// first. Invariant: nothing leaves the process (a broadcast, a sync reply, a REST read, a version
+// snapshot, a compacted state) before the updates it contains are durable. If a batch cannot be
+// written, its live documents hold changes that are not on disk: they are dropped from memory and
+// their subscribers told, so that clients reconnect, reload from disk and resend what is missing.
 import { and, count, desc, eq, gt, isNotNull, lte, sql } from 'drizzle-orm';
 import { diffChars } from 'diff';
 import type { Logger } from 'pino';
@@ -22,6 +30,9 @@ export const CONTENT_FIELD = 'content';
 const TOUCH_INTERVAL_MS = 1_000;
 
 export type UpdateListener = (update: Uint8Array, origin: unknown) => void;
+
+/** Told that a live document was dropped from memory because its changes could not be stored. */
+export type DroppedListener = (err: Error) => void;
 
 /** Thrown for bytes that are not a valid Yjs update; nothing was stored. */
 export class InvalidUpdateError extends Error {}
@@ -46,7 +57,7 @@ interface LoadedDoc {
   doc: Y.Doc;
   /** Live holders (WebSocket connections); 0 for a transient load. */
   refs: number;
-  listeners: Set<UpdateListener>;
+  listeners: Set<{ onUpdate: UpdateListener; onDropped?: DroppedListener }>;
   updatesSinceCompaction: number;
   /** When `documents.updated_at` was last written for this document, and when it last changed (ms). */
   touchedAt: number;
@@ -60,6 +71,17 @@ export interface StoreOptions {
   logger?: Logger;
   /** Fold the log into the state row once this many updates have accumulated. */
   compactAfter?: number;
+}
+
+/** A change applied in memory whose log row is not written yet. */
+interface QueuedChange {
+  documentId: string;
+  tenantId: string;
+  userId: string | null;
+  update: Uint8Array;
+  origin: unknown;
+  /** The document it was applied to; none for a brand-new body (createBody). */
+  loaded?: LoadedDoc;
 }
 
 export interface ChangeRow {
@@ -78,6 +100,8 @@ export class DocumentStore {
   private readonly compactAfter: number;
   private readonly insertUpdate;
   private readonly touchDocument;
+  private queue: QueuedChange[] = [];
+  private flushScheduled = false;
 
   constructor(opts: StoreOptions) {
     this.db = opts.db;
@@ -117,12 +141,19 @@ export class DocumentStore {
     return loaded.doc;
   }
 
-  /** The last release compacts what the session wrote and unloads the document. */
+  /**
+   * The last release compacts what the session wrote and unloads the document. A document dropped
+   * after a failed write is no longer held: its subscribers were told, and must not release it.
+   */
   release(documentId: string): void {
     const loaded = this.live.get(documentId);
     if (!loaded) return;
     loaded.refs -= 1;
     if (loaded.refs > 0) return;
+    // What is queued is stored before the state is compacted; if it cannot be, the flush has
+    // dropped the document already.
+    this.flush();
+    if (this.live.get(documentId) !== loaded) return;
     this.live.delete(documentId);
     try {
       if (loaded.editedAt > loaded.touchedAt) {
@@ -146,12 +177,16 @@ export class DocumentStore {
     return this.live.size;
   }
 
-  /** Every stored update of a live document, with the origin passed to `applyUpdate`. */
-  subscribe(documentId: string, listener: UpdateListener): () => void {
+  /**
+   * Every stored update of a live document, with the origin passed to `applyUpdate`, once it is
+   * durable; and, if its changes could not be stored, that the document was dropped.
+   */
+  subscribe(documentId: string, onUpdate: UpdateListener, onDropped?: DroppedListener): () => void {
     const loaded = this.live.get(documentId);
     if (!loaded) throw new Error(`subscribe needs an acquired document (${documentId})`);
-    loaded.listeners.add(listener);
-    return () => loaded.listeners.delete(listener);
+    const subscriber = { onUpdate, onDropped };
+    loaded.listeners.add(subscriber);
+    return () => loaded.listeners.delete(subscriber);
   }
 
   /** Fired after any stored change of any document (REST or live); the search index listens. */
@@ -166,13 +201,19 @@ export class DocumentStore {
     return this.with(documentId, (loaded) => loaded.doc.getText(CONTENT_FIELD).toString());
   }
 
-  /** The full encoded state: what a named version keeps. */
-  encodeState(documentId: string): Uint8Array {
-    return this.with(documentId, (loaded) => Y.encodeStateAsUpdate(loaded.doc));
+  /** The full encoded state (what a named version keeps), or what a peer at `stateVector` lacks. */
+  encodeState(documentId: string, stateVector?: Uint8Array): Uint8Array {
+    return this.with(documentId, (loaded) => Y.encodeStateAsUpdate(loaded.doc, stateVector));
+  }
+
+  /** What the stored document holds, as a sync step 1 announces it. */
+  encodeStateVector(documentId: string): Uint8Array {
+    return this.with(documentId, (loaded) => Y.encodeStateVector(loaded.doc));
   }
 
   /** The change history, newest first: one row per stored update, compacted or not. */
   listChanges(documentId: string, page: { limit: number; offset: number }): { rows: ChangeRow[]; total: number } {
+    this.flush();
     const rows = this.db
       .select({
         id: documentUpdates.id,
@@ -193,15 +234,20 @@ export class DocumentStore {
 
   // ---- writing ----
 
-  /** The body of a just-inserted document row. Empty content stores nothing. */
+  /**
+   * The body of a just-inserted document row. Empty content stores nothing. Inside the caller's
+   * transaction the write nests as a savepoint; call `flush()` before opening that transaction, so
+   * that editors' queued rows are not committed (and broadcast) with a transaction that may roll back.
+   */
   createBody(doc: { id: string; tenantId: string }, markdown: string, userId: string | null): void {
     if (markdown.length === 0) return;
     const scratch = new Y.Doc();
     scratch.getText(CONTENT_FIELD).insert(0, markdown);
-    this.appendUpdate(doc.id, doc.tenantId, Y.encodeStateAsUpdate(scratch), userId);
-    this.touchDocument.run({ id: doc.id, updatedAt: this.clock.now().toISOString() });
+    const update = Y.encodeStateAsUpdate(scratch);
     scratch.destroy();
-    this.emitChange(doc.id);
+    this.flush();
+    this.queue.push({ documentId: doc.id, tenantId: doc.tenantId, userId, update, origin: null });
+    this.commitQueued();
   }
 
   /** A fork's body: the source's current content as the copy's first change, by the copier. */
@@ -210,24 +256,36 @@ export class DocumentStore {
   }
 
   /**
-   * Applies a Yjs update by `userId`. It is logged durably, then applied, then passed to the
-   * document's subscribers with `origin` (the hub uses it to skip the sender).
+   * Applies a Yjs update by `userId`: it is logged durably, then passed to the document's
+   * subscribers with `origin` (the hub uses it to skip the sender). By default it is stored before
+   * this returns. With `defer` (the hub's editors), a live document takes it at once and its row
+   * joins the batch written at the end of this event-loop turn; subscribers hear of it after that.
+   * Bytes that are not an applicable update throw InvalidUpdateError either way.
    */
-  applyUpdate(documentId: string, update: Uint8Array, userId: string | null, origin: unknown = null): void {
+  applyUpdate(
+    documentId: string,
+    update: Uint8Array,
+    userId: string | null,
+    origin: unknown = null,
+    options: { defer?: boolean } = {},
+  ): void {
     try {
       // Decoding first rejects garbage before it can touch the live document.
       Y.decodeUpdate(update);
     } catch (err) {
       throw new InvalidUpdateError(`not a Yjs update: ${(err as Error).message}`);
     }
-    this.with(documentId, (loaded) => {
-      try {
-        Y.applyUpdate(loaded.doc, update, new Authored(userId, origin));
-      } catch (err) {
-        if (err instanceof PersistenceError) throw err;
-        throw new InvalidUpdateError(`update could not be applied: ${(err as Error).message}`);
-      }
-    });
+    const live = options.defer ? this.live.get(documentId) : undefined;
+    if (live) integrate(live.doc, update, new Authored(userId, origin));
+    else this.with(documentId, (loaded) => integrate(loaded.doc, update, new Authored(userId, origin)));
+  }
+
+  /**
+   * Writes every queued change now, in one transaction, then passes each on. A failed batch is
+   * logged and its live documents dropped (see `subscribe`); it does not throw.
+   */
+  flush(): void {
+    this.writeQueued();
   }
 
   /**
@@ -269,17 +327,23 @@ export class DocumentStore {
 
   // ---- internals ----
 
-  /** Runs `fn` on the live document, or on a transient load of it. */
+  /**
+   * Runs `fn` on the live document, or on a transient load of it, with every queued change stored
+   * before (so `fn` sees only durable state) and whatever `fn` changed stored before it returns.
+   */
   private with<T>(documentId: string, fn: (loaded: LoadedDoc) => T): T {
+    // Looked up after the flush: a failed flush may have dropped the live copy, and then the
+    // durable state is the one on disk.
+    this.flush();
     const live = this.live.get(documentId);
-    if (live) return fn(live);
-    const loaded = this.load(documentId);
+    const loaded = live ?? this.load(documentId);
     try {
       const result = fn(loaded);
-      if (loaded.updatesSinceCompaction >= this.compactAfter) this.compactLoaded(loaded);
+      this.commitQueued();
+      if (!live && loaded.updatesSinceCompaction >= this.compactAfter) this.compactLoaded(loaded);
       return result;
     } finally {
-      loaded.doc.destroy();
+      if (!live) loaded.doc.destroy();
     }
   }
 
@@ -316,43 +380,108 @@ export class DocumentStore {
     return loaded;
   }
 
-  /** The one place a change becomes durable and then visible. */
+  /**
+   * Every change to a loaded Y.Doc only queues its row. Whoever made the change writes the queue
+   * (`with`), or the flush scheduled here does, so that even a change made directly on an
+   * acquired Y.Doc reaches the log.
+   */
   private onDocUpdate(loaded: LoadedDoc, update: Uint8Array, origin: unknown): void {
     const authored = origin instanceof Authored ? origin : new Authored(null, origin);
-    try {
-      loaded.lastUpdateId = this.appendUpdate(loaded.id, loaded.tenantId, update, authored.userId);
-      // A live document types many updates a second; its updated_at needs no finer grain than that.
-      const now = this.clock.now().getTime();
-      loaded.editedAt = now;
-      if (loaded.refs === 0 || now - loaded.touchedAt >= TOUCH_INTERVAL_MS) {
-        this.touchDocument.run({ id: loaded.id, updatedAt: new Date(now).toISOString() });
-        loaded.touchedAt = now;
-      }
-    } catch (err) {
-      this.logger?.error({ err, documentId: loaded.id }, 'could not store a document update');
-      throw new PersistenceError(`could not store the update: ${(err as Error).message}`);
-    }
-    loaded.updatesSinceCompaction += 1;
-    for (const listener of loaded.listeners) {
-      try {
-        listener(update, authored.source);
-      } catch (err) {
-        this.logger?.error({ err, documentId: loaded.id }, 'update listener failed');
-      }
-    }
-    if (loaded.refs > 0 && loaded.updatesSinceCompaction >= this.compactAfter) this.compactLoaded(loaded);
-    this.emitChange(loaded.id);
+    this.queue.push({ documentId: loaded.id, tenantId: loaded.tenantId, userId: authored.userId, update, origin: authored.source, loaded });
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    // One flush per turn, after the poll phase: updates read from every socket in the same
+    // phase share one transaction.
+    setImmediate(() => {
+      this.flushScheduled = false;
+      this.writeQueued();
+    });
   }
 
-  private appendUpdate(documentId: string, tenantId: string, update: Uint8Array, userId: string | null): number {
-    return this.insertUpdate.get({
-      documentId,
-      tenantId,
-      userId,
-      createdAt: this.clock.now().toISOString(),
-      bytes: update.byteLength,
-      data: Buffer.from(update.buffer, update.byteOffset, update.byteLength),
-    })!.id;
+  /** Writes the queue for a caller that must know its own change was stored. */
+  private commitQueued(): void {
+    const err = this.writeQueued();
+    if (err) throw new PersistenceError(`could not store the update: ${err.message}`);
+  }
+
+  /** The one place changes become durable and then visible. Returns the error of a failed batch. */
+  private writeQueued(): Error | null {
+    if (this.queue.length === 0) return null;
+    const batch = this.queue;
+    this.queue = [];
+    const now = this.clock.now();
+    const nowMs = now.getTime();
+    const createdAt = now.toISOString();
+    let ids: number[];
+    try {
+      ids = this.db.transaction(() =>
+        batch.map(({ documentId, tenantId, userId, update, loaded }) => {
+          const id = this.insertUpdate.get({
+            documentId,
+            tenantId,
+            userId,
+            createdAt,
+            bytes: update.byteLength,
+            data: Buffer.from(update.buffer, update.byteOffset, update.byteLength),
+          })!.id;
+          // A live document types many updates a second; its updated_at needs no finer grain than
+          // that (release writes the last one).
+          if (loaded) loaded.editedAt = nowMs;
+          if (!loaded || loaded.refs === 0 || nowMs - loaded.touchedAt >= TOUCH_INTERVAL_MS) {
+            this.touchDocument.run({ id: documentId, updatedAt: createdAt });
+            if (loaded) loaded.touchedAt = nowMs;
+          }
+          return id;
+        }),
+      );
+    } catch (err) {
+      const documentIds = [...new Set(batch.map((change) => change.documentId))];
+      this.logger?.error({ err, documentIds, updates: batch.length }, 'could not store document updates; dropping their live copies');
+      for (const { loaded } of batch) if (loaded) this.drop(loaded, err as Error);
+      return err as Error;
+    }
+    batch.forEach(({ documentId, update, origin, loaded }, i) => {
+      if (loaded) {
+        loaded.lastUpdateId = ids[i]!;
+        loaded.updatesSinceCompaction += 1;
+        for (const { onUpdate } of loaded.listeners) {
+          try {
+            onUpdate(update, origin);
+          } catch (err) {
+            this.logger?.error({ err, documentId }, 'update listener failed');
+          }
+        }
+        if (loaded.refs > 0 && loaded.updatesSinceCompaction >= this.compactAfter) {
+          try {
+            this.compactLoaded(loaded);
+          } catch (err) {
+            // The log already holds every update; a failed compaction only costs load time later.
+            this.logger?.warn({ err, documentId }, 'compaction failed');
+          }
+        }
+      }
+      this.emitChange(documentId);
+    });
+    return null;
+  }
+
+  /**
+   * A live document whose changes could not be stored differs from the disk: it leaves memory (the
+   * next acquire reloads it) and its holders are told, which ends their hold.
+   */
+  private drop(loaded: LoadedDoc, err: Error): void {
+    if (this.live.get(loaded.id) !== loaded) return;
+    this.live.delete(loaded.id);
+    const subscribers = [...loaded.listeners];
+    loaded.listeners.clear();
+    for (const { onDropped } of subscribers) {
+      try {
+        onDropped?.(err);
+      } catch (listenerErr) {
+        this.logger?.error({ err: listenerErr, documentId: loaded.id }, 'drop listener failed');
+      }
+    }
+    loaded.doc.destroy();
   }
 
   private compactLoaded(loaded: LoadedDoc): void {
@@ -383,6 +512,15 @@ export class DocumentStore {
         this.logger?.error({ err, documentId }, 'change listener failed');
       }
     }
+  }
+}
+
+/** Applies `update`; a failure is the bytes' fault (the store only queues while applying). */
+function integrate(doc: Y.Doc, update: Uint8Array, origin: Authored): void {
+  try {
+    Y.applyUpdate(doc, update, origin);
+  } catch (err) {
+    throw new InvalidUpdateError(`update could not be applied: ${(err as Error).message}`);
   }
 }
 

@@ -43,6 +43,7 @@ async function main(): Promise<void> {
     const deadline = setTimeout(() => {
       timedOut = true;
       logger.warn('shutdown did not finish in time; stopping anyway');
+      deps.documents.flush();
       database.close();
       process.exit(1);
     }, config.shutdownTimeoutMs + 5_000);
@@ -52,6 +53,8 @@ async function main(): Promise<void> {
     } finally {
       if (!timedOut) {
         clearTimeout(deadline);
+        // Live edits that arrived during the close may still be queued for the next turn.
+        deps.documents.flush();
         database.close();
         logger.info('stopped');
         process.exit(0);

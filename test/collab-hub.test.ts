@@ -3,7 +3,7 @@ import { count, eq } from 'drizzle-orm';
 import * as decoding from 'lib0/decoding';
 import * as encoding from 'lib0/encoding';
 import * as awarenessProtocol from 'y-protocols/awareness';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
 import { documentUpdates } from '../db/schema';
 import { searchIndexOf } from '../src/documents/search';
@@ -11,6 +11,7 @@ import { makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import {
   connectEditor,
   eventually,
+  failUpdateWrites,
   insertUpdate,
   rawClient,
   startCollabServer,
@@ -54,6 +55,31 @@ async function newDocument(content = ''): Promise<string> {
 const storedCount = (documentId: string) =>
   t.db.select({ n: count() }).from(documentUpdates).where(eq(documentUpdates.documentId, documentId)).get()!.n;
 
+const storedData = (documentId: string) =>
+  t.db
+    .select({ data: documentUpdates.data })
+    .from(documentUpdates)
+    .where(eq(documentUpdates.documentId, documentId))
+    .orderBy(documentUpdates.id)
+    .all()
+    .map((row) => row.data!);
+
+/** The Yjs update carried by a y-websocket sync update message; null for any other message. */
+function updateIn(message: Uint8Array): Uint8Array | null {
+  const decoder = decoding.createDecoder(message);
+  if (decoding.readVarUint(decoder) !== 0 || decoding.readVarUint(decoder) !== 2) return null;
+  return decoding.readVarUint8Array(decoder);
+}
+
+/** Runs `after` right behind each of the store's applyUpdate calls, in the same event-loop turn. */
+function behindEveryApply(store: TestApp['deps']['documents'], after: () => void) {
+  const applyUpdate = store.applyUpdate.bind(store);
+  return vi.spyOn(store, 'applyUpdate').mockImplementation((...args) => {
+    applyUpdate(...args);
+    after();
+  });
+}
+
 const contentOf = async (documentId: string) =>
   (await t.call('GET', `/api/documents/${documentId}?include=content`, { as: owner })).body.content as string;
 
@@ -67,6 +93,7 @@ beforeAll(async () => {
 });
 
 afterEach(() => {
+  vi.restoreAllMocks();
   while (open.length) open.pop()!.destroy();
 });
 
@@ -356,6 +383,169 @@ describe('faults stay with the faulty connection', () => {
     expect((await c.closed).code).toBe(1001);
     expect(own.deps.documents.liveCount).toBe(0);
     own.close();
+  });
+});
+
+describe('group commit', () => {
+  it('stores every update of several editors as its own row, in order, before it is sent to any other client', async () => {
+    const id = await newDocument();
+    const writers = [owner, editor, owner].map((u) => rawClient(server.port, `/collab/${id}?token=${u.token}`));
+    const watcher = rawClient(server.port, `/collab/${id}?token=${viewer.token}`);
+    await Promise.all([...writers, watcher].map((c) => c.opened));
+    // The log is read at the moment the hub hands each update to a socket.
+    const storedWhenSent: boolean[] = [];
+    const hub = server.hub as unknown as { send(conn: unknown, bytes: Uint8Array): void };
+    const send = hub.send.bind(hub);
+    vi.spyOn(hub, 'send').mockImplementation((conn, bytes) => {
+      const update = updateIn(bytes);
+      if (update) storedWhenSent.push(storedData(id).some((stored) => stored.equals(update)));
+      send(conn, bytes);
+    });
+    let delivered = 0;
+    watcher.ws.on('message', (data: Buffer) => {
+      if (updateIn(new Uint8Array(data))) delivered += 1;
+    });
+
+    const perWriter = 5;
+    const sent = writers.map((_, k) => {
+      const doc = new Y.Doc();
+      const updates: Uint8Array[] = [];
+      doc.on('update', (u: Uint8Array) => updates.push(u));
+      for (let i = 0; i < perWriter; i++) doc.getText('content').insert(doc.getText('content').length, `w${k}.${i} `);
+      return { clientId: doc.clientID, updates };
+    });
+    // Interleaved and all in one tick, so that they reach the hub in few reads and share batches.
+    for (let i = 0; i < perWriter; i++) writers.forEach((w, k) => w.ws.send(syncUpdateMessage(sent[k]!.updates[i]!)));
+
+    await eventually(() => delivered === writers.length * perWriter, 5_000, 'every update at the watcher');
+    // Each update went to every other connection (the other writers and the watcher), every time
+    // after its row was committed.
+    const others = writers.length;
+    expect(storedWhenSent).toHaveLength(writers.length * perWriter * others);
+    expect(storedWhenSent.every(Boolean)).toBe(true);
+    const rows = storedData(id);
+    expect(rows).toHaveLength(writers.length * perWriter);
+    for (const { clientId } of sent) {
+      // Each writer's updates, in log order, are its edits in the order it sent them.
+      const clocks = rows.map((row) => Y.decodeUpdate(row).structs[0]!.id).filter((s) => s.client === clientId).map((s) => s.clock);
+      expect(clocks).toEqual([...clocks].sort((x, y) => x - y));
+      expect(clocks).toHaveLength(perWriter);
+    }
+    const content = await contentOf(id);
+    for (let k = 0; k < writers.length; k++) for (let i = 0; i < perWriter; i++) expect(content).toContain(`w${k}.${i} `);
+    for (const c of [...writers, watcher]) c.ws.close();
+  });
+
+  it('a REST read right behind a live edit, in the same event-loop turn, shows it', async () => {
+    const id = await newDocument('start');
+    const w = rawClient(server.port, `/collab/${id}?token=${editor.token}`);
+    await w.opened;
+    const before = storedCount(id);
+    let read: Promise<string> | undefined;
+    let storedWhenRequested = -1;
+    behindEveryApply(t.deps.documents, () => {
+      storedWhenRequested = storedCount(id);
+      read ??= contentOf(id);
+    });
+    // Whatever the route reads from the store must be in the log by the time it has read it.
+    const store = t.deps.documents;
+    const getText = store.getText.bind(store);
+    const reads: { text: string; stored: number }[] = [];
+    vi.spyOn(store, 'getText').mockImplementation((documentId) => {
+      const text = getText(documentId);
+      if (documentId === id) reads.push({ text, stored: storedCount(id) });
+      return text;
+    });
+    w.ws.send(syncUpdateMessage(insertUpdate('live ')));
+    await eventually(() => read !== undefined, 5_000, 'edit applied');
+    // The edit was still queued when the request began, and the response shows it.
+    expect(storedWhenRequested).toBe(before);
+    expect(await read).toContain('live ');
+    expect(reads.filter((r) => r.text.includes('live '))).toEqual([{ text: await read, stored: before + 1 }]);
+    w.ws.close();
+  });
+
+  it('a change that cannot be saved closes every connection of its room with 1011; the next connection loads the document from disk', async () => {
+    const id = await newDocument('saved text');
+    const other = await newDocument('another room');
+    const clients = [owner, editor, viewer].map((u) => rawClient(server.port, `/collab/${id}?token=${u.token}`));
+    const elsewhere = rawClient(server.port, `/collab/${other}?token=${owner.token}`);
+    await Promise.all([...clients, elsewhere].map((c) => c.opened));
+    const before = storedCount(id);
+    const heal = failUpdateWrites(t.deps.sqlite, id);
+    try {
+      clients[0]!.ws.send(syncUpdateMessage(insertUpdate('never saved ')));
+      for (const c of clients) expect(await c.closed).toEqual({ code: 1011, reason: 'could not save the change' });
+    } finally {
+      heal();
+    }
+    expect(storedCount(id)).toBe(before);
+    expect(t.deps.documents.isLive(id)).toBe(false);
+    expect(await contentOf(id)).toBe('saved text');
+    expect(elsewhere.ws.readyState).toBe(elsewhere.ws.OPEN);
+
+    const fresh = editorFor(id, editor);
+    await synced(fresh);
+    expect(fresh.text.toString()).toBe('saved text');
+    fresh.text.insert(fresh.text.length, ' and more');
+    await eventually(async () => (await contentOf(id)) === 'saved text and more', 5_000, 'edit after the failure stored');
+    elsewhere.ws.close();
+  });
+
+  it('editors whose change could not be saved reconnect, resend it and converge once writes work again', async () => {
+    const id = await newDocument('base');
+    const a = editorFor(id, owner);
+    const b = editorFor(id, editor);
+    await Promise.all([synced(a), synced(b)]);
+    const closeCodes = new Map<Editor, number[]>([
+      [a, []],
+      [b, []],
+    ]);
+    for (const e of [a, b]) e.provider.on('connection-close', (event) => event && closeCodes.get(e)!.push(event.code));
+    const heal = failUpdateWrites(t.deps.sqlite, id);
+    try {
+      a.text.insert(a.text.length, ' + edit');
+      await eventually(() => [a, b].every((e) => closeCodes.get(e)!.includes(1011)), 5_000, 'both editors closed with 1011');
+      expect(await contentOf(id)).toBe('base');
+    } finally {
+      heal();
+    }
+    await eventually(() => [a, b].every((e) => e.text.toString() === 'base + edit'), 10_000, 'convergence after reconnecting');
+    await eventually(async () => (await contentOf(id)) === 'base + edit', 5_000, 'resent edit stored');
+  });
+
+  it('graceful shutdown stores and broadcasts an edit queued in the same turn before closing with 1001', async () => {
+    const own = await makeTestApp();
+    const ownServer = await startCollabServer(own);
+    try {
+      const me = await own.newUser();
+      const id = (await own.call('POST', '/api/documents', { as: me, body: { title: 'last words' } })).body.id as string;
+      const stored = () => own.db.select({ n: count() }).from(documentUpdates).where(eq(documentUpdates.documentId, id)).get()!.n;
+      const writer = rawClient(ownServer.port, `/collab/${id}?token=${me.token}`);
+      const watcher = rawClient(ownServer.port, `/collab/${id}?token=${me.token}`);
+      await Promise.all([writer.opened, watcher.opened]);
+      let closing: Promise<void> | undefined;
+      const storedAroundClose: number[] = [];
+      behindEveryApply(own.deps.documents, () => {
+        if (closing) return;
+        storedAroundClose.push(stored());
+        closing = ownServer.close();
+        storedAroundClose.push(stored());
+      });
+      writer.ws.send(syncUpdateMessage(insertUpdate('said just before the end')));
+      expect((await watcher.closed).code).toBe(1001);
+      await closing;
+      // Queued when the shutdown began, stored by its first step.
+      expect(storedAroundClose).toEqual([0, 1]);
+      const received = new Y.Doc();
+      for (const update of watcher.messages.map(updateIn)) if (update) Y.applyUpdate(received, update);
+      expect(received.getText('content').toString()).toBe('said just before the end');
+      expect(own.deps.documents.liveCount).toBe(0);
+      expect(own.deps.documents.getText(id)).toBe('said just before the end');
+    } finally {
+      await ownServer.close();
+      own.close();
+    }
   });
 });
 

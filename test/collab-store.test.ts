@@ -1,15 +1,23 @@
 // The document store directly: durability of the update log, replay, compaction, live subscribers.
 import { count, eq, isNull } from 'drizzle-orm';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
 import { openDatabase, type Database_ } from '../db/client';
 import { documents, documentStates, documentUpdates } from '../db/schema';
-import { CONTENT_FIELD, DocumentStore, InvalidUpdateError, UnknownDocumentError, textOfState } from '../collab/store';
+import {
+  CONTENT_FIELD,
+  DocumentStore,
+  InvalidUpdateError,
+  PersistenceError,
+  UnknownDocumentError,
+  textOfState,
+} from '../collab/store';
 import { ManualClock } from '../src/clock';
 import { buildConfig } from '../src/config';
 import { buildDeps } from '../src/deps';
 import { createLogger } from '../src/logger';
 import { newId } from '../src/ids';
+import { failUpdateWrites } from './helpers/collab';
 
 let database: Database_;
 let store: DocumentStore;
@@ -175,5 +183,188 @@ describe('DocumentStore', () => {
     store.createBody(doc, 'a', userId);
     store.replaceText(doc.id, 'ab', userId);
     expect(changed).toEqual([doc.id, doc.id]);
+  });
+});
+
+/** Resolves after the store's end-of-turn flush (setImmediate callbacks run in the order queued). */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+const asBuffer = (update: Uint8Array) => Buffer.from(update.buffer, update.byteOffset, update.byteLength);
+
+describe('DocumentStore group commit (deferred updates)', () => {
+  beforeEach(async () => setup());
+  afterEach(() => {
+    vi.restoreAllMocks();
+    database.close();
+  });
+
+  it('applies deferred updates at once, stores them in one transaction per turn in apply order, and passes them on after the commit', async () => {
+    const first = newDocument();
+    const second = newDocument();
+    const live = store.acquire(first.id);
+    store.acquire(second.id);
+    const seen: { documentId: string; origin: unknown; storedThen: number }[] = [];
+    const storedRows = () => database.db.select({ n: count() }).from(documentUpdates).get()!.n;
+    for (const doc of [first, second]) {
+      store.subscribe(doc.id, (_update, origin) => seen.push({ documentId: doc.id, origin, storedThen: storedRows() }));
+    }
+    const transactions = vi.spyOn(database.db, 'transaction');
+
+    const a = client();
+    const b = client();
+    const c = client();
+    a.text.insert(0, 'a1 ');
+    b.text.insert(0, 'b1 ');
+    c.text.insert(0, 'on the other document');
+    a.text.insert(a.text.length, 'a2 ');
+    const sent = [
+      { documentId: first.id, update: a.updates[0]!, userId, origin: 'conn-a' },
+      { documentId: first.id, update: b.updates[0]!, userId: null, origin: 'conn-b' },
+      { documentId: second.id, update: c.updates[0]!, userId, origin: 'conn-c' },
+      { documentId: first.id, update: a.updates[1]!, userId, origin: 'conn-a' },
+    ];
+    for (const u of sent) store.applyUpdate(u.documentId, u.update, u.userId, u.origin, { defer: true });
+
+    // In memory at once; nothing stored or passed on yet.
+    expect(live.getText(CONTENT_FIELD).toString()).toContain('a1 a2 ');
+    expect(live.getText(CONTENT_FIELD).toString()).toContain('b1 ');
+    expect(storedRows()).toBe(0);
+    expect(seen).toEqual([]);
+
+    await nextTurn();
+    expect(transactions).toHaveBeenCalledTimes(1);
+    const rows = database.db.select().from(documentUpdates).orderBy(documentUpdates.id).all();
+    expect(rows.map((r) => ({ documentId: r.documentId, userId: r.userId, data: r.data }))).toEqual(
+      sent.map((u) => ({ documentId: u.documentId, userId: u.userId, data: asBuffer(u.update) })),
+    );
+    // Every subscriber call came after the whole batch was committed, in apply order.
+    expect(seen).toEqual(sent.map((u) => ({ documentId: u.documentId, origin: u.origin, storedThen: sent.length })));
+    expect(new DocumentStore({ db: database.db, clock }).getText(first.id)).toBe(live.getText(CONTENT_FIELD).toString());
+  });
+
+  it('stores what is queued before any read or other write of the document', () => {
+    const doc = newDocument();
+    store.acquire(doc.id);
+    const origins: unknown[] = [];
+    store.subscribe(doc.id, (_update, origin) => origins.push(origin));
+    const c = client();
+    const queue = (text: string, origin: string) => {
+      c.text.insert(c.text.length, text);
+      store.applyUpdate(doc.id, c.updates.at(-1)!, userId, origin, { defer: true });
+    };
+
+    queue('one ', 'ws-1');
+    expect(updateRows(doc.id)).toHaveLength(0);
+    expect(store.getText(doc.id)).toBe('one ');
+    expect(updateRows(doc.id)).toHaveLength(1);
+
+    queue('two ', 'ws-2');
+    expect(store.listChanges(doc.id, { limit: 10, offset: 0 }).total).toBe(2);
+
+    queue('three ', 'ws-3');
+    expect(textOfState(store.encodeState(doc.id))).toBe('one two three ');
+    expect(updateRows(doc.id)).toHaveLength(3);
+
+    // A REST write right behind a queued edit is logged after it.
+    queue('four ', 'ws-4');
+    store.replaceText(doc.id, 'one two three four five', userId);
+    expect(origins).toEqual(['ws-1', 'ws-2', 'ws-3', 'ws-4', null]);
+    const rows = updateRows(doc.id);
+    expect(rows).toHaveLength(5);
+    expect(rows.map((r) => r.id)).toEqual([...rows.map((r) => r.id)].sort((x, y) => x - y));
+
+    // The editor catches up with the REST write before typing on.
+    Y.applyUpdate(c.doc, store.encodeState(doc.id));
+    queue(' six', 'ws-6');
+    store.compact(doc.id);
+    expect(updateRows(doc.id).filter((r) => r.data !== null)).toHaveLength(0);
+    expect(new DocumentStore({ db: database.db, clock }).getText(doc.id)).toBe('one two three four five six');
+
+    queue('!', 'ws-7');
+    store.release(doc.id);
+    expect(store.isLive(doc.id)).toBe(false);
+    expect(store.getText(doc.id)).toBe('one two three four five six!');
+  });
+
+  it('flush() stores the queue at once, as shutdown needs', () => {
+    const doc = newDocument();
+    store.acquire(doc.id);
+    const c = client();
+    c.text.insert(0, 'last words');
+    store.applyUpdate(doc.id, c.updates[0]!, userId, 'ws', { defer: true });
+    expect(updateRows(doc.id)).toHaveLength(0);
+    store.flush();
+    expect(updateRows(doc.id)).toHaveLength(1);
+    expect(new DocumentStore({ db: database.db, clock }).getText(doc.id)).toBe('last words');
+  });
+
+  it('a batch that cannot be written stores nothing, drops the live documents in it and tells their subscribers', async () => {
+    const healthy = newDocument();
+    const failing = newDocument();
+    const bystander = newDocument();
+    const docs = Object.fromEntries([healthy, failing, bystander].map((d) => [d.id, store.acquire(d.id)]));
+    const events: string[] = [];
+    for (const d of [healthy, failing, bystander]) {
+      store.subscribe(
+        d.id,
+        () => events.push(`update ${d.id}`),
+        (err) => events.push(`dropped ${d.id}: ${err.message}`),
+      );
+    }
+    const heal = failUpdateWrites(database.sqlite, failing.id);
+
+    const a = client();
+    const b = client();
+    a.text.insert(0, 'fine on its own');
+    b.text.insert(0, 'cannot be stored');
+    store.applyUpdate(healthy.id, a.updates[0]!, userId, 'ws-a', { defer: true });
+    store.applyUpdate(failing.id, b.updates[0]!, userId, 'ws-b', { defer: true });
+    await nextTurn();
+
+    // One transaction: the healthy row went down with the failing one.
+    expect(updateRows(healthy.id)).toHaveLength(0);
+    expect(updateRows(failing.id)).toHaveLength(0);
+    expect(events).toEqual([
+      `dropped ${healthy.id}: simulated write failure`,
+      `dropped ${failing.id}: simulated write failure`,
+    ]);
+    expect(store.isLive(healthy.id)).toBe(false);
+    expect(store.isLive(failing.id)).toBe(false);
+    expect(docs[healthy.id]!.isDestroyed).toBe(true);
+    expect(store.isLive(bystander.id)).toBe(true);
+    expect(docs[bystander.id]!.isDestroyed).toBe(false);
+
+    // Reads now see the disk; the next acquire reloads it, and a resent update is stored.
+    expect(store.getText(healthy.id)).toBe('');
+    const reloaded = store.acquire(healthy.id);
+    expect(reloaded).not.toBe(docs[healthy.id]);
+    expect(reloaded.getText(CONTENT_FIELD).toString()).toBe('');
+    store.applyUpdate(healthy.id, a.updates[0]!, userId, 'ws-a', { defer: true });
+    await nextTurn();
+    expect(updateRows(healthy.id)).toHaveLength(1);
+
+    // A write that must be stored before it returns says so, and leaves nothing behind.
+    expect(() => store.applyUpdate(failing.id, b.updates[0]!, userId)).toThrow(PersistenceError);
+    expect(store.getText(failing.id)).toBe('');
+    heal();
+    store.applyUpdate(failing.id, b.updates[0]!, userId);
+    expect(store.getText(failing.id)).toBe('cannot be stored');
+  });
+
+  it('a live document whose REST write fails is dropped and the write reported', () => {
+    const doc = newDocument();
+    store.createBody(doc, 'kept', userId);
+    store.acquire(doc.id);
+    const dropped: Error[] = [];
+    store.subscribe(doc.id, () => {}, (err) => dropped.push(err));
+    const heal = failUpdateWrites(database.sqlite, doc.id);
+    try {
+      expect(() => store.replaceText(doc.id, 'kept and lost', userId)).toThrow(PersistenceError);
+    } finally {
+      heal();
+    }
+    expect(dropped).toHaveLength(1);
+    expect(store.isLive(doc.id)).toBe(false);
+    expect(store.getText(doc.id)).toBe('kept');
   });
 });

@@ -315,6 +315,8 @@ export function createDocument(svc: DocumentServices, actor: DocumentActor, inpu
   const target = input.context ? resolveContext(db, actor, input.context) : null;
   const content = input.content ?? '';
   const now = clock.now().toISOString();
+  // Editors' queued changes are committed on their own, not inside a transaction that may roll back.
+  store.flush();
   return db.transaction((tx) => {
     const doc = tx
       .insert(documents)
@@ -348,6 +350,9 @@ function grantOwner(tx: DbOrTx, doc: DocumentRow, userId: string, now: string): 
 export function copyDocument(svc: DocumentServices, actor: DocumentActor, source: DocumentRow, title?: string): DocumentRow {
   const { db, clock, store, search } = svc;
   const now = clock.now().toISOString();
+  // Editors' queued changes (the source may be open live) are committed on their own, not inside
+  // a transaction that may roll back.
+  store.flush();
   return db.transaction((tx) => {
     const doc = tx
       .insert(documents)

@@ -1,6 +1,7 @@
 // Live-editing test kit: the real HTTP server + hub on 127.0.0.1:0 around a test app, stock
 // y-websocket providers (Node `ws`, BroadcastChannel off so every byte goes through the server),
 // and raw sockets for protocol-level checks.
+import type { Database } from 'better-sqlite3';
 import * as encoding from 'lib0/encoding';
 import { WebSocket } from 'ws';
 import { WebsocketProvider } from 'y-websocket';
@@ -110,4 +111,18 @@ export function insertUpdate(text: string): Uint8Array {
   const doc = new Y.Doc();
   doc.getText('content').insert(0, text);
   return Y.encodeStateAsUpdate(doc);
+}
+
+/**
+ * Makes every log insert for `documentId` fail (as a full disk or an I/O error would), through a
+ * trigger on the real table; returns the function that heals it.
+ */
+export function failUpdateWrites(sqlite: Database, documentId: string): () => void {
+  // Trigger names are identifiers: derived from the id, which is a UUID we created.
+  const name = `fail_updates_${documentId.replace(/-/g, '_')}`;
+  sqlite.exec(
+    `CREATE TRIGGER ${name} BEFORE INSERT ON document_updates WHEN NEW.document_id = '${documentId}' ` +
+      `BEGIN SELECT RAISE(ABORT, 'simulated write failure'); END`,
+  );
+  return () => sqlite.exec(`DROP TRIGGER IF EXISTS ${name}`);
 }
