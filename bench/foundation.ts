@@ -23,11 +23,11 @@ const dir = mkdtempSync(path.join(tmpdir(), 'lms-bench-foundation-'));
 const children: ChildProcess[] = [];
 
 /** Starts a child and waits for the first stdout line (or log-file line) that carries a port. */
-async function startChild(args: string[], opts: { env?: Record<string, string>; logFile?: string }): Promise<{ port: number; pid: number }> {
+async function startChild(args: string[], opts: { env?: Record<string, string>; logFile?: string; nodeArgs?: string[] }): Promise<{ port: number; pid: number }> {
   const logFd = opts.logFile ? openSync(opts.logFile, 'a') : undefined;
   // node itself with tsx as a loader (not the tsx CLI, which adds a process): the child's pid is
   // the server's, so its CPU time can be read.
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), '--import', 'tsx', ...args], {
     cwd: root,
     env: { ...process.env, ...opts.env },
     stdio: ['ignore', logFd ?? 'pipe', 'inherit'],
@@ -114,6 +114,8 @@ async function main(): Promise<void> {
   const server = await startChild(['src/server.ts', '--port', '0', '--data-dir', path.join(dir, 'data')], {
     env: { HOST: '127.0.0.1', LOG_LEVEL: 'info', ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password },
     logFile,
+    // BENCH_SERVER_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the server.
+    nodeArgs: process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean),
   });
   const base = `http://127.0.0.1:${server.port}`;
 

@@ -16,7 +16,7 @@ import { authenticate } from './http/auth';
 import { requestBodies, type BodyLimitRule } from './http/body';
 import { handleError, problemResponse } from './http/errors';
 import { newRouter } from './http/openapi';
-import { requestContext } from './http/request-context';
+import { documentSecurityHeaders, requestContext } from './http/request-context';
 import { serverVersion } from './system/service';
 import { systemRouter } from './system/routes';
 import { tenantsRouter } from './tenants/routes';
@@ -71,7 +71,7 @@ export function createApp(deps: Deps): OpenAPIHono<AppEnv> {
         'lists take page and per_page (max 100) and answer {data, pagination} with a Link header.',
     },
   });
-  app.get('/api/docs', swaggerUI({ url: '/api/openapi.json', title: 'Learning platform API' }));
+  app.get('/api/docs', documentSecurityHeaders, swaggerUI({ url: '/api/openapi.json', title: 'Learning platform API' }));
 
   app.notFound((c) => {
     const allowed = allowedMethods(app, c.req.path);

@@ -374,6 +374,12 @@ describe('OpenAPI document and reference', () => {
     expect(res.headers.get('content-type')).toMatch(/text\/html/);
     expect(res.text).toContain('/api/openapi.json');
     expect(res.text.toLowerCase()).toContain('swagger');
+    // An HTML page also gets the headers that only matter to a rendered document.
+    expect(res.headers.get('cross-origin-opener-policy')).toBe('same-origin');
+    expect(res.headers.get('x-xss-protection')).toBe('0');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    const json = await t.call('GET', '/api/health');
+    expect(json.headers.get('cross-origin-opener-policy')).toBeNull();
   });
 });
 

@@ -138,6 +138,8 @@ describe('the real server', () => {
     const requestLines = server.logs.filter((l) => l.msg === 'request');
     expect(requestLines.find((l) => l.requestId === 'trace-me-42')).toMatchObject({ method: 'GET', path: '/api/users/me', status: 401 });
     expect(requestLines.find((l) => l.path === '/api/users/me' && l.status === 200)).toMatchObject({ userId: expect.any(String) });
+    // Every line carries an ISO 8601 UTC time.
+    for (const line of server.logs) expect(new Date(line.time).toISOString()).toBe(line.time);
     expect(JSON.stringify(server.logs)).not.toContain(access_token);
     expect(JSON.stringify(server.logs)).not.toContain(ADMIN.password);
 

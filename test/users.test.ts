@@ -255,11 +255,15 @@ describe('PATCH /api/users/{id}', () => {
 
   it('a member renames themself', async () => {
     const member = await t.newUser();
+    // /me is served from the credential's cached user: it must show every change at once.
+    expect((await t.call('GET', '/api/users/me', { as: member })).body.name).toBe(member.user.name);
     t.clock.advance(1000);
     const res = await t.call('PATCH', `/api/users/${member.user.id}`, { as: member, body: { name: '  New Name ' } });
     expect(res.status).toBe(200);
     expect(res.body.name).toBe('New Name');
     expect(res.body.updated_at).not.toBe(res.body.created_at);
+    const me = await t.call('GET', '/api/users/me', { as: member });
+    expect(me.body).toEqual(res.body);
   });
 
   it('a member cannot change their own email or role, nor anyone else', async () => {
@@ -316,6 +320,7 @@ describe('PATCH /api/users/{id}', () => {
     expect(promoted.status).toBe(200);
     expect(promoted.body).toMatchObject({ role: 'admin', email: 'promoted@example.com' });
     expect((await t.call('GET', '/api/users', { as: token })).status).toBe(200);
+    expect((await t.call('GET', '/api/users/me', { as: token })).body).toEqual(promoted.body);
 
     await t.call('PATCH', `/api/users/${member.user.id}`, { as: t.admin, body: { role: 'member' } });
     expect((await t.call('GET', '/api/users', { as: token })).status).toBe(403);

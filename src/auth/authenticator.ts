@@ -2,8 +2,9 @@
 //
 // The hot path is cheap: a JWT's signature is checked once and its claims cached until it
 // expires; the user row behind a credential is cached too. Revocation is still seen at once:
-// every revoking write (user deleted or demoted, key deleted) calls `revoke()`, which bumps an
-// in-process epoch, and a cached entry from an older epoch is re-read from the database.
+// every revoking write (user deleted or demoted, key deleted) and every other write to a user
+// calls `revoke()`, which bumps an in-process epoch, and a cached entry from an older epoch is
+// re-read from the database.
 import { and, eq } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { apiKeys, users } from '../../db/schema';
@@ -48,8 +49,12 @@ interface CachedKey {
   epoch: number;
 }
 
+/** A user's public fields, as `GET /api/users/me` shows them (never the password hash). */
+export type UserProfile = Pick<typeof users.$inferSelect, 'id' | 'tenantId' | 'email' | 'name' | 'role' | 'createdAt' | 'updatedAt' | 'deletedAt'>;
+
 interface CachedUser {
   actor: Omit<Actor, 'via' | 'apiKeyId'>;
+  profile: UserProfile;
   epoch: number;
 }
 
@@ -149,16 +154,17 @@ export class Authenticator {
   }
 
   private fromApiKey(key: string): Actor | null {
-    const hash = sha256(key);
-    let cached = this.keys.get(hash);
+    // Cached by the key itself, as access tokens are: hashing it on every request cost more than
+    // the rest of authentication. The database only ever sees and stores the hash.
+    let cached = this.keys.get(key);
     if (!cached || cached.epoch !== this.epoch) {
       const row = this.db
         .select({ id: apiKeys.id, userId: apiKeys.userId, tenantId: apiKeys.tenantId, expiresAt: apiKeys.expiresAt })
         .from(apiKeys)
-        .where(eq(apiKeys.keyHash, hash))
+        .where(eq(apiKeys.keyHash, sha256(key)))
         .get();
       if (!row) {
-        this.keys.delete(hash);
+        this.keys.delete(key);
         return null;
       }
       cached = {
@@ -168,7 +174,7 @@ export class Authenticator {
         expiresAtMs: row.expiresAt ? Date.parse(row.expiresAt) : null,
         epoch: this.epoch,
       };
-      this.keys.set(hash, cached);
+      this.keys.set(key, cached);
     }
     const now = this.clock.now().getTime();
     if (cached.expiresAtMs !== null && cached.expiresAtMs <= now) return null;
@@ -190,9 +196,22 @@ export class Authenticator {
       .run();
   }
 
+  /**
+   * A live user's profile, read with their credential and as fresh as it: every write to a user
+   * bumps the epoch (the users routes call `revoke()` after each), so this is never older than the
+   * last write. Null for an unknown or deleted user.
+   */
+  profileOf(userId: string): UserProfile | null {
+    return this.cachedUser(userId)?.profile ?? null;
+  }
+
   private loadUser(userId: string): CachedUser['actor'] | null {
+    return this.cachedUser(userId)?.actor ?? null;
+  }
+
+  private cachedUser(userId: string): CachedUser | null {
     const cached = this.users.get(userId);
-    if (cached && cached.epoch === this.epoch) return cached.actor;
+    if (cached && cached.epoch === this.epoch) return cached;
     const row = this.db
       .select()
       .from(users)
@@ -202,15 +221,21 @@ export class Authenticator {
       this.users.delete(userId);
       return null;
     }
-    const actor = {
-      userId: row.id,
-      tenantId: row.tenantId,
-      role: row.role,
-      isPlatformAdmin: row.isPlatformAdmin,
-      email: row.email,
-      name: row.name,
+    const entry: CachedUser = {
+      actor: { userId: row.id, tenantId: row.tenantId, role: row.role, isPlatformAdmin: row.isPlatformAdmin, email: row.email, name: row.name },
+      profile: {
+        id: row.id,
+        tenantId: row.tenantId,
+        email: row.email,
+        name: row.name,
+        role: row.role,
+        createdAt: row.createdAt,
+        updatedAt: row.updatedAt,
+        deletedAt: row.deletedAt,
+      },
+      epoch: this.epoch,
     };
-    this.users.set(userId, { actor, epoch: this.epoch });
-    return actor;
+    this.users.set(userId, entry);
+    return entry;
   }
 }

@@ -7,20 +7,38 @@ import type { MiddlewareHandler } from 'hono';
 import type { AppEnv, Deps } from '../context';
 import { accessLoggerOf } from '../logger';
 
-/** Sent with every answer: the defaults of Hono's secureHeaders, with CORP relaxed to same-site. */
+/**
+ * Sent with every answer: the headers that protect JSON (OWASP REST Security): no MIME sniffing,
+ * no framing, HTTPS only, no referrer, and no cross-site reads of API data (CORP). Each header is
+ * work for every client and for the server on every request (see the Foundation section of
+ * bench/RESULTS.md), so the HTML-only ones are in DOCUMENT_SECURITY_HEADERS.
+ */
 export const SECURITY_HEADERS: ReadonlyArray<readonly [string, string]> = [
-  ['Cross-Origin-Opener-Policy', 'same-origin'],
-  ['Cross-Origin-Resource-Policy', 'same-site'],
-  ['Origin-Agent-Cluster', '?1'],
-  ['Referrer-Policy', 'no-referrer'],
-  ['Strict-Transport-Security', 'max-age=15552000; includeSubDomains'],
   ['X-Content-Type-Options', 'nosniff'],
+  ['X-Frame-Options', 'SAMEORIGIN'],
+  ['Strict-Transport-Security', 'max-age=15552000; includeSubDomains'],
+  ['Referrer-Policy', 'no-referrer'],
+  ['Cross-Origin-Resource-Policy', 'same-site'],
+];
+
+/**
+ * The rest of Hono's secureHeaders defaults, which act only on HTML a browser renders: sent with
+ * the HTML pages (the API reference), besides SECURITY_HEADERS.
+ */
+export const DOCUMENT_SECURITY_HEADERS: ReadonlyArray<readonly [string, string]> = [
+  ['Cross-Origin-Opener-Policy', 'same-origin'],
+  ['Origin-Agent-Cluster', '?1'],
   ['X-DNS-Prefetch-Control', 'off'],
   ['X-Download-Options', 'noopen'],
-  ['X-Frame-Options', 'SAMEORIGIN'],
   ['X-Permitted-Cross-Domain-Policies', 'none'],
   ['X-XSS-Protection', '0'],
 ];
+
+/** For routes that answer HTML: adds DOCUMENT_SECURITY_HEADERS. */
+export const documentSecurityHeaders: MiddlewareHandler<AppEnv> = async (c, next) => {
+  await next();
+  for (const [name, value] of DOCUMENT_SECURITY_HEADERS) c.res.headers.set(name, value);
+};
 
 /** A caller's own X-Request-Id is kept when it is short and plain (Hono's requestId rule). */
 const ACCEPTABLE_REQUEST_ID = /^[\w\-=]{1,255}$/;

@@ -1,7 +1,7 @@
 // User rows → public JSON. The password hash never leaves.
-import type { UserRow } from './service';
+import type { UserProfile } from '../auth/authenticator';
 
-export function presentUser(row: UserRow) {
+export function presentUser(row: UserProfile) {
   return {
     id: row.id,
     tenant_id: row.tenantId,

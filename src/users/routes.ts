@@ -91,7 +91,10 @@ export const usersRouter = newRouter()
     }),
     (c) => {
       const actor = c.get('actor');
-      return c.json(presentUser(getUser(c.get('deps').db, actor.tenantId, actor.userId)), 200);
+      const deps = c.get('deps');
+      // The profile was read with the credential a moment ago (and is re-read after any user write).
+      const profile = deps.auth.profileOf(actor.userId) ?? getUser(deps.db, actor.tenantId, actor.userId);
+      return c.json(presentUser(profile), 200);
     },
   )
   .openapi(
