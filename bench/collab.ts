@@ -17,7 +17,7 @@
 //   --only=ours,yws (some servers), --idle-only (no workloads), --heap-snapshots (heap snapshots at
 //   both idle readings, diffed by constructor per document): partial runs that write nothing
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
@@ -859,7 +859,10 @@ async function main(): Promise<void> {
 
   let profileLines: string[] = [];
   if (PROFILE) {
-    const file = readdirSync(profileDir).find((f) => f.endsWith('.cpuprofile'));
+    // One profile per thread (the checkpoint worker has its own): the main thread's is the largest.
+    const file = readdirSync(profileDir)
+      .filter((f) => f.endsWith('.cpuprofile'))
+      .sort((a, b) => statSync(path.join(profileDir, b)).size - statSync(path.join(profileDir, a)).size)[0];
     if (file) {
       // Kept past the run (the work directory is removed) for a closer look in DevTools.
       const kept = path.join(tmpdir(), 'lms-bench-collab-ours.cpuprofile');

@@ -1,4 +1,6 @@
 // Course, section and module rows → public JSON.
+import { courses } from '../../db/schema';
+import type { JsonShape } from '../json-sql';
 import type { ListedCourse } from './service';
 import type { CourseModuleRow, SectionRow } from './structure';
 
@@ -13,6 +15,19 @@ export const presentCourse = (row: ListedCourse) => ({
   updated_at: row.updatedAt,
   published_at: row.publishedAt,
 });
+
+/** presentCourse's shape over the columns of `courses`, for list pages written by SQLite (src/json-sql.ts). */
+export const courseJson = {
+  id: courses.id,
+  title: courses.title,
+  slug: courses.slug,
+  description: courses.description,
+  status: courses.status,
+  created_by: courses.createdBy,
+  created_at: courses.createdAt,
+  updated_at: courses.updatedAt,
+  published_at: courses.publishedAt,
+} satisfies JsonShape;
 
 export const presentSection = (row: SectionRow) => ({
   id: row.id,

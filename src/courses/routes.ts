@@ -4,7 +4,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { forbidden } from '../http/errors';
 import { errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, secured } from '../http/openapi';
-import { pageOf, paginate, paginationQuery } from '../http/pagination';
+import { pageOf, paginate, paginateJson, paginationQuery } from '../http/pagination';
 import { canCreateCourse } from './policy';
 import { presentCourse, presentModule, presentSection } from './present';
 import {
@@ -64,8 +64,8 @@ export const coursesRouter = newRouter()
     (c) => {
       const actor = c.var.actor;
       const q = c.req.valid('query');
-      const { rows, total } = listCourses(c.var.deps.db, actor.tenantId, { userId: actor.userId, all: actor.role === 'admin' }, q, q);
-      return c.json(paginate(c, q, rows.map(presentCourse), total), 200);
+      const { dataJson, total } = listCourses(c.var.deps.db, actor.tenantId, { userId: actor.userId, all: actor.role === 'admin' }, q, q);
+      return paginateJson<z.infer<typeof courseSchema>>(c, q, dataJson, total);
     },
   )
   .openapi(

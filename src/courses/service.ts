@@ -1,7 +1,7 @@
 // Courses: the catalogue of a tenant. Create (the creator becomes its instructor), read by id or
 // slug, list for a caller, update, publish, soft delete; and `authorizeCourse`, the one place
 // that loads a course for a caller and applies the course policy (other areas use it too).
-import { and, asc, eq, gt, inArray, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, isNull, lt, or, sql, type SQLWrapper } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../../db/client';
 import { courses, enrollments, type CourseStatus } from '../../db/schema';
 import type { Actor } from '../auth/authenticator';
@@ -12,8 +12,10 @@ import { conflict, forbidden, notFound } from '../http/errors';
 import { pageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../ids';
 import { countAll, isUniqueViolation } from '../sql';
-import { preparedFor, rowsNamed } from '../prepared';
+import { jsonArrayText, jsonObject } from '../json-sql';
+import { preparedFor } from '../prepared';
 import { canManageCourse, canReadCourse } from './policy';
+import { courseJson } from './present';
 
 export type CourseRow = typeof courses.$inferSelect;
 
@@ -160,18 +162,6 @@ export function authorizeCourse(db: DbOrTx, actor: Actor, courseId: string, acti
   return authorizeCourseRow(db, actor, getCourse(db, actor.tenantId, courseId), action);
 }
 
-/** The columns a list presents; a page of 100 reads no more than it sends. */
-const listedColumns = {
-  id: courses.id,
-  title: courses.title,
-  slug: courses.slug,
-  description: courses.description,
-  status: courses.status,
-  createdBy: courses.createdBy,
-  createdAt: courses.createdAt,
-  updatedAt: courses.updatedAt,
-  publishedAt: courses.publishedAt,
-};
 export type ListedCourse = Omit<CourseRow, 'tenantId' | 'deletedAt'>;
 
 export interface CourseListViewer {
@@ -180,17 +170,34 @@ export interface CourseListViewer {
   all: boolean;
 }
 
-/** Courses of the caller: enrolled or teaching (not dropped), or all of the tenant for admins. */
-export function listCourses(db: DbOrTx, tenantId: string, viewer: CourseListViewer, filter: { status?: CourseStatus }, page: PageQuery) {
+/**
+ * Courses of the caller: enrolled or teaching (not dropped), or all of the tenant for admins. The
+ * page comes as SQLite-written JSON (presentCourse's shape), in title order.
+ */
+export function listCourses(
+  db: DbOrTx,
+  tenantId: string,
+  viewer: CourseListViewer,
+  filter: { status?: CourseStatus },
+  page: PageQuery,
+): { dataJson: string; total: number } {
   const { limit, offset } = pageBounds(page);
   const byStatus = filter.status !== undefined;
   const params = { tenantId, userId: viewer.userId, status: filter.status, limit, offset };
   const statements = preparedFor(db, `courses:list:${viewer.all ? 'all' : 'member'}:${byStatus}`, () => {
     const p = sql.placeholder;
     const live = and(eq(courses.tenantId, p('tenantId')), isNull(courses.deletedAt), byStatus ? eq(courses.status, p('status')) : undefined);
+    const inTitleOrder = [asc(courses.title), asc(courses.id)];
+    const pageJson = (pageRowIds: SQLWrapper) =>
+      db
+        .select({ json: jsonObject(courseJson) })
+        .from(courses)
+        .where(inArray(sql`${courses}.rowid`, pageRowIds))
+        .orderBy(...inTitleOrder)
+        .prepare();
     if (viewer.all) {
       return {
-        rows: db.select(listedColumns).from(courses).where(live).orderBy(asc(courses.title), asc(courses.id)).limit(p('limit')).offset(p('offset')).prepare(),
+        page: pageJson(db.select({ rowid: sql<number>`${courses}.rowid` }).from(courses).where(live).orderBy(...inTitleOrder).limit(p('limit')).offset(p('offset'))),
         count: db.select({ n: countAll }).from(courses).where(live).prepare(),
       };
     }
@@ -203,25 +210,21 @@ export function listCourses(db: DbOrTx, tenantId: string, viewer: CourseListView
       live,
     );
     // The page is chosen on the covering index (title, id) and only its rows are read in full.
-    const pageRowIds = db
-      .select({ rowid: sql<number>`${courses}.rowid` })
-      .from(enrollments)
-      .crossJoin(courses)
-      .where(mine)
-      .orderBy(asc(courses.title), asc(courses.id))
-      .limit(p('limit'))
-      .offset(p('offset'));
     return {
-      rows: db
-        .select(listedColumns)
-        .from(courses)
-        .where(inArray(sql`${courses}.rowid`, pageRowIds))
-        .orderBy(asc(courses.title), asc(courses.id))
-        .prepare(),
+      page: pageJson(
+        db
+          .select({ rowid: sql<number>`${courses}.rowid` })
+          .from(enrollments)
+          .crossJoin(courses)
+          .where(mine)
+          .orderBy(...inTitleOrder)
+          .limit(p('limit'))
+          .offset(p('offset')),
+      ),
       count: db.select({ n: countAll }).from(enrollments).crossJoin(courses).where(mine).prepare(),
     };
   });
-  return { rows: rowsNamed<ListedCourse>(listedColumns, statements.rows.values(params) as unknown[][]), total: statements.count.get(params)?.n ?? 0 };
+  return { dataJson: jsonArrayText(statements.page.values(params)), total: statements.count.get(params)?.n ?? 0 };
 }
 
 export interface CourseChanges {

@@ -1,4 +1,7 @@
-// Enrollment rows (with their user's name and email) → public JSON.
+// Enrollment rows (with their user's name and email) → public JSON: by JavaScript for single
+// enrollments, by SQLite for list pages (the same shape: test/enrollments.test.ts compares them).
+import { enrollments, users } from '../../db/schema';
+import type { JsonShape } from '../json-sql';
 import type { RosterRow } from './service';
 
 export const presentEnrollment = (row: RosterRow) => ({
@@ -13,3 +16,17 @@ export const presentEnrollment = (row: RosterRow) => ({
   dropped_at: row.droppedAt,
   user: { id: row.userId, name: row.userName, email: row.userEmail },
 });
+
+/** presentEnrollment's shape over the columns of `enrollments` joined to `users`, for list pages. */
+export const enrollmentJson = {
+  id: enrollments.id,
+  course_id: enrollments.courseId,
+  user_id: enrollments.userId,
+  role: enrollments.role,
+  status: enrollments.status,
+  enrolled_at: enrollments.enrolledAt,
+  updated_at: enrollments.updatedAt,
+  completed_at: enrollments.completedAt,
+  dropped_at: enrollments.droppedAt,
+  user: { id: users.id, name: users.name, email: users.email },
+} satisfies JsonShape;

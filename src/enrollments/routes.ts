@@ -1,12 +1,12 @@
 // Enrollments over HTTP, on the spec's paths: list, enrol (self or by an instructor), bulk-enrol,
 // read by id or by course and user, complete, drop, progress. Who may do what is in policy.ts; an
 // enrollment the caller may not see answers 404, as if it did not exist.
-import { createRoute } from '@hono/zod-openapi';
+import { createRoute, type z } from '@hono/zod-openapi';
 import type { Actor } from '../auth/authenticator';
 import { authorizeCourse } from '../courses/service';
 import { forbidden, notFound } from '../http/errors';
 import { errorResponses, jsonBody, jsonContent, newRouter, secured } from '../http/openapi';
-import { pageOf, paginate } from '../http/pagination';
+import { pageOf, paginateJson } from '../http/pagination';
 import type { DbOrTx } from '../../db/client';
 import {
   canCompleteEnrollment,
@@ -64,13 +64,13 @@ export const enrollmentsRouter = newRouter()
     }),
     (c) => {
       const q = c.req.valid('query');
-      const { rows, total } = listEnrollments(
+      const { dataJson, total } = listEnrollments(
         c.var.deps.db,
         c.var.actor,
         { courseId: q.course_id, userId: q.user_id, status: q.status, role: q.role },
         q,
       );
-      return c.json(paginate(c, q, rows.map(presentEnrollment), total), 200);
+      return paginateJson<z.infer<typeof enrollmentSchema>>(c, q, dataJson, total);
     },
   )
   .openapi(

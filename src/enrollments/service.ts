@@ -1,19 +1,21 @@
 // Enrollments: who is in which course, with which role and status. Enrol one (self or by an
 // instructor; a dropped enrollment comes back to life with the same id) or many in one
 // transaction, list with the caller's visibility applied in the query, complete, drop, progress.
-import { and, asc, eq, getTableColumns, inArray, isNull, ne, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, inArray, isNull, ne, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import { alias, type SQLiteColumn } from 'drizzle-orm/sqlite-core';
 import type { Db, DbOrTx } from '../../db/client';
 import { courseEnrollmentCounts, courses, enrollments, users, type EnrollmentRole, type EnrollmentStatus } from '../../db/schema';
 import type { Actor } from '../auth/authenticator';
 import type { Clock } from '../clock';
-import { preparedFor, rowsNamed } from '../prepared';
+import { jsonArrayText, jsonObject } from '../json-sql';
+import { preparedFor } from '../prepared';
 import { listCourseModules } from '../courses/structure';
 import { conflict, notFound, unprocessable } from '../http/errors';
 import { pageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../ids';
 import { countAll } from '../sql';
 import { canListCourseEnrollments, isCourseStaff, type Membership } from './policy';
+import { enrollmentJson } from './present';
 
 export type EnrollmentRow = typeof enrollments.$inferSelect;
 /** An enrollment with the name and email of its user, as lists and reads answer it. */
@@ -55,8 +57,7 @@ const chunks = <T>(items: T[]): T[][] => {
 
 /** Flat columns: the row is the view as it is, with no per-row reshaping. */
 const viewColumns = { ...getTableColumns(enrollments), userName: users.name, userEmail: users.email };
-/** A roster row: what a list presents, without the tenant. */
-const { tenantId: _tenantOfRow, ...rosterColumns } = viewColumns;
+/** An enrollment as presented: without the tenant. */
 export type RosterRow = Omit<EnrollmentView, 'tenantId'>;
 
 /** Enrollments of live courses joined to their users, under `where`. */
@@ -101,10 +102,22 @@ function courseWithMembership(db: DbOrTx, actor: Actor, courseId: string): { id:
   return { id: row.id, membership: row.role && row.status ? { role: row.role, status: row.status } : undefined };
 }
 
+/** The enrollments whose rowids `pageRowIds` selects, as SQLite-written JSON objects, in enrolment order. */
+function enrollmentPageJson(db: DbOrTx, pageRowIds: SQLWrapper) {
+  return db
+    .select({ json: jsonObject(enrollmentJson) })
+    .from(enrollments)
+    .innerJoin(users, eq(users.id, enrollments.userId))
+    .where(inArray(sql`${enrollments}.rowid`, pageRowIds))
+    .orderBy(asc(enrollments.enrolledAt), asc(enrollments.id));
+}
+
 /**
- * A course's roster, one prepared pair (page, count) per combination of filters. The page is
- * chosen on the (course_id, enrolled_at, id) index alone and only its rows are joined to users,
- * so a deep page does not join every row it skips.
+ * A course's roster, prepared per combination of filters: the count, and the page read forwards
+ * or backwards. The page is chosen on the (course_id, enrolled_at, id) index alone and only its
+ * rows are joined to users, so a deep page does not join every row it skips; and a page in the
+ * back half is counted from the end, so the last page skips nothing (OFFSET steps through every
+ * skipped index entry: ~0.65 ms for 9,900 of them).
  */
 function rosterStatements(db: DbOrTx, has: { own: boolean; user: boolean; status: boolean; role: boolean }) {
   const key = `enrollments:roster:${Number(has.own)}${Number(has.user)}${Number(has.status)}${Number(has.role)}`;
@@ -121,21 +134,17 @@ function rosterStatements(db: DbOrTx, has: { own: boolean; user: boolean; status
     const page = alias(enrollments, 'roster_page');
     // Row ids, not enrollment ids: the outer read then goes straight to each row, with no
     // lookup through the primary-key index (a third of the page's cost at 100 rows).
-    const pageRowIds = db
-      .select({ rowid: sql<number>`${page}.rowid` })
-      .from(page)
-      .where(where(page))
-      .orderBy(asc(page.enrolledAt), asc(page.id))
-      .limit(p('limit'))
-      .offset(p('offset'));
+    const pageRowIds = (direction: typeof asc) =>
+      db
+        .select({ rowid: sql<number>`${page}.rowid` })
+        .from(page)
+        .where(where(page))
+        .orderBy(direction(page.enrolledAt), direction(page.id))
+        .limit(p('limit'))
+        .offset(p('offset'));
     return {
-      rows: db
-        .select(rosterColumns)
-        .from(enrollments)
-        .innerJoin(users, eq(users.id, enrollments.userId))
-        .where(inArray(sql`${enrollments}.rowid`, pageRowIds))
-        .orderBy(asc(enrollments.enrolledAt), asc(enrollments.id))
-        .prepare(),
+      forwards: enrollmentPageJson(db, pageRowIds(asc)).prepare(),
+      backwards: enrollmentPageJson(db, pageRowIds(desc)).prepare(),
       // Without a user filter the total comes from the trigger-kept counts: at most nine rows.
       count:
         has.own || has.user
@@ -166,16 +175,23 @@ export interface EnrollmentFilter {
  * Enrollments the caller may see, filtered, in enrolment order. Visibility is part of the query:
  * admins see the tenant's; others their own and those of the courses they teach (instructor or TA).
  */
-export function listEnrollments(db: DbOrTx, actor: Actor, filter: EnrollmentFilter, page: PageQuery) {
+export function listEnrollments(db: DbOrTx, actor: Actor, filter: EnrollmentFilter, page: PageQuery): { dataJson: string; total: number } {
   const { limit, offset } = pageBounds(page);
   if (filter.courseId) {
     const course = courseWithMembership(db, actor, filter.courseId);
-    if (!course) return { rows: [] as RosterRow[], total: 0 };
+    if (!course) return { dataJson: '[]', total: 0 };
     const own = !canListCourseEnrollments(actor, course.membership);
     const statements = rosterStatements(db, { own, user: !!filter.userId, status: !!filter.status, role: !!filter.role });
-    const params = { courseId: course.id, self: actor.userId, userId: filter.userId, status: filter.status, role: filter.role, limit, offset };
-    const rows = rowsNamed<RosterRow>(rosterColumns, statements.rows.values(params) as unknown[][]);
-    return { rows, total: statements.count.get(params)?.n ?? 0 };
+    const params = { courseId: course.id, self: actor.userId, userId: filter.userId, status: filter.status, role: filter.role };
+    const total = statements.count.get(params)?.n ?? 0;
+    if (offset >= total) return { dataJson: '[]', total };
+    // The same rows either way (the JSON is ordered by enrolment); only the index entries skipped differ.
+    const fromEnd = total - offset - limit;
+    const rows =
+      fromEnd < offset
+        ? statements.backwards.values({ ...params, limit: Math.min(limit, total - offset), offset: Math.max(0, fromEnd) })
+        : statements.forwards.values({ ...params, limit, offset });
+    return { dataJson: jsonArrayText(rows), total };
   }
 
   const filters = [
@@ -190,20 +206,18 @@ export function listEnrollments(db: DbOrTx, actor: Actor, filter: EnrollmentFilt
       .map((r) => r.courseId);
     visible = taught.length ? or(eq(enrollments.userId, actor.userId), inArray(enrollments.courseId, taught)) : eq(enrollments.userId, actor.userId);
   }
-  const where = and(eq(enrollments.tenantId, actor.tenantId), visible, ...filters);
-  const rows = selectViews(db, where)
+  const where = and(isNull(courses.deletedAt), eq(enrollments.tenantId, actor.tenantId), visible, ...filters);
+  const pageRowIds = db
+    .select({ rowid: sql<number>`${enrollments}.rowid` })
+    .from(enrollments)
+    .innerJoin(courses, eq(courses.id, enrollments.courseId))
+    .where(where)
     .orderBy(asc(enrollments.enrolledAt), asc(enrollments.id))
     .limit(limit)
-    .offset(offset)
-    .all();
-  const total =
-    db
-      .select({ n: countAll })
-      .from(enrollments)
-      .innerJoin(courses, eq(courses.id, enrollments.courseId))
-      .where(and(isNull(courses.deletedAt), where))
-      .get()?.n ?? 0;
-  return { rows, total };
+    .offset(offset);
+  const dataJson = jsonArrayText(enrollmentPageJson(db, pageRowIds).values());
+  const total = db.select({ n: countAll }).from(enrollments).innerJoin(courses, eq(courses.id, enrollments.courseId)).where(where).get()?.n ?? 0;
+  return { dataJson, total };
 }
 
 const immediate = { behavior: 'immediate' } as const;

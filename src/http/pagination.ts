@@ -1,7 +1,8 @@
 // Lists: `?page` (default 1) and `?per_page` (default 100, max 100; more is a 400, never clamped),
 // answered as `{ data, pagination }` with an RFC 8288 Link header.
 import { z } from '@hono/zod-openapi';
-import type { Context } from 'hono';
+import type { Context, TypedResponse } from 'hono';
+import { setResponseHeader } from './request-context';
 
 export const MAX_PER_PAGE = 100;
 
@@ -45,6 +46,16 @@ export function paginate<T>(c: Context, q: PageQuery, data: T[], total: number):
   if (q.page > 1) links.push(link(Math.min(q.page - 1, totalPages), 'prev'));
   if (q.page < totalPages) links.push(link(q.page + 1, 'next'));
   links.push(link(totalPages, 'last'));
-  c.header('Link', links.join(', '));
+  setResponseHeader(c, 'Link', links.join(', '));
   return { data, pagination: { page: q.page, per_page: q.per_page, total, total_pages: totalPages } };
+}
+
+/**
+ * `paginate` for a page whose items SQLite already wrote as a JSON array (src/json-sql.ts): the
+ * answer is spliced together rather than parsed and stringified again. Typed as the same page.
+ */
+export function paginateJson<T>(c: Context, q: PageQuery, dataJson: string, total: number): TypedResponse<Page<T>, 200, 'json'> {
+  const { pagination } = paginate(c, q, [], total);
+  const body = `{"data":${dataJson},"pagination":${JSON.stringify(pagination)}}`;
+  return c.body(body, 200, { 'Content-Type': 'application/json' }) as unknown as TypedResponse<Page<T>, 200, 'json'>;
 }

@@ -3,7 +3,7 @@
 // access-log line (request id, user, method, path, status, duration). Kept cheap on purpose:
 // see the Foundation section of bench/RESULTS.md.
 import type { ServerResponse } from 'node:http';
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import type { AppEnv, Deps } from '../context';
 import { accessLoggerOf } from '../logger';
 
@@ -40,6 +40,18 @@ export const documentSecurityHeaders: MiddlewareHandler<AppEnv> = async (c, next
   for (const [name, value] of DOCUMENT_SECURITY_HEADERS) c.res.headers.set(name, value);
 };
 
+const nodeResponseOf = (c: Context): ServerResponse | undefined => (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+
+/**
+ * Sets a response header the cheap way (see requestContext): on node's response when there is
+ * one, so that Hono keeps its plain-object headers; on the web Response otherwise (tests).
+ */
+export function setResponseHeader(c: Context, name: string, value: string): void {
+  const outgoing = nodeResponseOf(c);
+  if (outgoing) outgoing.setHeader(name, value);
+  else c.header(name, value);
+}
+
 /** A caller's own X-Request-Id is kept when it is short and plain (Hono's requestId rule). */
 const ACCEPTABLE_REQUEST_ID = /^[\w\-=]{1,255}$/;
 
@@ -56,7 +68,7 @@ export function requestContext(deps: Deps): MiddlewareHandler<AppEnv> {
     // Behind @hono/node-server the headers go straight onto node's response, where the answer's
     // own headers are merged over them. Setting them on a web Response instead turns Hono's
     // plain-object fast path into a Headers object and costs more than the whole route.
-    const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+    const outgoing = nodeResponseOf(c);
     if (outgoing) {
       for (const [name, value] of SECURITY_HEADERS) outgoing.setHeader(name, value);
       outgoing.setHeader('X-Request-Id', requestId);
