@@ -106,6 +106,8 @@ async function startOurs(label: string, opts: { profile?: boolean } = {}): Promi
   const logFile = path.join(workDir, `ours-${label}.log`);
   const fd = openSync(logFile, 'a');
   const nodeArgs = opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  // BENCH_OURS_NODE_ARGS (e.g. "--trace-gc") adds node flags to our server, for diagnosis.
+  nodeArgs.push(...(process.env.BENCH_OURS_NODE_ARGS?.split(' ').filter(Boolean) ?? []));
   const child = spawnNode(
     nodeArgs,
     ['src/server.ts', '--port', '0', '--data-dir', dataDir],
