@@ -15,8 +15,9 @@
 // per event-loop turn writes in a single transaction; every other read or write flushes the queue
 // first. Invariant: nothing leaves the process (a broadcast, a sync reply, a REST read, a version
 // snapshot, a compacted state) before the updates it contains are durable. If a batch cannot be
-// written, its live documents hold changes that are not on disk: they are dropped from memory and
-// their subscribers told, so that clients reconnect, reload from disk and resend what is missing.
+// written, each of its documents is tried alone; a document whose rows still cannot be written
+// holds changes that are not on disk: it is dropped from memory and its subscribers told, so that
+// clients reconnect, reload from disk and resend what is missing.
 import { and, count, desc, eq, gt, isNotNull, lte, sql } from 'drizzle-orm';
 import { diffChars } from 'diff';
 import type { Logger } from 'pino';
@@ -247,7 +248,7 @@ export class DocumentStore {
     scratch.destroy();
     this.flush();
     this.queue.push({ documentId: doc.id, tenantId: doc.tenantId, userId, update, origin: null });
-    this.commitQueued();
+    this.commitQueued(doc.id);
   }
 
   /** A fork's body: the source's current content as the copy's first change, by the copier. */
@@ -339,7 +340,7 @@ export class DocumentStore {
     const loaded = live ?? this.load(documentId);
     try {
       const result = fn(loaded);
-      this.commitQueued();
+      this.commitQueued(documentId);
       if (!live && loaded.updatesSinceCompaction >= this.compactAfter) this.compactLoaded(loaded);
       return result;
     } finally {
@@ -398,49 +399,48 @@ export class DocumentStore {
     });
   }
 
-  /** Writes the queue for a caller that must know its own change was stored. */
-  private commitQueued(): void {
-    const err = this.writeQueued();
-    if (err) throw new PersistenceError(`could not store the update: ${err.message}`);
+  /** Writes the queue for a caller that must know its own change (to `documentId`) was stored. */
+  private commitQueued(documentId: string): void {
+    const failure = this.writeQueued().get(documentId);
+    if (failure) throw new PersistenceError(`could not store the update: ${failure.message}`);
   }
 
-  /** The one place changes become durable and then visible. Returns the error of a failed batch. */
-  private writeQueued(): Error | null {
-    if (this.queue.length === 0) return null;
+  /**
+   * The one place changes become durable and then visible. All queued rows go in one
+   * transaction; if it fails, each document's rows are tried again in a transaction of their own,
+   * so that one document that cannot be written (say, erased while editors were connected) does
+   * not take the others down with it. Returns the documents whose rows could not be stored.
+   */
+  private writeQueued(): Map<string, Error> {
+    const failed = new Map<string, Error>();
+    if (this.queue.length === 0) return failed;
     const batch = this.queue;
     this.queue = [];
     const now = this.clock.now();
-    const nowMs = now.getTime();
-    const createdAt = now.toISOString();
-    let ids: number[];
+    let ids: (number | undefined)[];
     try {
-      ids = this.db.transaction(() =>
-        batch.map(({ documentId, tenantId, userId, update, loaded }) => {
-          const id = this.insertUpdate.get({
-            documentId,
-            tenantId,
-            userId,
-            createdAt,
-            bytes: update.byteLength,
-            data: Buffer.from(update.buffer, update.byteOffset, update.byteLength),
-          })!.id;
-          // A live document types many updates a second; its updated_at needs no finer grain than
-          // that (release writes the last one).
-          if (loaded) loaded.editedAt = nowMs;
-          if (!loaded || loaded.refs === 0 || nowMs - loaded.touchedAt >= TOUCH_INTERVAL_MS) {
-            this.touchDocument.run({ id: documentId, updatedAt: createdAt });
-            if (loaded) loaded.touchedAt = nowMs;
-          }
-          return id;
-        }),
-      );
-    } catch (err) {
-      const documentIds = [...new Set(batch.map((change) => change.documentId))];
-      this.logger?.error({ err, documentIds, updates: batch.length }, 'could not store document updates; dropping their live copies');
-      for (const { loaded } of batch) if (loaded) this.drop(loaded, err as Error);
-      return err as Error;
+      ids = this.insertRows(batch, now);
+    } catch (batchErr) {
+      ids = new Array<number | undefined>(batch.length);
+      const byDocument = new Map<string, number[]>();
+      batch.forEach(({ documentId }, i) => byDocument.set(documentId, [...(byDocument.get(documentId) ?? []), i]));
+      for (const [documentId, positions] of byDocument) {
+        // A batch of one document has failed as a whole already.
+        if (byDocument.size === 1) {
+          failed.set(documentId, batchErr as Error);
+          continue;
+        }
+        try {
+          this.insertRows(positions.map((i) => batch[i]!), now).forEach((id, k) => (ids[positions[k]!] = id));
+        } catch (err) {
+          failed.set(documentId, err as Error);
+        }
+      }
+      this.logger?.error({ err: batchErr, documentIds: [...failed.keys()], updates: batch.length }, 'could not store document updates; dropping their live copies');
+      for (const { documentId, loaded } of batch) if (loaded && failed.has(documentId)) this.drop(loaded, failed.get(documentId)!);
     }
     batch.forEach(({ documentId, update, origin, loaded }, i) => {
+      if (failed.has(documentId)) return;
       if (loaded) {
         loaded.lastUpdateId = ids[i]!;
         loaded.updatesSinceCompaction += 1;
@@ -462,7 +462,33 @@ export class DocumentStore {
       }
       this.emitChange(documentId);
     });
-    return null;
+    return failed;
+  }
+
+  /** Inserts the rows of `changes` in one transaction (all or none) and returns their log ids. */
+  private insertRows(changes: QueuedChange[], now: Date): number[] {
+    const nowMs = now.getTime();
+    const createdAt = now.toISOString();
+    return this.db.transaction(() =>
+      changes.map(({ documentId, tenantId, userId, update, loaded }) => {
+        const id = this.insertUpdate.get({
+          documentId,
+          tenantId,
+          userId,
+          createdAt,
+          bytes: update.byteLength,
+          data: Buffer.from(update.buffer, update.byteOffset, update.byteLength),
+        })!.id;
+        // A live document types many updates a second; its updated_at needs no finer grain than
+        // that (release writes the last one).
+        if (loaded) loaded.editedAt = nowMs;
+        if (!loaded || loaded.refs === 0 || nowMs - loaded.touchedAt >= TOUCH_INTERVAL_MS) {
+          this.touchDocument.run({ id: documentId, updatedAt: createdAt });
+          if (loaded) loaded.touchedAt = nowMs;
+        }
+        return id;
+      }),
+    );
   }
 
   /**

@@ -472,14 +472,18 @@ describe('group commit', () => {
     const elsewhere = rawClient(server.port, `/collab/${other}?token=${owner.token}`);
     await Promise.all([...clients, elsewhere].map((c) => c.opened));
     const before = storedCount(id);
+    const otherBefore = storedCount(other);
     const heal = failUpdateWrites(t.deps.sqlite, id);
     try {
+      // Sent together, so that both usually share one batch: the other room's edit is still stored.
       clients[0]!.ws.send(syncUpdateMessage(insertUpdate('never saved ')));
+      elsewhere.ws.send(syncUpdateMessage(insertUpdate('saved elsewhere ')));
       for (const c of clients) expect(await c.closed).toEqual({ code: 1011, reason: 'could not save the change' });
     } finally {
       heal();
     }
     expect(storedCount(id)).toBe(before);
+    await eventually(async () => storedCount(other) === otherBefore + 1, 5_000, 'the other room stored its edit');
     expect(t.deps.documents.isLive(id)).toBe(false);
     expect(await contentOf(id)).toBe('saved text');
     expect(elsewhere.ws.readyState).toBe(elsewhere.ws.OPEN);

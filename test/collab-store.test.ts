@@ -298,7 +298,7 @@ describe('DocumentStore group commit (deferred updates)', () => {
     expect(new DocumentStore({ db: database.db, clock }).getText(doc.id)).toBe('last words');
   });
 
-  it('a batch that cannot be written stores nothing, drops the live documents in it and tells their subscribers', async () => {
+  it('a document whose rows cannot be written is dropped and its subscribers told; the rest of its batch is stored', async () => {
     const healthy = newDocument();
     const failing = newDocument();
     const bystander = newDocument();
@@ -317,35 +317,41 @@ describe('DocumentStore group commit (deferred updates)', () => {
     const b = client();
     a.text.insert(0, 'fine on its own');
     b.text.insert(0, 'cannot be stored');
+    a.text.insert(0, '>');
     store.applyUpdate(healthy.id, a.updates[0]!, userId, 'ws-a', { defer: true });
     store.applyUpdate(failing.id, b.updates[0]!, userId, 'ws-b', { defer: true });
+    store.applyUpdate(healthy.id, a.updates[1]!, userId, 'ws-a', { defer: true });
     await nextTurn();
 
-    // One transaction: the healthy row went down with the failing one.
-    expect(updateRows(healthy.id)).toHaveLength(0);
+    // The shared transaction failed; each document was then tried on its own.
+    expect(updateRows(healthy.id)).toHaveLength(2);
     expect(updateRows(failing.id)).toHaveLength(0);
-    expect(events).toEqual([
-      `dropped ${healthy.id}: simulated write failure`,
-      `dropped ${failing.id}: simulated write failure`,
-    ]);
-    expect(store.isLive(healthy.id)).toBe(false);
+    expect(events).toEqual([`dropped ${failing.id}: simulated write failure`, `update ${healthy.id}`, `update ${healthy.id}`]);
     expect(store.isLive(failing.id)).toBe(false);
-    expect(docs[healthy.id]!.isDestroyed).toBe(true);
-    expect(store.isLive(bystander.id)).toBe(true);
-    expect(docs[bystander.id]!.isDestroyed).toBe(false);
+    expect(docs[failing.id]!.isDestroyed).toBe(true);
+    for (const d of [healthy, bystander]) {
+      expect(store.isLive(d.id)).toBe(true);
+      expect(docs[d.id]!.isDestroyed).toBe(false);
+    }
+    expect(store.getText(healthy.id)).toBe('>fine on its own');
 
-    // Reads now see the disk; the next acquire reloads it, and a resent update is stored.
-    expect(store.getText(healthy.id)).toBe('');
-    const reloaded = store.acquire(healthy.id);
-    expect(reloaded).not.toBe(docs[healthy.id]);
+    // Reads of the dropped document see the disk; the next acquire reloads it.
+    expect(store.getText(failing.id)).toBe('');
+    const reloaded = store.acquire(failing.id);
+    expect(reloaded).not.toBe(docs[failing.id]);
     expect(reloaded.getText(CONTENT_FIELD).toString()).toBe('');
-    store.applyUpdate(healthy.id, a.updates[0]!, userId, 'ws-a', { defer: true });
-    await nextTurn();
-    expect(updateRows(healthy.id)).toHaveLength(1);
+    store.release(failing.id);
 
-    // A write that must be stored before it returns says so, and leaves nothing behind.
+    // A batch of that one document alone fails whole, and a write that must be stored before it
+    // returns says so, and leaves nothing behind.
     expect(() => store.applyUpdate(failing.id, b.updates[0]!, userId)).toThrow(PersistenceError);
     expect(store.getText(failing.id)).toBe('');
+    // Another document's REST write is not reported as failed because of it.
+    store.acquire(failing.id);
+    store.applyUpdate(failing.id, b.updates[0]!, userId, 'ws-b', { defer: true });
+    store.replaceText(bystander.id, 'written through REST', userId);
+    expect(store.getText(bystander.id)).toBe('written through REST');
+    expect(store.isLive(failing.id)).toBe(false);
     heal();
     store.applyUpdate(failing.id, b.updates[0]!, userId);
     expect(store.getText(failing.id)).toBe('cannot be stored');
