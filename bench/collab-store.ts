@@ -9,25 +9,15 @@ import { openDatabase } from '../db/client';
 import { documents, users } from '../db/schema';
 import { CONTENT_FIELD, DocumentStore } from '../collab/store';
 import { systemClock } from '../src/clock';
-import { buildConfig } from '../src/config';
-import { buildDeps } from '../src/deps';
 import { newId } from '../src/ids';
-import { createLogger } from '../src/logger';
+import { benchDeps, percentile } from './helpers/common';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'lms-bench-store-'));
 const database = openDatabase(path.join(dir, 'bench.sqlite'));
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
 
 async function main() {
-  const deps = await buildDeps({
-    database,
-    config: buildConfig({ adminEmail: 'bench@example.com', adminPassword: 'bench-password', scryptCost: 1024 }),
-    clock: systemClock,
-    logger: createLogger('silent'),
-  });
+  const deps = await benchDeps(database);
   const user = database.db.select().from(users).get()!;
   const newDocument = () => {
     const id = newId();

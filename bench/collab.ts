@@ -26,6 +26,7 @@ import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/pro
 import WebSocket from 'ws';
 import { WebsocketProvider } from 'y-websocket';
 import * as Y from 'yjs';
+import { cpuMs, percentile } from './helpers/common';
 
 const QUICK = process.argv.includes('--quick');
 const PROFILE = process.argv.includes('--profile');
@@ -211,11 +212,6 @@ function rssKiB(pid: number): number {
   return Number(match[1]);
 }
 
-/** User + system CPU milliseconds of a process so far (Linux /proc, 100 ticks/s). */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
 
 // ---------------------------------------------------------------- our REST API
 
@@ -392,10 +388,6 @@ class FanOut {
   }
 }
 
-function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
 
 async function connectAll(target: Target, names: string[], perDoc: number): Promise<Client[][]> {
   return inBatches(names, Math.max(1, Math.floor(CONNECT_CONCURRENCY / perDoc)), async (name) => {

@@ -3,11 +3,8 @@
 // bench/courses.ts seeds the file first and reads this process's CPU time around each run.
 import { openDatabase } from '../db/client';
 import { createApp } from '../src/app';
-import { systemClock } from '../src/clock';
-import { buildConfig } from '../src/config';
-import { buildDeps } from '../src/deps';
 import { startHttpServer } from '../src/http-server';
-import { createLogger } from '../src/logger';
+import { benchDeps } from './helpers/common';
 
 const file = process.argv[2];
 if (!file) {
@@ -16,12 +13,7 @@ if (!file) {
 }
 
 const database = openDatabase(file);
-const deps = await buildDeps({
-  database,
-  config: buildConfig({ adminEmail: 'bench@example.com', adminPassword: 'bench-password', scryptCost: 1024, logLevel: 'silent' }),
-  clock: systemClock,
-  logger: createLogger('silent'),
-});
+const deps = await benchDeps(database);
 const running = await startHttpServer({ app: createApp(deps), port: 0, host: '127.0.0.1' });
 process.stdout.write(`${JSON.stringify({ port: running.port })}\n`);
 

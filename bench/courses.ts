@@ -8,17 +8,14 @@
 // machine) and the latency of one connection alone (no queueing).
 //   npx tsx bench/courses.ts
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { openDatabase } from '../db/client';
 import { courses, enrollments, users } from '../db/schema';
-import { systemClock } from '../src/clock';
-import { buildConfig } from '../src/config';
-import { buildDeps } from '../src/deps';
 import { newId } from '../src/ids';
-import { createLogger } from '../src/logger';
+import { benchDeps, cpuMs } from './helpers/common';
 
 const ROSTER = 10_000;
 const COURSES_OF_ONE_USER = 200;
@@ -43,12 +40,7 @@ function insertChunked<T>(insert: (rows: T[]) => void, rows: T[]): void {
 async function seed() {
   const database = openDatabase(file);
   // The same bootstrap and signing keys as the server will load from this file.
-  const deps = await buildDeps({
-    database,
-    config: buildConfig({ adminEmail: 'bench@example.com', adminPassword: 'bench-password', scryptCost: 1024, logLevel: 'silent' }),
-    clock: systemClock,
-    logger: createLogger('silent'),
-  });
+  const deps = await benchDeps(database);
   const db = database.db;
   const tenantId = db.select().from(users).get()!.tenantId;
   const now = Date.now();
@@ -134,15 +126,6 @@ function startServer(): Promise<{ child: ChildProcess; port: number }> {
   });
 }
 
-/** User + system CPU milliseconds of a process so far (Linux /proc; 0 elsewhere). */
-function cpuMs(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return 0;
-  }
-}
 
 interface Figure {
   name: string;

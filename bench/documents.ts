@@ -17,12 +17,9 @@ import autocannon from 'autocannon';
 import { openDatabase } from '../db/client';
 import { documentGrants, groupMembers, groups, users } from '../db/schema';
 import { createApp } from '../src/app';
-import { systemClock } from '../src/clock';
-import { buildConfig } from '../src/config';
-import { buildDeps } from '../src/deps';
 import { createDocument, documentServices, suggest } from '../src/documents/service';
 import { newId } from '../src/ids';
-import { createLogger } from '../src/logger';
+import { benchDeps } from './helpers/common';
 
 const DOCUMENTS = Number(process.env.BENCH_DOCUMENTS ?? 10_000);
 const BODY_WORDS = 150;
@@ -63,12 +60,7 @@ function markdown(i: number): string {
 }
 
 async function main() {
-  const deps = await buildDeps({
-    database,
-    config: buildConfig({ adminEmail: 'bench@example.com', adminPassword: 'bench-password', scryptCost: 1024, logLevel: 'silent' }),
-    clock: systemClock,
-    logger: createLogger('silent'),
-  });
+  const deps = await benchDeps(database);
   const db = database.db;
   const tenantId = db.select().from(users).get()!.tenantId;
   const now = new Date().toISOString();

@@ -10,6 +10,7 @@ import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
+import { cpuMs } from './helpers/common';
 
 const CONNECTIONS = 100;
 const SECONDS = 10;
@@ -67,15 +68,6 @@ interface Figures {
   cpuUsPerRequest: number;
 }
 
-/** User + system CPU milliseconds of a process so far (Linux /proc; 0 elsewhere). */
-function cpuMs(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return 0;
-  }
-}
 
 async function measure(target: string, server: { pid: number }, url: string, headers: Record<string, string> = {}): Promise<Figures> {
   await autocannon({ url, connections: CONNECTIONS, duration: WARMUP_SECONDS, headers });

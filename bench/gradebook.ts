@@ -13,11 +13,8 @@ import { eq } from 'drizzle-orm';
 import { openDatabase } from '../db/client';
 import { courses, enrollments, gradebookAssignments, gradebookGrades, users } from '../db/schema';
 import { createApp } from '../src/app';
-import { systemClock } from '../src/clock';
-import { buildConfig } from '../src/config';
-import { buildDeps } from '../src/deps';
 import { newId } from '../src/ids';
-import { createLogger } from '../src/logger';
+import { benchDeps, percentile } from './helpers/common';
 
 const STUDENTS = 1_000;
 const ASSIGNMENTS = 100;
@@ -27,7 +24,6 @@ const WARMUP = 5;
 const dir = mkdtempSync(path.join(tmpdir(), 'lms-bench-gradebook-'));
 const database = openDatabase(path.join(dir, 'bench.sqlite'));
 
-const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
 /**
  * Fills an offering directly (this measures reading a gradebook, not writing one) with the given
@@ -115,12 +111,7 @@ async function time(url: string, token: string, write?: (i: number) => RequestIn
 }
 
 async function main() {
-  const deps = await buildDeps({
-    database,
-    config: buildConfig({ adminEmail: 'bench@example.com', adminPassword: 'bench-password', scryptCost: 1024, logLevel: 'silent' }),
-    clock: systemClock,
-    logger: createLogger('silent'),
-  });
+  const deps = await benchDeps(database);
   const tenantId = database.db.select().from(users).get()!.tenantId;
   const seedStarted = performance.now();
   const { instructorId, studentIds } = seedUsers(tenantId);

@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import * as Y from 'yjs';
 import { documentUpdates } from '../db/schema';
 import { searchIndexOf } from '../src/documents/search';
-import { makeTestApp, type TestApp, type TestUser } from './helpers/app';
+import { MISSING_ID, makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import {
   connectEditor,
   eventually,
@@ -220,7 +220,7 @@ describe('admission and close codes', () => {
   it('4403 without access, 4404 for unknown, malformed, trashed and other-tenant documents', async () => {
     const id = await newDocument();
     expect(await closeCode(`/collab/${id}?token=${stranger.token}`)).toBe(4403);
-    expect(await closeCode(`/collab/0192f6a4-7b1c-7c3e-8e5a-3f1d2c4b5a69?token=${owner.token}`)).toBe(4404);
+    expect(await closeCode(`/collab/${MISSING_ID}?token=${owner.token}`)).toBe(4404);
     expect(await closeCode(`/collab/not-a-uuid?token=${owner.token}`)).toBe(4404);
     const other = await t.newTenant(`collab-${Date.now().toString(36)}`);
     expect(await closeCode(`/collab/${id}?token=${other.admin.token}`)).toBe(4404);
@@ -291,7 +291,7 @@ describe('admission and close codes', () => {
   });
 
   it('a plain GET of the collab path is told to upgrade', async () => {
-    const res = await t.call('GET', '/collab/0192f6a4-7b1c-7c3e-8e5a-3f1d2c4b5a69');
+    const res = await t.call('GET', `/collab/${MISSING_ID}`);
     expect(res.status).toBe(426);
     expect(res.headers.get('content-type')).toContain('application/problem+json');
   });

@@ -1,10 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { courses, enrollments } from '../db/schema';
-import { makeTestApp, type TestApp, type TestUser } from './helpers/app';
+import { MISSING_ID, makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { insertCourse, insertEnrollment } from './helpers/courses';
-
-const MISSING = '0192f6a4-7b1c-7c3e-8e5a-3f1d2c4b5a69';
 
 describe('courses', () => {
   let t: TestApp;
@@ -113,7 +111,7 @@ describe('courses', () => {
       const bad = await t.call('GET', '/api/courses/not-a-uuid', { as: teacher });
       expect(bad.status).toBe(400);
       expect(bad.body.code).toBe('validation_failed');
-      expect((await t.call('GET', `/api/courses/${MISSING}`, { as: teacher })).status).toBe(404);
+      expect((await t.call('GET', `/api/courses/${MISSING_ID}`, { as: teacher })).status).toBe(404);
       expect((await t.call('GET', '/api/courses/slug/nothing-here', { as: teacher })).status).toBe(404);
       expect((await t.call('GET', `/api/courses/${draft.id}`)).status).toBe(401);
     });

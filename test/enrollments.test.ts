@@ -2,10 +2,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { and, eq } from 'drizzle-orm';
 import { enrollments, users } from '../db/schema';
 import { newId } from '../src/ids';
-import { makeTestApp, type TestApp, type TestUser } from './helpers/app';
+import { MISSING_ID, makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { insertEnrollment } from './helpers/courses';
-
-const MISSING = '0192f6a4-7b1c-7c3e-8e5a-3f1d2c4b5a69';
 
 describe('enrollments', () => {
   let t: TestApp;
@@ -97,10 +95,10 @@ describe('enrollments', () => {
 
     it('answers 404 for unknown or other-tenant users and courses, 422 for a deleted user, 400 for bad input', async () => {
       const courseId = await newCourse();
-      expect((await enrol(courseId, teacher, { user_id: MISSING })).status).toBe(404);
+      expect((await enrol(courseId, teacher, { user_id: MISSING_ID })).status).toBe(404);
       expect((await enrol(courseId, teacher, { user_id: other.admin.user.id })).status).toBe(404);
       expect((await enrol(courseId, other.admin)).status).toBe(404);
-      expect((await enrol(MISSING, teacher)).status).toBe(404);
+      expect((await enrol(MISSING_ID, teacher)).status).toBe(404);
       const gone = await t.newUser();
       t.db.update(users).set({ deletedAt: new Date().toISOString() }).where(eq(users.id, gone.user.id)).run();
       const deleted = await enrol(courseId, teacher, { user_id: gone.user.id });
@@ -183,7 +181,7 @@ describe('enrollments', () => {
       const e = (await enrol(courseId, learner)).body;
       for (const action of ['complete', 'drop']) {
         expect((await t.call('POST', `/api/enrollments/nope/${action}`, { as: teacher })).status).toBe(400);
-        expect((await t.call('POST', `/api/enrollments/${MISSING}/${action}`, { as: teacher })).status).toBe(404);
+        expect((await t.call('POST', `/api/enrollments/${MISSING_ID}/${action}`, { as: teacher })).status).toBe(404);
         expect((await t.call('POST', `/api/enrollments/${e.id}/${action}`, { as: other.admin })).status).toBe(404);
         expect((await t.call('POST', `/api/enrollments/${e.id}/${action}`)).status).toBe(401);
       }
@@ -216,7 +214,7 @@ describe('enrollments', () => {
       expect((await t.call('GET', `/api/enrollments/${mine.id}`, { as: peer })).status).toBe(404);
       expect((await t.call('GET', `/api/enrollments/${mine.id}`, { as: other.admin })).status).toBe(404);
       expect((await t.call('GET', '/api/enrollments/nope', { as: teacher })).status).toBe(400);
-      expect((await t.call('GET', `/api/enrollments/${MISSING}`, { as: teacher })).status).toBe(404);
+      expect((await t.call('GET', `/api/enrollments/${MISSING_ID}`, { as: teacher })).status).toBe(404);
       expect((await t.call('GET', `/api/enrollments/${mine.id}`)).status).toBe(401);
     });
 
@@ -438,7 +436,7 @@ describe('enrollments', () => {
       t.db.update(enrollments).set({ status: 'dropped', droppedAt: new Date().toISOString() }).where(eq(enrollments.id, dropped.id)).run();
       t.db.update(users).set({ deletedAt: new Date().toISOString() }).where(eq(users.id, deletedUser!)).run();
 
-      const res = await bulk(courseId, teacher, { user_ids: [fresh, active, MISSING, droppedUser, deletedUser, foreign, fresh], role: 'ta' });
+      const res = await bulk(courseId, teacher, { user_ids: [fresh, active, MISSING_ID, droppedUser, deletedUser, foreign, fresh], role: 'ta' });
       expect(res.status).toBe(200);
       expect(res.body.enrolled.map((e: any) => [e.user_id, e.role, e.status])).toEqual([
         [fresh, 'ta', 'active'],
@@ -447,7 +445,7 @@ describe('enrollments', () => {
       expect(res.body.enrolled[1].id).toBe(dropped.id);
       expect(res.body.skipped).toEqual([
         { user_id: active, reason: 'already_enrolled' },
-        { user_id: MISSING, reason: 'unknown_user' },
+        { user_id: MISSING_ID, reason: 'unknown_user' },
         { user_id: deletedUser, reason: 'deleted_user' },
         { user_id: foreign, reason: 'unknown_user' },
       ]);

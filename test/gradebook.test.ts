@@ -4,7 +4,7 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enrollments, type EnrollmentRole } from '../db/schema';
-import { makeTestApp, type TestApp, type TestUser } from './helpers/app';
+import { MISSING_ID, makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { insertCourse, insertEnrollment } from './helpers/courses';
 
 let t: TestApp;
@@ -80,7 +80,7 @@ describe('GET /api/gradebook/offerings/{offering_id}/assignments (the spec endpo
 
   it('answers 404 for an unknown offering and for an offering of another tenant, never 403', async () => {
     const o = await newOffering();
-    expect((await t.call('GET', assignmentsPath('0192f6a4-7b1c-7c3e-8e5a-3f1d2c4b5a69'), { as: o.instructor })).status).toBe(404);
+    expect((await t.call('GET', assignmentsPath(MISSING_ID), { as: o.instructor })).status).toBe(404);
     const foreign = await t.call('GET', assignmentsPath(foreignOfferingId), { as: o.instructor });
     expect(foreign.status).toBe(404);
     expect(foreign.body.code).toBe('not_found');
@@ -154,7 +154,7 @@ describe('GET /api/gradebook/offerings/{offering_id}/assignments (the spec endpo
       tag: 'exam',
       resource_id: 'res-1',
       resource_link_id: 'link-1',
-      activity_id: '0192f6a4-7b1c-7c3e-8e5a-3f1d2c4b5a69',
+      activity_id: MISSING_ID,
       grade_metadata: { score_maximum: 50, weight: 2.5, category: 'exams', due_at: '2026-03-01T12:00:00+02:00', grading_type: 'letter' },
     });
     const res = await t.call('GET', assignmentsPath(o.id), { as: o.instructor });
@@ -166,7 +166,7 @@ describe('GET /api/gradebook/offerings/{offering_id}/assignments (the spec endpo
       resource_link_id: 'link-1',
       tag: 'exam',
       resource_id: 'res-1',
-      activity_id: '0192f6a4-7b1c-7c3e-8e5a-3f1d2c4b5a69',
+      activity_id: MISSING_ID,
       position: 0,
       grade_metadata: { score_maximum: 50, weight: 2.5, category: 'exams', due_at: '2026-03-01T10:00:00.000Z', grading_type: 'letter' },
       created_at: expect.any(String),
@@ -335,7 +335,7 @@ describe('PUT /api/gradebook/assignments/{id}/grades/{student_id}', () => {
     setEnrollmentStatus(o.id, dropped, 'dropped');
     const otherOffering = await newOffering(1);
     const foreignUser = otherTenant.admin.user.id;
-    for (const who of [o.ta.user.id, o.instructor.user.id, o.outsider.user.id, dropped, otherOffering.students[0]!.user.id, foreignUser, '0192f6a4-7b1c-7c3e-8e5a-3f1d2c4b5a69']) {
+    for (const who of [o.ta.user.id, o.instructor.user.id, o.outsider.user.id, dropped, otherOffering.students[0]!.user.id, foreignUser, MISSING_ID]) {
       const res = await t.call('PUT', gradePath(a.id, who), { as: o.instructor, body: { score: 1 } });
       expect(res.status).toBe(422);
       expect(res.body.errors[0].path).toBe('student_id');
@@ -475,7 +475,7 @@ describe('GET /api/gradebook/offerings/{offering_id}/students/{student_id}/grade
     expect((await t.call('GET', path(o.id, o.ta.user.id), { as: o.instructor })).status).toBe(404);
     expect((await t.call('GET', path(o.id, o.outsider.user.id), { as: o.instructor })).status).toBe(404);
     expect((await t.call('GET', path(o.id, o.outsider.user.id), { as: o.outsider })).status).toBe(404);
-    expect((await t.call('GET', path(o.id, '0192f6a4-7b1c-7c3e-8e5a-3f1d2c4b5a69'), { as: o.instructor })).status).toBe(404);
+    expect((await t.call('GET', path(o.id, MISSING_ID), { as: o.instructor })).status).toBe(404);
     expect((await t.call('GET', path(foreignOfferingId, me.user.id), { as: me })).status).toBe(404);
     expect((await t.call('GET', path(o.id, me.user.id), { as: otherTenant.admin })).status).toBe(404);
     expect((await t.call('GET', path(o.id, 'me'), { as: me })).status).toBe(400);

@@ -2,10 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { courseModules } from '../db/schema';
 import { deleteModule, getModule, onModuleDelete } from '../src/courses/structure';
-import { makeTestApp, type TestApp, type TestUser } from './helpers/app';
+import { MISSING_ID, makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { insertEnrollment } from './helpers/courses';
-
-const MISSING = '0192f6a4-7b1c-7c3e-8e5a-3f1d2c4b5a69';
 
 describe('sections and modules', () => {
   let t: TestApp;
@@ -72,7 +70,7 @@ describe('sections and modules', () => {
       expect((await t.call('GET', `/api/courses/${courseId}/sections`, { as: other.admin })).status).toBe(404);
       expect((await t.call('GET', `/api/courses/${courseId}/sections`, { as: outsider })).status).toBe(404);
       expect((await t.call('GET', '/api/courses/bad/sections', { as: teacher })).status).toBe(400);
-      expect((await t.call('GET', `/api/sections/${MISSING}/modules`, { as: teacher })).status).toBe(404);
+      expect((await t.call('GET', `/api/sections/${MISSING_ID}/modules`, { as: teacher })).status).toBe(404);
       expect((await t.call('POST', `/api/courses/${courseId}/sections`, { as: teacher, body: { title: 'x', position: -1 } })).status).toBe(400);
       expect((await t.call('POST', `/api/courses/${courseId}/sections`, { as: teacher, body: {} })).status).toBe(400);
       expect((await t.call('GET', `/api/courses/${courseId}/sections`)).status).toBe(401);
@@ -161,7 +159,7 @@ describe('sections and modules', () => {
       expect((await t.call('PATCH', `/api/modules/${a.id}`, { as: other.admin, body: { title: 'no' } })).status).toBe(404);
       expect((await t.call('PATCH', `/api/modules/${a.id}`, { as: teacher, body: {} })).status).toBe(400);
       expect((await t.call('PATCH', '/api/modules/bad', { as: teacher, body: { title: 'x' } })).status).toBe(400);
-      expect((await t.call('PATCH', `/api/modules/${MISSING}`, { as: teacher, body: { title: 'x' } })).status).toBe(404);
+      expect((await t.call('PATCH', `/api/modules/${MISSING_ID}`, { as: teacher, body: { title: 'x' } })).status).toBe(404);
     });
 
     it('deletes a module and closes the gap; only instructors may', async () => {

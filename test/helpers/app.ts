@@ -13,6 +13,8 @@ import { createUser, listUsers, type UserRow } from '../../src/users/service';
 
 export const ADMIN_EMAIL = 'admin@example.com';
 export const ADMIN_PASSWORD = 'admin-password-1';
+/** A well-formed UUID (v7) that no row has: the 404 case of every id in a path. */
+export const MISSING_ID = '0192f6a4-7b1c-7c3e-8e5a-3f1d2c4b5a69';
 
 export interface CallOptions {
   /**
