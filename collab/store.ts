@@ -423,7 +423,11 @@ export class DocumentStore {
     } catch (batchErr) {
       ids = new Array<number | undefined>(batch.length);
       const byDocument = new Map<string, number[]>();
-      batch.forEach(({ documentId }, i) => byDocument.set(documentId, [...(byDocument.get(documentId) ?? []), i]));
+      batch.forEach(({ documentId }, i) => {
+        const positions = byDocument.get(documentId);
+        if (positions) positions.push(i);
+        else byDocument.set(documentId, [i]);
+      });
       for (const [documentId, positions] of byDocument) {
         // A batch of one document has failed as a whole already.
         if (byDocument.size === 1) {

@@ -311,66 +311,53 @@ export interface CreateDocumentInput {
 
 /** A new document owned by the caller, with its body and optional context link, in one transaction. */
 export function createDocument(svc: DocumentServices, actor: DocumentActor, input: CreateDocumentInput): DocumentRow {
-  const { db, clock, store, search } = svc;
-  const target = input.context ? resolveContext(db, actor, input.context) : null;
+  const target = input.context ? resolveContext(svc.db, actor, input.context) : null;
   const content = input.content ?? '';
-  const now = clock.now().toISOString();
-  // Editors' queued changes are committed on their own, not inside a transaction that may roll back.
-  store.flush();
-  return db.transaction((tx) => {
-    const doc = tx
-      .insert(documents)
-      .values({
-        id: newId(),
-        tenantId: actor.tenantId,
-        title: input.title,
-        category: input.category ?? null,
-        createdBy: actor.userId,
-        createdAt: now,
-        updatedAt: now,
-      })
-      .returning()
-      .get();
-    grantOwner(tx, doc, actor.userId, now);
-    if (target) linkContext(tx, clock, actor, doc, target);
-    // The store's own transaction nests as a savepoint: a failed body leaves no document behind.
-    store.createBody(doc, content, actor.userId);
-    search.write(doc.id, content);
-    return doc;
+  return insertOwnedDocument(svc, actor, { tenantId: actor.tenantId, title: input.title, category: input.category ?? null }, (tx, doc) => {
+    if (target) linkContext(tx, svc.clock, actor, doc, target);
+    svc.store.createBody(doc, content, actor.userId);
+    svc.search.write(doc.id, content);
   });
-}
-
-function grantOwner(tx: DbOrTx, doc: DocumentRow, userId: string, now: string): void {
-  tx.insert(documentGrants)
-    .values({ id: newId(), documentId: doc.id, tenantId: doc.tenantId, userId, role: 'owner', grantedBy: userId, createdAt: now, updatedAt: now })
-    .run();
 }
 
 /** A fork: same category, the source's current body as its first change, owned by the copier. */
 export function copyDocument(svc: DocumentServices, actor: DocumentActor, source: DocumentRow, title?: string): DocumentRow {
-  const { db, clock, store, search } = svc;
-  const now = clock.now().toISOString();
-  // Editors' queued changes (the source may be open live) are committed on their own, not inside
-  // a transaction that may roll back.
-  store.flush();
-  return db.transaction((tx) => {
+  const fields = {
+    tenantId: source.tenantId,
+    title: title ?? `Copy of ${source.title}`.slice(0, MAX_TITLE_LENGTH),
+    category: source.category,
+    forkedFrom: source.id,
+  };
+  return insertOwnedDocument(svc, actor, fields, (_tx, doc) => {
+    svc.store.copyBody(source.id, doc, actor.userId);
+    svc.search.refresh(doc.id);
+  });
+}
+
+/**
+ * Inserts a document row owned by the caller, then `fill` writes its body (and whatever else), all
+ * in one transaction. The store's own transaction nests in it as a savepoint, so a failed body
+ * leaves no document behind; editors' queued changes (a copied source may be open live) are
+ * committed first, on their own, not inside a transaction that may roll back.
+ */
+function insertOwnedDocument(
+  svc: DocumentServices,
+  actor: DocumentActor,
+  fields: Pick<typeof documents.$inferInsert, 'tenantId' | 'title' | 'category' | 'forkedFrom'>,
+  fill: (tx: DbOrTx, doc: DocumentRow) => void,
+): DocumentRow {
+  const now = svc.clock.now().toISOString();
+  svc.store.flush();
+  return svc.db.transaction((tx) => {
     const doc = tx
       .insert(documents)
-      .values({
-        id: newId(),
-        tenantId: source.tenantId,
-        title: title ?? `Copy of ${source.title}`.slice(0, MAX_TITLE_LENGTH),
-        category: source.category,
-        createdBy: actor.userId,
-        forkedFrom: source.id,
-        createdAt: now,
-        updatedAt: now,
-      })
+      .values({ id: newId(), ...fields, createdBy: actor.userId, createdAt: now, updatedAt: now })
       .returning()
       .get();
-    grantOwner(tx, doc, actor.userId, now);
-    store.copyBody(source.id, doc, actor.userId);
-    search.refresh(doc.id);
+    tx.insert(documentGrants)
+      .values({ id: newId(), documentId: doc.id, tenantId: doc.tenantId, userId: actor.userId, role: 'owner', grantedBy: actor.userId, createdAt: now, updatedAt: now })
+      .run();
+    fill(tx, doc);
     return doc;
   });
 }
