@@ -150,6 +150,11 @@ describe('courses', () => {
       const page2 = await t.call('GET', '/api/courses?per_page=2&page=2', { as: learner });
       expect(page2.body.data.map((x: any) => x.title)).toEqual(['D Completed']);
       expect(page2.headers.get('link')).toContain('rel="prev"');
+      expect(page2.body.pagination).toEqual({ page: 2, per_page: 2, total: 3, total_pages: 2 });
+      const past = await t.call('GET', '/api/courses?per_page=2&page=3', { as: learner });
+      expect(past.status).toBe(200);
+      expect(past.body.data).toEqual([]);
+      expect(past.body.pagination.total).toBe(3);
     });
 
     it('lists every course of the tenant for admins, never another tenant’s', async () => {

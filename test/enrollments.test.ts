@@ -314,10 +314,10 @@ describe('enrollments', () => {
       expect(taView.body.pagination.total).toBe(6);
     });
 
-    it('pages through the roster from either end with the same rows in the same order', async () => {
+    it('pages through a small roster with the same rows in the same order at every page size', async () => {
       const full: string[] = (await t.call('GET', `/api/enrollments?course_id=${courseA}`, { as: teacher })).body.data.map((e: any) => e.id);
       expect(full).toHaveLength(6);
-      // Pages in the back half are read from the end of the index: every page size, every page, and one past the end.
+      // Every page size, every page, and one past the end.
       for (const perPage of [1, 2, 4, 5, 6]) {
         const totalPages = Math.ceil(full.length / perPage);
         const seen: string[] = [];
@@ -334,6 +334,61 @@ describe('enrollments', () => {
       const students: string[] = (await t.call('GET', `/api/enrollments?course_id=${courseA}&role=student`, { as: teacher })).body.data.map((e: any) => e.id);
       const lastPage = await t.call('GET', `/api/enrollments?course_id=${courseA}&role=student&per_page=3&page=2`, { as: teacher });
       expect(lastPage.body.data.map((e: any) => e.id)).toEqual(students.slice(3));
+    });
+
+    it('pages deep into a large roster from remembered positions, and sees every change to it', async () => {
+      const courseId = await newCourse();
+      const people = insertUsers(330);
+      // Direct inserts in one millisecond or a few: many equal enrolled_at, ordered by id.
+      for (const userId of people) insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId, userId });
+      const expected = (status?: string) =>
+        t.db
+          .select({ id: enrollments.id, status: enrollments.status, enrolledAt: enrollments.enrolledAt })
+          .from(enrollments)
+          .where(eq(enrollments.courseId, courseId))
+          .all()
+          .filter((r) => !status || r.status === status)
+          .sort((x, y) => (x.enrolledAt < y.enrolledAt ? -1 : x.enrolledAt > y.enrolledAt ? 1 : x.id < y.id ? -1 : 1))
+          .map((r) => r.id);
+      const pageOf = async (page: number, perPage: number, query = '') => {
+        const res = await t.call('GET', `/api/enrollments?course_id=${courseId}&per_page=${perPage}&page=${page}${query}`, { as: teacher });
+        expect(res.status).toBe(200);
+        return res.body.data.map((e: any) => e.id) as string[];
+      };
+      const walk = async (perPage: number, query = '') => {
+        const seen: string[] = [];
+        for (let page = 1; ; page++) {
+          const ids = await pageOf(page, perPage, query);
+          if (ids.length === 0) return seen;
+          seen.push(...ids);
+        }
+      };
+      // Forwards at sizes that start on, and between, the remembered positions (every 100th).
+      for (const perPage of [100, 7, 33]) expect(await walk(perPage)).toEqual(expected());
+      // A deep page first, with nothing remembered yet for this size's neighbours.
+      expect(await pageOf(3, 100, '&status=active')).toEqual(expected('active').slice(200, 300));
+      expect(await pageOf(46, 7)).toEqual(expected().slice(315, 322));
+
+      // Each change reaches the pages after it, whoever writes it.
+      const checkDeepPages = async () => {
+        for (const [page, perPage] of [[2, 100], [3, 100], [4, 100], [30, 10]] as const) {
+          expect(await pageOf(page, perPage)).toEqual(expected().slice((page - 1) * perPage, page * perPage));
+          expect(await pageOf(page, perPage, '&status=active')).toEqual(expected('active').slice((page - 1) * perPage, page * perPage));
+        }
+      };
+      const ids = expected();
+      // Dropped through the API: leaves the active list, stays in the whole roster.
+      expect((await t.call('POST', `/api/enrollments/${ids[150]}/drop`, { as: teacher })).status).toBe(200);
+      await checkDeepPages();
+      // Moved to the front by a direct write (its role and status unchanged).
+      t.db.update(enrollments).set({ enrolledAt: '2000-01-01T00:00:00.000Z' }).where(eq(enrollments.id, ids[250]!)).run();
+      expect(expected()[0]).toBe(ids[250]);
+      await checkDeepPages();
+      // Deleted directly, and a new enrollment through the API.
+      t.db.delete(enrollments).where(eq(enrollments.id, ids[120]!)).run();
+      expect((await enrol(courseId, teacher, { user_id: insertUsers(1)[0] })).status).toBe(201);
+      await checkDeepPages();
+      expect(await walk(100)).toEqual(expected());
     });
 
     it('lists without a course filter in the same representation as the single read', async () => {

@@ -90,6 +90,11 @@ export const courseEnrollmentCounts = sqliteTable(
       .notNull()
       .references(() => tenants.id),
     n: integer('n').notNull().default(0),
+    /**
+     * Bumped (by the same triggers) whenever an enrollment enters, leaves or moves within this
+     * role and status: the sum over a list's rows changes exactly when that list's order does.
+     */
+    changes: integer('changes').notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.courseId, t.role, t.status] }), index('course_enrollment_counts_tenant_idx').on(t.tenantId)],
 );

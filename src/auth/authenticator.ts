@@ -8,6 +8,7 @@
 import { and, eq } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { apiKeys, users } from '../../db/schema';
+import { BoundedMap } from '../bounded-map';
 import type { Clock } from '../clock';
 import { looksLikeApiKey, sha256 } from './secrets';
 import type { TokenSigner } from './tokens';
@@ -56,20 +57,6 @@ interface CachedUser {
   actor: Omit<Actor, 'via' | 'apiKeyId'>;
   profile: UserProfile;
   epoch: number;
-}
-
-/** Insertion-ordered map that forgets its oldest entries past a size. */
-class BoundedMap<K, V> extends Map<K, V> {
-  constructor(private readonly limit: number) {
-    super();
-  }
-  override set(key: K, value: V): this {
-    if (!this.has(key) && this.size >= this.limit) {
-      const oldest = this.keys().next().value;
-      if (oldest !== undefined) this.delete(oldest);
-    }
-    return super.set(key, value);
-  }
 }
 
 const LAST_USED_WRITE_INTERVAL_MS = 60_000;

@@ -184,7 +184,20 @@ export function listCourses(
   const { limit, offset } = pageBounds(page);
   const byStatus = filter.status !== undefined;
   const params = { tenantId, userId: viewer.userId, status: filter.status, limit, offset };
-  const statements = preparedFor(db, `courses:list:${viewer.all ? 'all' : 'member'}:${byStatus}`, () => {
+  if (viewer.all) {
+    const statements = courseListStatements(db, byStatus).all;
+    return { dataJson: jsonArrayText(statements.page.values(params)), total: statements.count.get(params)?.n ?? 0 };
+  }
+  const statements = courseListStatements(db, byStatus).member;
+  const ordered = statements.ordered.values(params);
+  const pageRowIds = ordered.slice(offset, offset + limit).map(([rowid]) => rowid);
+  const dataJson = pageRowIds.length > 0 ? jsonArrayText(statements.page.values({ rowids: JSON.stringify(pageRowIds) })) : '[]';
+  return { dataJson, total: ordered.length };
+}
+
+/** The course list's statements, prepared once per database and status filter. */
+function courseListStatements(db: DbOrTx, byStatus: boolean) {
+  return preparedFor(db, `courses:list:${byStatus}`, () => {
     const p = sql.placeholder;
     const live = and(eq(courses.tenantId, p('tenantId')), isNull(courses.deletedAt), byStatus ? eq(courses.status, p('status')) : undefined);
     const inTitleOrder = [asc(courses.title), asc(courses.id)];
@@ -195,36 +208,30 @@ export function listCourses(
         .where(inArray(sql`${courses}.rowid`, pageRowIds))
         .orderBy(...inTitleOrder)
         .prepare();
-    if (viewer.all) {
-      return {
+    return {
+      // The tenant's courses: the page is chosen on the covering index (title, id) and only its
+      // rows are read in full.
+      all: {
         page: pageJson(db.select({ rowid: sql<number>`${courses}.rowid` }).from(courses).where(live).orderBy(...inTitleOrder).limit(p('limit')).offset(p('offset'))),
         count: db.select({ n: countAll }).from(courses).where(live).prepare(),
-      };
-    }
-    // CROSS JOIN keeps SQLite driving from the caller's enrollments (user_id, status index):
-    // the cost follows how many courses they are in, not how many the tenant has.
-    const mine = and(
-      eq(enrollments.userId, p('userId')),
-      inArray(enrollments.status, ['active', 'completed']),
-      eq(courses.id, enrollments.courseId),
-      live,
-    );
-    // The page is chosen on the covering index (title, id) and only its rows are read in full.
-    return {
-      page: pageJson(
-        db
+      },
+      // A member's courses: all of them as rowids in title order, in one pass over their
+      // enrollments (the total is how many there are), then only the page's rows in full; a count
+      // and a page query walked the same join twice. CROSS JOIN keeps SQLite driving from the
+      // caller's enrollments (user_id, status index): the cost follows how many courses they are
+      // in, not how many the tenant has.
+      member: {
+        ordered: db
           .select({ rowid: sql<number>`${courses}.rowid` })
           .from(enrollments)
           .crossJoin(courses)
-          .where(mine)
+          .where(and(eq(enrollments.userId, p('userId')), inArray(enrollments.status, ['active', 'completed']), eq(courses.id, enrollments.courseId), live))
           .orderBy(...inTitleOrder)
-          .limit(p('limit'))
-          .offset(p('offset')),
-      ),
-      count: db.select({ n: countAll }).from(enrollments).crossJoin(courses).where(mine).prepare(),
+          .prepare(),
+        page: pageJson(sql`(select value from json_each(${p('rowids')}))`),
+      },
     };
   });
-  return { dataJson: jsonArrayText(statements.page.values(params)), total: statements.count.get(params)?.n ?? 0 };
 }
 
 export interface CourseChanges {

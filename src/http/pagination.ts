@@ -36,12 +36,13 @@ export const pageBounds = (q: PageQuery) => ({ limit: q.per_page, offset: (q.pag
 /** Wraps one page of rows, setting the Link header from the request URL. */
 export function paginate<T>(c: Context, q: PageQuery, data: T[], total: number): Page<T> {
   const totalPages = Math.max(1, Math.ceil(total / q.per_page));
+  // The request's other parameters (filters) are kept, serialized once for the four links.
   const url = new URL(c.req.url);
-  const link = (page: number, rel: string) => {
-    url.searchParams.set('page', String(page));
-    url.searchParams.set('per_page', String(q.per_page));
-    return `<${url.pathname}${url.search}>; rel="${rel}"`;
-  };
+  url.searchParams.delete('page');
+  url.searchParams.delete('per_page');
+  const filters = url.searchParams.toString();
+  const prefix = `<${url.pathname}?${filters ? `${filters}&` : ''}page=`;
+  const link = (page: number, rel: string) => `${prefix}${page}&per_page=${q.per_page}>; rel="${rel}"`;
   const links = [link(1, 'first')];
   if (q.page > 1) links.push(link(Math.min(q.page - 1, totalPages), 'prev'));
   if (q.page < totalPages) links.push(link(q.page + 1, 'next'));
