@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { openDatabase } from '../db/client';
+import { analyze, openDatabase } from '../db/client';
 import { courses, enrollments, users } from '../db/schema';
 import { newId } from '../src/ids';
 import { benchDeps, cpuMs } from './helpers/common';
@@ -100,7 +100,7 @@ async function seed() {
       ],
     );
   });
-  database.sqlite.exec('ANALYZE');
+  analyze(database.sqlite, true);
   const instructorToken = await deps.signer.sign({ id: instructorId, tenantId, role: 'member' });
   const learnerToken = await deps.signer.sign({ id: learnerId, tenantId, role: 'member' });
   database.close();

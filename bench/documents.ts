@@ -14,7 +14,7 @@ import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { serve } from '@hono/node-server';
 import autocannon from 'autocannon';
-import { openDatabase } from '../db/client';
+import { analyze, openDatabase } from '../db/client';
 import { documentGrants, groupMembers, groups, users } from '../db/schema';
 import { createApp } from '../src/app';
 import { createDocument, documentServices, suggest } from '../src/documents/service';
@@ -85,7 +85,7 @@ async function main() {
       }
     }
   });
-  database.sqlite.exec('ANALYZE');
+  analyze(database.sqlite, true);
   const seedSeconds = (performance.now() - seedStarted) / 1000;
 
   const callers = [

@@ -1,0 +1,63 @@
+// The database handle: planner statistics are kept without STAT4 samples (see analyze() in
+// db/client.ts: with samples, every prepared statement is planned again on each execution).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { analyze, openDatabase } from '../db/client';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function tempDbFile(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'lms-database-'));
+  dirs.push(dir);
+  return path.join(dir, 'lms.sqlite');
+}
+
+const count = (sqlite: Database.Database, table: string): number =>
+  (sqlite.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+
+/** A table with an index and enough rows for ANALYZE to sample it. */
+function fill(sqlite: Database.Database): void {
+  sqlite.exec('CREATE TABLE probe (a INTEGER, b TEXT); CREATE INDEX probe_a ON probe (a);');
+  const insert = sqlite.prepare('INSERT INTO probe (a, b) VALUES (?, ?)');
+  sqlite.transaction(() => {
+    for (let i = 0; i < 2_000; i++) insert.run(i % 50, `row ${i}`);
+  })();
+}
+
+describe('planner statistics', () => {
+  it('analyze() keeps sqlite_stat1 and no sqlite_stat4 samples', () => {
+    const database = openDatabase(tempDbFile());
+    try {
+      fill(database.sqlite);
+      analyze(database.sqlite, true);
+      expect(count(database.sqlite, "sqlite_stat1 WHERE tbl = 'probe'")).toBeGreaterThan(0);
+      expect(count(database.sqlite, 'sqlite_stat4')).toBe(0);
+      // The statistics still serve the planner: the index is used.
+      const plan = database.sqlite.prepare('EXPLAIN QUERY PLAN SELECT b FROM probe WHERE a = ?').all(7) as { detail: string }[];
+      expect(plan.map((r) => r.detail).join()).toContain('probe_a');
+    } finally {
+      database.close();
+    }
+  });
+
+  it('drops the samples a full ANALYZE by another tool left, when it opens the file', () => {
+    const file = tempDbFile();
+    openDatabase(file).close();
+    const raw = new Database(file);
+    fill(raw);
+    raw.exec('ANALYZE');
+    expect(count(raw, 'sqlite_stat4')).toBeGreaterThan(0);
+    raw.close();
+
+    const database = openDatabase(file);
+    expect(count(database.sqlite, 'sqlite_stat4')).toBe(0);
+    expect(count(database.sqlite, "sqlite_stat1 WHERE tbl = 'probe'")).toBeGreaterThan(0);
+    database.close();
+  });
+});
