@@ -22,7 +22,7 @@ import { and, count, desc, eq, gt, isNotNull, lte, sql } from 'drizzle-orm';
 import { diffChars } from 'diff';
 import type { Logger } from 'pino';
 import * as Y from 'yjs';
-import type { Db } from '../db/client';
+import { inTransaction, type Db } from '../db/client';
 import { documentStates, documentUpdates, documents } from '../db/schema';
 import type { Clock } from '../src/clock';
 
@@ -473,7 +473,7 @@ export class DocumentStore {
   private insertRows(changes: QueuedChange[], now: Date): number[] {
     const nowMs = now.getTime();
     const createdAt = now.toISOString();
-    return this.db.transaction(() =>
+    return inTransaction(this.db, () =>
       changes.map(({ documentId, tenantId, userId, update, loaded }) => {
         const id = this.insertUpdate.get({
           documentId,
@@ -518,7 +518,7 @@ export class DocumentStore {
     const state = Y.encodeStateAsUpdate(loaded.doc);
     const through = loaded.lastUpdateId;
     const now = this.clock.now().toISOString();
-    this.db.transaction((tx) => {
+    inTransaction(this.db, (tx) => {
       tx.insert(documentStates)
         .values({ documentId: loaded.id, state: Buffer.from(state), throughUpdateId: through, updatedAt: now })
         .onConflictDoUpdate({

@@ -9,9 +9,28 @@ import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import * as schema from './schema';
 
 export type Db = BetterSQLite3Database<typeof schema>;
-/** A transaction handle is used exactly like the database; services accept either. */
-export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
-export type DbOrTx = Db | Tx;
+/**
+ * What services take: the database, whether or not a transaction is open on it. Transactions run
+ * on the same handle (see inTransaction), so there is no separate transaction type.
+ */
+export type DbOrTx = Db;
+
+type TransactionBehavior = 'deferred' | 'immediate' | 'exclusive';
+const transactionRunners = new WeakMap<Database.Database, Database.Transaction<(fn: () => unknown) => unknown>>();
+
+/**
+ * Runs `fn` in one SQLite transaction (a savepoint when one is already open), committed when `fn`
+ * returns and rolled back when it throws. `fn` gets the database itself: better-sqlite3 is
+ * synchronous over one connection, so every query `fn` makes is inside the transaction. Used
+ * instead of drizzle's `db.transaction`, which builds a transaction object with a relational
+ * query builder per table on every call: 25–30 µs and its garbage per write, against ~1 µs here.
+ */
+export function inTransaction<T>(db: Db, fn: (tx: Db) => T, options?: { behavior?: TransactionBehavior }): T {
+  const client = (db as Db & { $client: Database.Database }).$client;
+  let run = transactionRunners.get(client);
+  if (!run) transactionRunners.set(client, (run = client.transaction((body: () => unknown) => body())));
+  return run[options?.behavior ?? 'deferred'](() => fn(db)) as T;
+}
 
 export interface Database_ {
   db: Db;

@@ -1,11 +1,11 @@
-// The database handle: planner statistics are kept without STAT4 samples (see analyze() in
+// The database handle: transactions on the one connection, and planner statistics are kept without STAT4 samples (see analyze() in
 // db/client.ts: with samples, every prepared statement is planned again on each execution).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { analyze, openDatabase } from '../db/client';
+import { analyze, inTransaction, openDatabase } from '../db/client';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -59,5 +59,47 @@ describe('planner statistics', () => {
     expect(count(database.sqlite, 'sqlite_stat4')).toBe(0);
     expect(count(database.sqlite, "sqlite_stat1 WHERE tbl = 'probe'")).toBeGreaterThan(0);
     database.close();
+  });
+});
+
+describe('inTransaction', () => {
+  it('commits what the callback wrote, rolls all of it back when it throws, and nests as a savepoint', () => {
+    const database = openDatabase(':memory:');
+    try {
+      const { sqlite, db } = database;
+      sqlite.exec('CREATE TABLE probe (a INTEGER)');
+      const insert = sqlite.prepare('INSERT INTO probe (a) VALUES (?)');
+      const values = () => (sqlite.prepare('SELECT a FROM probe ORDER BY a').all() as { a: number }[]).map((r) => r.a);
+
+      expect(inTransaction(db, (tx) => {
+        expect(tx).toBe(db);
+        expect(sqlite.inTransaction).toBe(true);
+        insert.run(1);
+        return 'done';
+      }, { behavior: 'immediate' })).toBe('done');
+      expect(sqlite.inTransaction).toBe(false);
+
+      expect(() =>
+        inTransaction(db, () => {
+          insert.run(2);
+          throw new Error('no');
+        }),
+      ).toThrow('no');
+      expect(values()).toEqual([1]);
+
+      inTransaction(db, (tx) => {
+        insert.run(3);
+        expect(() =>
+          inTransaction(tx, () => {
+            insert.run(4);
+            throw new Error('inner');
+          }),
+        ).toThrow('inner');
+        insert.run(5);
+      });
+      expect(values()).toEqual([1, 3, 5]);
+    } finally {
+      database.close();
+    }
   });
 });

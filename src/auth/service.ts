@@ -1,6 +1,6 @@
 // Sign-in and sessions: password and API-key grants, refresh-token rotation with reuse detection, logout.
 import { and, eq, isNull } from 'drizzle-orm';
-import type { DbOrTx } from '../../db/client';
+import { inTransaction, type DbOrTx } from '../../db/client';
 import { refreshTokens, tenants, users } from '../../db/schema';
 import type { Deps } from '../context';
 import { AppError, unauthorized } from '../http/errors';
@@ -134,7 +134,7 @@ export async function refresh(deps: AuthDeps, token: string): Promise<TokenPair>
   const now = deps.clock.now();
   const nowIso = now.toISOString();
   // Synchronous transaction: the check and the rotation cannot interleave with another refresh.
-  const outcome = deps.db.transaction((tx) => {
+  const outcome = inTransaction(deps.db, (tx) => {
     const row = tx.select().from(refreshTokens).where(eq(refreshTokens.tokenHash, sha256(token))).get();
     if (!row) return { ok: false as const };
     if (row.usedAt || row.revokedAt) {

@@ -2,7 +2,7 @@
 // slug, list for a caller, update, publish, soft delete; and `authorizeCourse`, the one place
 // that loads a course for a caller and applies the course policy (other areas use it too).
 import { and, asc, eq, gt, inArray, isNull, lt, or, sql, type SQLWrapper } from 'drizzle-orm';
-import type { Db, DbOrTx } from '../../db/client';
+import { inTransaction, type Db, type DbOrTx } from '../../db/client';
 import { courses, enrollments, type CourseStatus } from '../../db/schema';
 import type { Actor } from '../auth/authenticator';
 import type { Clock } from '../clock';
@@ -75,7 +75,7 @@ export function createCourse(db: Db, clock: Clock, input: NewCourse): CourseRow 
   try {
     // IMMEDIATE: the free-slug read and the insert happen under the write lock, so two creates
     // with the same title cannot pick the same slug.
-    return db.transaction(
+    return inTransaction(db, 
       (tx) => {
         const slug = input.slug ?? freeSlug(tx, input.tenantId, slugify(input.title));
         const course = tx

@@ -3,7 +3,7 @@
 // course's section-less modules, for modules). Every change that moves positions reads and writes
 // inside one IMMEDIATE transaction, so concurrent creates never take the same place.
 import { and, asc, eq, gt, gte, isNull, lt, lte, sql, type SQL } from 'drizzle-orm';
-import type { Db, DbOrTx } from '../../db/client';
+import { inTransaction, type Db, type DbOrTx } from '../../db/client';
 import { courseModules, courseSections, courses } from '../../db/schema';
 import type { Clock } from '../clock';
 import { notFound, unprocessable } from '../http/errors';
@@ -42,7 +42,7 @@ export function getSection(db: DbOrTx, tenantId: string, id: string): SectionRow
 
 export function createSection(db: Db, clock: Clock, course: CourseRow, input: { title: string; position?: number }): SectionRow {
   const now = clock.now().toISOString();
-  return db.transaction((tx) => {
+  return inTransaction(db, (tx) => {
     const scope = eq(courseSections.courseId, course.id);
     const count = tx.select({ n: countAll }).from(courseSections).where(scope).get()?.n ?? 0;
     const position = Math.min(input.position ?? count, count);
@@ -157,7 +157,7 @@ export interface NewModule {
 
 export function createModule(db: Db, clock: Clock, course: CourseRow, input: NewModule): CourseModuleRow {
   const now = clock.now().toISOString();
-  return db.transaction((tx) => {
+  return inTransaction(db, (tx) => {
     const sectionId = input.sectionId ? sectionOfCourse(tx, course, input.sectionId).id : null;
     const position = openModuleSlot(tx, course.id, sectionId, input.position);
     return tx
@@ -189,7 +189,7 @@ export interface ModuleChanges {
 /** Renames, and moves within its scope or to another section; both scopes stay dense. */
 export function updateModule(db: Db, clock: Clock, course: CourseRow, module: CourseModuleRow, changes: ModuleChanges): CourseModuleRow {
   const now = clock.now().toISOString();
-  return db.transaction((tx) => {
+  return inTransaction(db, (tx) => {
     // Re-read under the write lock: the position may have moved since the caller loaded it.
     const current = tx.select().from(courseModules).where(eq(courseModules.id, module.id)).get();
     if (!current) throw notFound('Module');
@@ -248,7 +248,7 @@ export function onModuleDelete(cleanup: ModuleCleanup): () => void {
 }
 
 export function deleteModule(db: Db, module: CourseModuleRow): void {
-  db.transaction((tx) => {
+  inTransaction(db, (tx) => {
     const current = tx.select().from(courseModules).where(eq(courseModules.id, module.id)).get();
     if (!current) throw notFound('Module');
     for (const cleanup of moduleCleanups) cleanup(tx, current);
@@ -263,7 +263,7 @@ export function deleteModule(db: Db, module: CourseModuleRow): void {
  */
 export function reorderModules(db: Db, clock: Clock, course: CourseRow, sectionId: string | null, moduleIds: string[]): CourseModuleRow[] {
   const now = clock.now().toISOString();
-  return db.transaction((tx) => {
+  return inTransaction(db, (tx) => {
     if (sectionId !== null) sectionOfCourse(tx, course, sectionId);
     const scope = moduleScope(course.id, sectionId);
     const current = tx.select({ id: courseModules.id, position: courseModules.position }).from(courseModules).where(scope).all();

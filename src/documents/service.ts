@@ -6,7 +6,7 @@
 // (a grant to the caller or to one of their groups), so a list can never show what a single GET
 // would refuse. `documentAccess` is the one resolver of a caller's role, for REST and WebSocket.
 import { and, asc, desc, eq, inArray, isNotNull, isNull, ne, notInArray, or, sql, type SQL } from 'drizzle-orm';
-import type { Db, DbOrTx } from '../../db/client';
+import { inTransaction, type Db, type DbOrTx } from '../../db/client';
 import {
   courseModules,
   courses,
@@ -348,7 +348,7 @@ function insertOwnedDocument(
 ): DocumentRow {
   const now = svc.clock.now().toISOString();
   svc.store.flush();
-  return svc.db.transaction((tx) => {
+  return inTransaction(svc.db, (tx) => {
     const doc = tx
       .insert(documents)
       .values({ id: newId(), ...fields, createdBy: actor.userId, createdAt: now, updatedAt: now })
@@ -465,7 +465,7 @@ export const isFavorite = (db: DbOrTx, userId: string, doc: DocumentRow): boolea
 
 /** Flips the caller's favorite flag; returns the new state. */
 export function toggleFavorite(db: Db, clock: Clock, userId: string, doc: DocumentRow): boolean {
-  return db.transaction((tx) => {
+  return inTransaction(db, (tx) => {
     const removed = tx
       .delete(documentFavorites)
       .where(and(eq(documentFavorites.userId, userId), eq(documentFavorites.documentId, doc.id)))
@@ -666,7 +666,7 @@ export function shareDocument(
 ): ShareResult {
   checkPrincipal(db, doc.tenantId, input.principalType, input.principalId);
   const now = clock.now().toISOString();
-  const { created, narrowed } = db.transaction((tx) => {
+  const { created, narrowed } = inTransaction(db, (tx) => {
     const existing = grantOf(tx, doc, input.principalType, input.principalId);
     if (!existing) {
       tx.insert(documentGrants)
@@ -697,7 +697,7 @@ export function shareDocument(
 
 /** Removes a grant. Removing the last owner who is a person is a 409. */
 export function unshareDocument(db: Db, doc: DocumentRow, type: PrincipalType, principalId: string): void {
-  db.transaction((tx) => {
+  inTransaction(db, (tx) => {
     const existing = grantOf(tx, doc, type, principalId);
     if (!existing) throw notFound('Collaborator');
     if (isLastPersonOwner(tx, doc, existing)) throw lastOwner();

@@ -3,7 +3,7 @@
 // transaction, list with the caller's visibility applied in the query, complete, drop, progress.
 import { and, asc, desc, eq, getTableColumns, inArray, isNull, ne, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import { alias, type SQLiteColumn } from 'drizzle-orm/sqlite-core';
-import type { Db, DbOrTx } from '../../db/client';
+import { inTransaction, type Db, type DbOrTx } from '../../db/client';
 import { courseEnrollmentCounts, courses, enrollments, users, type EnrollmentRole, type EnrollmentStatus } from '../../db/schema';
 import type { Actor } from '../auth/authenticator';
 import type { Clock } from '../clock';
@@ -255,7 +255,7 @@ export interface EnrollResult {
  */
 export function enroll(db: Db, clock: Clock, course: { id: string; tenantId: string }, userId: string, role: EnrollmentRole): EnrollResult {
   const now = clock.now().toISOString();
-  const { id, created } = db.transaction((tx) => {
+  const { id, created } = inTransaction(db, (tx) => {
     const user = tx
       .select({ id: users.id, deletedAt: users.deletedAt })
       .from(users)
@@ -307,7 +307,7 @@ export function bulkEnroll(
 ): BulkEnrollResult {
   const now = clock.now().toISOString();
   const wanted = [...new Set(userIds)];
-  const { enrolledIds, skipped } = db.transaction((tx) => {
+  const { enrolledIds, skipped } = inTransaction(db, (tx) => {
     const found = new Map<string, { deletedAt: string | null }>();
     const existing = new Map<string, { id: string; status: EnrollmentStatus }>();
     for (const ids of chunks(wanted)) {
@@ -369,7 +369,7 @@ export function bulkEnroll(
  */
 function endEnrollment(db: Db, clock: Clock, enrollment: EnrollmentView, to: 'completed' | 'dropped'): EnrollmentView {
   const now = clock.now().toISOString();
-  db.transaction((tx) => {
+  inTransaction(db, (tx) => {
     const current = tx
       .select({ status: enrollments.status, role: enrollments.role })
       .from(enrollments)

@@ -3,7 +3,7 @@
 // spreadsheet) computed set-based: a handful of queries per request, never one per student.
 // An offering is a course; every query is scoped to the caller's tenant.
 import { and, asc, desc, eq, getTableColumns, gt, isNull, max, ne, sql, type SQL } from 'drizzle-orm';
-import type { Db, DbOrTx } from '../../db/client';
+import { inTransaction, type Db, type DbOrTx } from '../../db/client';
 import {
   courses,
   enrollments,
@@ -153,7 +153,7 @@ export function getAssignment(db: DbOrTx, tenantId: string, id: string): { assig
 export function createAssignment(db: Db, clock: Clock, offering: Offering, createdBy: string, input: NewAssignment): AssignmentRow {
   const id = newId();
   const now = clock.now().toISOString();
-  return db.transaction((tx) => {
+  return inTransaction(db, (tx) => {
     const position =
       input.position ??
       (tx
@@ -181,7 +181,7 @@ export function createAssignment(db: Db, clock: Clock, offering: Offering, creat
  * recorded score, or making pass_fail an assignment with partial scores, is a 409.
  */
 export function updateAssignment(db: Db, clock: Clock, assignment: AssignmentRow, changes: Partial<AssignmentFields>): AssignmentRow {
-  return db.transaction((tx) => {
+  return inTransaction(db, (tx) => {
     const scoreMaximum = changes.scoreMaximum ?? assignment.scoreMaximum;
     const gradingType = changes.gradingType ?? assignment.gradingType;
     if (scoreMaximum !== assignment.scoreMaximum || gradingType !== assignment.gradingType) {
@@ -254,7 +254,7 @@ export function recordGrade(
     ]);
   }
   const now = clock.now().toISOString();
-  return db.transaction((tx) => {
+  return inTransaction(db, (tx) => {
     const existing = tx
       .select()
       .from(gradebookGrades)

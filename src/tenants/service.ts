@@ -1,7 +1,7 @@
 // Tenants: the platform operator creates them, each with its first admin. Also the first start.
 import { asc, eq } from 'drizzle-orm';
 import type { Logger } from 'pino';
-import type { Db } from '../../db/client';
+import { inTransaction, type Db } from '../../db/client';
 import { systemState, tenants } from '../../db/schema';
 import type { Clock } from '../clock';
 import type { Config } from '../config';
@@ -29,7 +29,7 @@ export async function createTenant(
 ): Promise<{ tenant: TenantRow; admin: UserRow }> {
   const passwordHash = await hashPassword(input.adminPassword, deps.scryptCost);
   try {
-    return deps.db.transaction((tx) => {
+    return inTransaction(deps.db, (tx) => {
       const tenant = tx
         .insert(tenants)
         .values({ id: newId(), name: input.name.trim(), slug: input.slug, createdAt: deps.clock.now().toISOString() })

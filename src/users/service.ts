@@ -1,6 +1,6 @@
 // Users of a tenant: create, list, search, read, update, soft delete. Every query is tenant-scoped.
 import { and, asc, eq, isNull, or, sql, type SQL } from 'drizzle-orm';
-import type { Db, DbOrTx } from '../../db/client';
+import { inTransaction, type Db, type DbOrTx } from '../../db/client';
 import { enrollments, refreshTokens, users } from '../../db/schema';
 import type { Clock } from '../clock';
 import { hashPassword, verifyPassword } from '../auth/passwords';
@@ -175,7 +175,7 @@ export async function updateUser(
   }
   const now = deps.clock.now().toISOString();
   try {
-    return deps.db.transaction((tx) => {
+    return inTransaction(deps.db, (tx) => {
       const updated = tx
         .update(users)
         .set({
@@ -200,7 +200,7 @@ export async function updateUser(
 /** Soft delete: the row and everything the user made stay; signing in and every credential stop. */
 export function softDeleteUser(db: Db, clock: Clock, target: UserRow): void {
   const now = clock.now().toISOString();
-  db.transaction((tx) => {
+  inTransaction(db, (tx) => {
     tx.update(users).set({ deletedAt: now, updatedAt: now }).where(eq(users.id, target.id)).run();
     revokeRefreshTokensOf(tx, target.id, now);
   });
