@@ -1,8 +1,8 @@
 // Enrollments: who is in which course, with which role and status. Enrol one (self or by an
 // instructor; a dropped enrollment comes back to life with the same id) or many in one
 // transaction, list with the caller's visibility applied in the query, complete, drop, progress.
-import { and, asc, desc, eq, getTableColumns, inArray, isNull, ne, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
-import { alias, type SQLiteColumn } from 'drizzle-orm/sqlite-core';
+import { and, asc, eq, getTableColumns, inArray, isNull, ne, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import { alias } from 'drizzle-orm/sqlite-core';
 import { inTransaction, type Db, type DbOrTx } from '../../db/client';
 import { courseEnrollmentCounts, courses, enrollments, users, type EnrollmentRole, type EnrollmentStatus } from '../../db/schema';
 import type { Actor } from '../auth/authenticator';
