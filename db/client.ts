@@ -8,12 +8,11 @@ import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3'
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import * as schema from './schema';
 
-export type Db = BetterSQLite3Database<typeof schema>;
 /**
- * What services take: the database, whether or not a transaction is open on it. Transactions run
- * on the same handle (see inTransaction), so there is no separate transaction type.
+ * The database, whether or not a transaction is open on it: transactions run on the same handle
+ * (see inTransaction), so there is no separate transaction type.
  */
-export type DbOrTx = Db;
+export type Db = BetterSQLite3Database<typeof schema>;
 
 type TransactionBehavior = 'deferred' | 'immediate' | 'exclusive';
 const transactionRunners = new WeakMap<Database.Database, Database.Transaction<(fn: () => unknown) => unknown>>();

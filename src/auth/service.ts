@@ -1,6 +1,6 @@
 // Sign-in and sessions: password and API-key grants, refresh-token rotation with reuse detection, logout.
 import { and, eq, isNull } from 'drizzle-orm';
-import { inTransaction, type DbOrTx } from '../../db/client';
+import { inTransaction, type Db } from '../../db/client';
 import { refreshTokens, tenants, users } from '../../db/schema';
 import type { Deps } from '../context';
 import { AppError, unauthorized } from '../http/errors';
@@ -94,7 +94,7 @@ export async function apiKeyGrant(deps: AuthDeps, apiKey: string, ip: string): P
 async function issueTokens(
   deps: AuthDeps,
   user: Pick<UserRow, 'id' | 'tenantId' | 'role'>,
-  opts: { withRefresh: boolean; familyId?: string; tx?: DbOrTx; apiKeyId?: string },
+  opts: { withRefresh: boolean; familyId?: string; tx?: Db; apiKeyId?: string },
 ): Promise<TokenPair> {
   const access = await deps.signer.sign(user, { apiKeyId: opts.apiKeyId });
   const pair: TokenPair = { access_token: access, token_type: 'Bearer', expires_in: deps.signer.accessTokenTtlSeconds };
@@ -102,7 +102,7 @@ async function issueTokens(
   return pair;
 }
 
-function storeRefreshToken(db: DbOrTx, deps: AuthDeps, user: Pick<UserRow, 'id' | 'tenantId'>, familyId: string): string {
+function storeRefreshToken(db: Db, deps: AuthDeps, user: Pick<UserRow, 'id' | 'tenantId'>, familyId: string): string {
   const token = randomToken(32);
   const now = deps.clock.now();
   db.insert(refreshTokens)
@@ -119,7 +119,7 @@ function storeRefreshToken(db: DbOrTx, deps: AuthDeps, user: Pick<UserRow, 'id' 
   return token;
 }
 
-function revokeFamily(db: DbOrTx, familyId: string, now: string): void {
+function revokeFamily(db: Db, familyId: string, now: string): void {
   db.update(refreshTokens)
     .set({ revokedAt: now })
     .where(and(eq(refreshTokens.familyId, familyId), isNull(refreshTokens.revokedAt)))

@@ -2,7 +2,7 @@
 // slug, list for a caller, update, publish, soft delete; and `authorizeCourse`, the one place
 // that loads a course for a caller and applies the course policy (other areas use it too).
 import { and, asc, eq, gt, inArray, isNull, lt, or, sql, type SQLWrapper } from 'drizzle-orm';
-import { inTransaction, type Db, type DbOrTx } from '../../db/client';
+import { inTransaction, type Db } from '../../db/client';
 import { courses, enrollments, type CourseStatus } from '../../db/schema';
 import type { Actor } from '../auth/authenticator';
 import type { Clock } from '../clock';
@@ -39,7 +39,7 @@ export function slugify(title: string): string {
 }
 
 /** `base` if free among the tenant's live courses, else the first free `base-2`, `base-3`, … */
-function freeSlug(tx: DbOrTx, tenantId: string, base: string): string {
+function freeSlug(tx: Db, tenantId: string, base: string): string {
   // Every `base-…` sorts between `base-` and `base.` ('.' follows '-'): one index range read.
   const taken = new Set(
     tx
@@ -116,7 +116,7 @@ export function createCourse(db: Db, clock: Clock, input: NewCourse): CourseRow 
 }
 
 /** A live (not deleted) course of the tenant, or 404. */
-export function getCourse(db: DbOrTx, tenantId: string, id: string): CourseRow {
+export function getCourse(db: Db, tenantId: string, id: string): CourseRow {
   const row = db
     .select()
     .from(courses)
@@ -126,7 +126,7 @@ export function getCourse(db: DbOrTx, tenantId: string, id: string): CourseRow {
   return row;
 }
 
-export function getCourseBySlug(db: DbOrTx, tenantId: string, slug: string): CourseRow {
+export function getCourseBySlug(db: Db, tenantId: string, slug: string): CourseRow {
   const row = db
     .select()
     .from(courses)
@@ -148,7 +148,7 @@ export interface CourseAccess {
  * Applies the course policy to a loaded course: 404 when the caller may not read it (as if it did
  * not exist), 403 when they may read it but the action needs an instructor.
  */
-export function authorizeCourseRow(db: DbOrTx, actor: Actor, course: CourseRow, action: CourseAction): CourseAccess {
+export function authorizeCourseRow(db: Db, actor: Actor, course: CourseRow, action: CourseAction): CourseAccess {
   const membership = membershipOf(db, actor.tenantId, course.id, actor.userId);
   if (!canReadCourse(actor, course, membership)) throw notFound('Course');
   if (action === 'manage' && !canManageCourse(actor, membership)) {
@@ -158,7 +158,7 @@ export function authorizeCourseRow(db: DbOrTx, actor: Actor, course: CourseRow, 
 }
 
 /** Loads a live course of the caller's tenant and checks that the caller may do `action` on it. */
-export function authorizeCourse(db: DbOrTx, actor: Actor, courseId: string, action: CourseAction): CourseAccess {
+export function authorizeCourse(db: Db, actor: Actor, courseId: string, action: CourseAction): CourseAccess {
   return authorizeCourseRow(db, actor, getCourse(db, actor.tenantId, courseId), action);
 }
 
@@ -175,7 +175,7 @@ export interface CourseListViewer {
  * page comes as SQLite-written JSON (presentCourse's shape), in title order.
  */
 export function listCourses(
-  db: DbOrTx,
+  db: Db,
   tenantId: string,
   viewer: CourseListViewer,
   filter: { status?: CourseStatus },
@@ -196,7 +196,7 @@ export function listCourses(
 }
 
 /** The course list's statements, prepared once per database and status filter. */
-function courseListStatements(db: DbOrTx, byStatus: boolean) {
+function courseListStatements(db: Db, byStatus: boolean) {
   return preparedFor(db, `courses:list:${byStatus}`, () => {
     const p = sql.placeholder;
     const live = and(eq(courses.tenantId, p('tenantId')), isNull(courses.deletedAt), byStatus ? eq(courses.status, p('status')) : undefined);
@@ -240,7 +240,7 @@ export interface CourseChanges {
   description?: string | null;
 }
 
-export function updateCourse(db: DbOrTx, clock: Clock, course: CourseRow, changes: CourseChanges): CourseRow {
+export function updateCourse(db: Db, clock: Clock, course: CourseRow, changes: CourseChanges): CourseRow {
   try {
     return db
       .update(courses)
@@ -260,7 +260,7 @@ export function updateCourse(db: DbOrTx, clock: Clock, course: CourseRow, change
 }
 
 /** `draft` → `published`; the condition is in the update, so of two racing publishes one gets 409. */
-export function publishCourse(db: DbOrTx, clock: Clock, course: CourseRow): CourseRow {
+export function publishCourse(db: Db, clock: Clock, course: CourseRow): CourseRow {
   const now = clock.now().toISOString();
   const row = db
     .update(courses)
@@ -273,7 +273,7 @@ export function publishCourse(db: DbOrTx, clock: Clock, course: CourseRow): Cour
 }
 
 /** Soft delete: the course and everything in it stay in the database, hidden from every list and lookup. */
-export function softDeleteCourse(db: DbOrTx, clock: Clock, course: CourseRow): void {
+export function softDeleteCourse(db: Db, clock: Clock, course: CourseRow): void {
   const now = clock.now().toISOString();
   db.update(courses)
     .set({ deletedAt: now, updatedAt: now })

@@ -3,7 +3,7 @@
 // course's section-less modules, for modules). Every change that moves positions reads and writes
 // inside one IMMEDIATE transaction, so concurrent creates never take the same place.
 import { and, asc, eq, gt, gte, isNull, lt, lte, sql, type SQL } from 'drizzle-orm';
-import { inTransaction, type Db, type DbOrTx } from '../../db/client';
+import { inTransaction, type Db } from '../../db/client';
 import { courseModules, courseSections, courses } from '../../db/schema';
 import type { Clock } from '../clock';
 import { notFound, unprocessable } from '../http/errors';
@@ -20,7 +20,7 @@ const immediate = { behavior: 'immediate' } as const;
 // ---------------------------------------------------------------------------------------------
 // Sections
 
-export function listSections(db: DbOrTx, course: CourseRow, page: PageQuery) {
+export function listSections(db: Db, course: CourseRow, page: PageQuery) {
   const where = eq(courseSections.courseId, course.id);
   const { limit, offset } = pageBounds(page);
   const rows = db.select().from(courseSections).where(where).orderBy(asc(courseSections.position)).limit(limit).offset(offset).all();
@@ -29,7 +29,7 @@ export function listSections(db: DbOrTx, course: CourseRow, page: PageQuery) {
 }
 
 /** A section of a live course of the tenant, or 404. */
-export function getSection(db: DbOrTx, tenantId: string, id: string): SectionRow {
+export function getSection(db: Db, tenantId: string, id: string): SectionRow {
   const row = db
     .select({ section: courseSections })
     .from(courseSections)
@@ -61,7 +61,7 @@ export function createSection(db: Db, clock: Clock, course: CourseRow, input: { 
 }
 
 /** The section, if it belongs to this course; a body naming another course's section is a 422. */
-function sectionOfCourse(tx: DbOrTx, course: CourseRow, sectionId: string): SectionRow {
+function sectionOfCourse(tx: Db, course: CourseRow, sectionId: string): SectionRow {
   const row = tx
     .select()
     .from(courseSections)
@@ -82,11 +82,11 @@ function sectionOfCourse(tx: DbOrTx, course: CourseRow, sectionId: string): Sect
 const moduleScope = (courseId: string, sectionId: string | null): SQL =>
   and(eq(courseModules.courseId, courseId), sectionId === null ? isNull(courseModules.sectionId) : eq(courseModules.sectionId, sectionId))!;
 
-const scopeCount = (tx: DbOrTx, courseId: string, sectionId: string | null): number =>
+const scopeCount = (tx: Db, courseId: string, sectionId: string | null): number =>
   tx.select({ n: countAll }).from(courseModules).where(moduleScope(courseId, sectionId)).get()?.n ?? 0;
 
 /** Makes room at `requested` (past the end: the end) and returns the position to use. */
-function openModuleSlot(tx: DbOrTx, courseId: string, sectionId: string | null, requested: number | undefined): number {
+function openModuleSlot(tx: Db, courseId: string, sectionId: string | null, requested: number | undefined): number {
   const count = scopeCount(tx, courseId, sectionId);
   const position = Math.min(requested ?? count, count);
   if (position < count) {
@@ -99,7 +99,7 @@ function openModuleSlot(tx: DbOrTx, courseId: string, sectionId: string | null, 
 }
 
 /** Closes the gap a module leaves at `position`. */
-function closeModuleSlot(tx: DbOrTx, courseId: string, sectionId: string | null, position: number): void {
+function closeModuleSlot(tx: Db, courseId: string, sectionId: string | null, position: number): void {
   tx.update(courseModules)
     .set({ position: sql`${courseModules.position} - 1` })
     .where(and(moduleScope(courseId, sectionId), gt(courseModules.position, position)))
@@ -110,7 +110,7 @@ function closeModuleSlot(tx: DbOrTx, courseId: string, sectionId: string | null,
  * Every module of the course in reading order: the section-less modules first (the course's
  * own), then each section's in section order.
  */
-export function listCourseModules(db: DbOrTx, course: Pick<CourseRow, 'id'>, page?: PageQuery) {
+export function listCourseModules(db: Db, course: Pick<CourseRow, 'id'>, page?: PageQuery) {
   const where = eq(courseModules.courseId, course.id);
   const query = db
     .select({ module: courseModules })
@@ -128,7 +128,7 @@ export function listCourseModules(db: DbOrTx, course: Pick<CourseRow, 'id'>, pag
   return { rows, total };
 }
 
-export function listSectionModules(db: DbOrTx, section: SectionRow, page: PageQuery) {
+export function listSectionModules(db: Db, section: SectionRow, page: PageQuery) {
   const where = moduleScope(section.courseId, section.id);
   const { limit, offset } = pageBounds(page);
   const rows = db.select().from(courseModules).where(where).orderBy(asc(courseModules.position)).limit(limit).offset(offset).all();
@@ -137,7 +137,7 @@ export function listSectionModules(db: DbOrTx, section: SectionRow, page: PageQu
 }
 
 /** A module of a live course of the tenant, or 404. */
-export function getModule(db: DbOrTx, tenantId: string, id: string): CourseModuleRow {
+export function getModule(db: Db, tenantId: string, id: string): CourseModuleRow {
   const row = db
     .select({ module: courseModules })
     .from(courseModules)
@@ -237,7 +237,7 @@ export function updateModule(db: Db, clock: Clock, course: CourseRow, module: Co
  * that hang rows on a module (activities, and the sequencing edges touching them) register one,
  * so that a module and everything in it disappear together or not at all.
  */
-export type ModuleCleanup = (tx: DbOrTx, module: CourseModuleRow) => void;
+export type ModuleCleanup = (tx: Db, module: CourseModuleRow) => void;
 
 const moduleCleanups = new Set<ModuleCleanup>();
 

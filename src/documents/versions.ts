@@ -2,7 +2,7 @@
 // versions or the live body, and revert, which brings an old version's text back as one new change.
 import { createTwoFilesPatch, diffChars, diffLines, diffWordsWithSpace, type Change } from 'diff';
 import { and, desc, eq, sql } from 'drizzle-orm';
-import type { DbOrTx } from '../../db/client';
+import type { Db } from '../../db/client';
 import { documentVersions } from '../../db/schema';
 import { textOfState } from '../../collab/store';
 import { AppError, notFound } from '../http/errors';
@@ -49,7 +49,7 @@ export function saveVersion(svc: Pick<DocumentServices, 'db' | 'clock' | 'store'
 }
 
 /** Newest first. */
-export function listVersions(db: DbOrTx, doc: DocumentRow, page: PageQuery): { rows: VersionSummary[]; total: number } {
+export function listVersions(db: Db, doc: DocumentRow, page: PageQuery): { rows: VersionSummary[]; total: number } {
   const { limit, offset } = pageBounds(page);
   const rows = db
     .select(summaryColumns)
@@ -63,7 +63,7 @@ export function listVersions(db: DbOrTx, doc: DocumentRow, page: PageQuery): { r
   return { rows, total };
 }
 
-export function getVersion(db: DbOrTx, doc: DocumentRow, versionId: string): VersionRow {
+export function getVersion(db: Db, doc: DocumentRow, versionId: string): VersionRow {
   const row = db
     .select()
     .from(documentVersions)

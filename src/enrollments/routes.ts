@@ -7,7 +7,7 @@ import { authorizeCourse } from '../courses/service';
 import { forbidden, notFound } from '../http/errors';
 import { errorResponses, jsonBody, jsonContent, newRouter, secured } from '../http/openapi';
 import { pageOf, paginateJson } from '../http/pagination';
-import type { DbOrTx } from '../../db/client';
+import type { Db } from '../../db/client';
 import {
   canCompleteEnrollment,
   canDropEnrollment,
@@ -44,7 +44,7 @@ import {
 const tags = ['Enrollments'];
 
 /** The enrollment with the caller's standing in its course; 404 when the caller may not see it. */
-function visibleEnrollment(db: DbOrTx, actor: Actor, enrollmentId: string) {
+function visibleEnrollment(db: Db, actor: Actor, enrollmentId: string) {
   const enrollment = getEnrollment(db, actor.tenantId, enrollmentId);
   const membership = membershipOf(db, actor.tenantId, enrollment.courseId, actor.userId);
   if (!canViewEnrollment(actor, enrollment, membership)) throw notFound('Enrollment');

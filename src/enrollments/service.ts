@@ -3,7 +3,7 @@
 // transaction, list with the caller's visibility applied in the query, complete, drop, progress.
 import { and, asc, eq, getTableColumns, inArray, isNull, ne, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/sqlite-core';
-import { inTransaction, type Db, type DbOrTx } from '../../db/client';
+import { inTransaction, type Db } from '../../db/client';
 import { courseEnrollmentCounts, courses, enrollments, users, type EnrollmentRole, type EnrollmentStatus } from '../../db/schema';
 import type { Actor } from '../auth/authenticator';
 import type { Clock } from '../clock';
@@ -23,7 +23,7 @@ export type EnrollmentRow = typeof enrollments.$inferSelect;
 export type EnrollmentView = EnrollmentRow & { userName: string; userEmail: string };
 
 /** The caller's enrollment in a course (any status), or undefined. */
-export function membershipOf(db: DbOrTx, tenantId: string, courseId: string, userId: string): Membership | undefined {
+export function membershipOf(db: Db, tenantId: string, courseId: string, userId: string): Membership | undefined {
   return db
     .select({ role: enrollments.role, status: enrollments.status })
     .from(enrollments)
@@ -32,7 +32,7 @@ export function membershipOf(db: DbOrTx, tenantId: string, courseId: string, use
 }
 
 /** Courses (not deleted) in which the user holds an active enrollment, with the role held. */
-export function activeCourseRoles(db: DbOrTx, tenantId: string, userId: string) {
+export function activeCourseRoles(db: Db, tenantId: string, userId: string) {
   return db
     .select({ courseId: enrollments.courseId, role: enrollments.role })
     .from(enrollments)
@@ -62,7 +62,7 @@ const viewColumns = { ...getTableColumns(enrollments), userName: users.name, use
 export type RosterRow = Omit<EnrollmentView, 'tenantId'>;
 
 /** Enrollments of live courses joined to their users, under `where`. */
-function selectViews(db: DbOrTx, where: SQL | undefined) {
+function selectViews(db: Db, where: SQL | undefined) {
   return db
     .select(viewColumns)
     .from(enrollments)
@@ -72,14 +72,14 @@ function selectViews(db: DbOrTx, where: SQL | undefined) {
 }
 
 /** An enrollment in a live course of the tenant, or 404. */
-export function getEnrollment(db: DbOrTx, tenantId: string, id: string): EnrollmentView {
+export function getEnrollment(db: Db, tenantId: string, id: string): EnrollmentView {
   const row = selectViews(db, and(eq(enrollments.id, id), eq(enrollments.tenantId, tenantId))).get();
   if (!row) throw notFound('Enrollment');
   return row;
 }
 
 /** The user's enrollment in a live course of the tenant (any status), or 404. */
-export function getCourseEnrollment(db: DbOrTx, tenantId: string, courseId: string, userId: string): EnrollmentView {
+export function getCourseEnrollment(db: Db, tenantId: string, courseId: string, userId: string): EnrollmentView {
   const row = selectViews(
     db,
     and(eq(enrollments.tenantId, tenantId), eq(enrollments.courseId, courseId), eq(enrollments.userId, userId)),
@@ -89,7 +89,7 @@ export function getCourseEnrollment(db: DbOrTx, tenantId: string, courseId: stri
 }
 
 /** A live course of the caller's tenant with the caller's enrollment in it, in one read. */
-function courseWithMembership(db: DbOrTx, actor: Actor, courseId: string): { id: string; membership: Membership | undefined } | undefined {
+function courseWithMembership(db: Db, actor: Actor, courseId: string): { id: string; membership: Membership | undefined } | undefined {
   const statement = preparedFor(db, 'enrollments:course-with-membership', () =>
     db
       .select({ id: courses.id, role: enrollments.role, status: enrollments.status })
@@ -104,7 +104,7 @@ function courseWithMembership(db: DbOrTx, actor: Actor, courseId: string): { id:
 }
 
 /** The enrollments whose rowids `pageRowIds` selects, as SQLite-written JSON objects, in enrolment order. */
-function enrollmentPageJson(db: DbOrTx, pageRowIds: SQLWrapper) {
+function enrollmentPageJson(db: Db, pageRowIds: SQLWrapper) {
   return db
     .select({ json: jsonObject(enrollmentJson) })
     .from(enrollments)
@@ -120,7 +120,7 @@ function enrollmentPageJson(db: DbOrTx, pageRowIds: SQLWrapper) {
  * deep page does not join every row it skips; it starts from the nearest remembered anchor
  * (./roster-anchors.ts), so it skips fewer than a hundred index entries wherever it is.
  */
-function rosterStatements(db: DbOrTx, has: { own: boolean; user: boolean; status: boolean; role: boolean }) {
+function rosterStatements(db: Db, has: { own: boolean; user: boolean; status: boolean; role: boolean }) {
   const key = `enrollments:roster:${Number(has.own)}${Number(has.user)}${Number(has.status)}${Number(has.role)}`;
   return preparedFor(db, key, () => {
     const p = sql.placeholder;
@@ -188,7 +188,7 @@ export interface EnrollmentFilter {
  * Enrollments the caller may see, filtered, in enrolment order. Visibility is part of the query:
  * admins see the tenant's; others their own and those of the courses they teach (instructor or TA).
  */
-export function listEnrollments(db: DbOrTx, actor: Actor, filter: EnrollmentFilter, page: PageQuery): { dataJson: string; total: number } {
+export function listEnrollments(db: Db, actor: Actor, filter: EnrollmentFilter, page: PageQuery): { dataJson: string; total: number } {
   const { limit, offset } = pageBounds(page);
   if (filter.courseId) {
     const course = courseWithMembership(db, actor, filter.courseId);
@@ -419,7 +419,7 @@ export interface EnrollmentProgress {
  * completed, overall and per module. Until activities exist a course requires nothing, so this is
  * 0 of 0 (percent 0) with every module, in course order, at 0.
  */
-export function enrollmentProgress(db: DbOrTx, enrollment: EnrollmentView): EnrollmentProgress {
+export function enrollmentProgress(db: Db, enrollment: EnrollmentView): EnrollmentProgress {
   const modules = listCourseModules(db, { id: enrollment.courseId }).rows;
   return {
     enrollment_id: enrollment.id,

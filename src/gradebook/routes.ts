@@ -5,7 +5,7 @@
 // the gradebook; a student reads only their own grades.
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Actor } from '../auth/authenticator';
-import type { DbOrTx } from '../../db/client';
+import type { Db } from '../../db/client';
 import { membershipOf } from '../enrollments/service';
 import { forbidden } from '../http/errors';
 import { errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, secured } from '../http/openapi';
@@ -60,21 +60,21 @@ import { CSV_CONTENT_TYPE, gradebookCsv } from './spreadsheet';
 const tags = ['Gradebook'];
 
 /** The caller's enrollment in the offering; tenant admins need none, so it is not even read for them. */
-const membershipIn = (db: DbOrTx, actor: Actor, offering: Offering) =>
+const membershipIn = (db: Db, actor: Actor, offering: Offering) =>
   actor.role === 'admin' ? undefined : membershipOf(db, offering.tenantId, offering.id, actor.userId);
 
-function requireInstructor(db: DbOrTx, actor: Actor, offering: Offering): void {
+function requireInstructor(db: Db, actor: Actor, offering: Offering): void {
   if (!canManageGradebook(actor, membershipIn(db, actor, offering))) throw forbidden(INSTRUCTOR_REQUIRED);
 }
 
 /** The offering, if it exists in the caller's tenant (404) and the caller teaches it (403). */
-function instructorOffering(db: DbOrTx, actor: Actor, offeringId: string): Offering {
+function instructorOffering(db: Db, actor: Actor, offeringId: string): Offering {
   const offering = getOffering(db, actor.tenantId, offeringId);
   requireInstructor(db, actor, offering);
   return offering;
 }
 
-function instructorAssignment(db: DbOrTx, actor: Actor, id: string) {
+function instructorAssignment(db: Db, actor: Actor, id: string) {
   const found = getAssignment(db, actor.tenantId, id);
   requireInstructor(db, actor, found.offering);
   return found;

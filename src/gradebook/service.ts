@@ -3,7 +3,7 @@
 // spreadsheet) computed set-based: a handful of queries per request, never one per student.
 // An offering is a course; every query is scoped to the caller's tenant.
 import { and, asc, desc, eq, getTableColumns, gt, isNull, max, ne, sql, type SQL } from 'drizzle-orm';
-import { inTransaction, type Db, type DbOrTx } from '../../db/client';
+import { inTransaction, type Db } from '../../db/client';
 import {
   courses,
   enrollments,
@@ -45,13 +45,13 @@ export interface Offering {
 // ---------------------------------------------------------------- offerings and students
 
 /** The offering: a live course of the caller's tenant; 404 otherwise, whatever other tenants hold. */
-export function getOffering(db: DbOrTx, tenantId: string, offeringId: string): Offering {
+export function getOffering(db: Db, tenantId: string, offeringId: string): Offering {
   const course = getCourse(db, tenantId, offeringId);
   return { id: course.id, tenantId: course.tenantId, slug: course.slug };
 }
 
 /** Whether the user is an active student of the offering: the only people who can be graded. */
-export function isActiveStudent(db: DbOrTx, tenantId: string, offeringId: string, userId: string): boolean {
+export function isActiveStudent(db: Db, tenantId: string, offeringId: string, userId: string): boolean {
   const membership = membershipOf(db, tenantId, offeringId, userId);
   return membership?.role === 'student' && membership.status === 'active';
 }
@@ -66,21 +66,21 @@ export interface StudentRef {
  * A student of the offering, whatever the enrollment's status: a student who completed or dropped
  * the course still has grades to read. 404 for anyone never enrolled as a student.
  */
-export function getStudent(db: DbOrTx, offering: Offering, studentId: string): StudentRef {
+export function getStudent(db: Db, offering: Offering, studentId: string): StudentRef {
   const row = studentsOf(db, offering, eq(enrollments.userId, studentId)).get();
   if (!row) throw notFound('Student');
   return row;
 }
 
 /** Active students of the offering by name (ASCII case ignored): the rows of the summary and the spreadsheet. */
-function rosterOf(db: DbOrTx, offering: Offering): StudentRef[] {
+function rosterOf(db: Db, offering: Offering): StudentRef[] {
   return studentsOf(db, offering, eq(enrollments.status, 'active'))
     .orderBy(sql`${users.name} collate nocase`, asc(users.id))
     .all();
 }
 
 /** Users enrolled as students of the offering (any status), narrowed by `condition`. */
-function studentsOf(db: DbOrTx, offering: Offering, condition: SQL) {
+function studentsOf(db: Db, offering: Offering, condition: SQL) {
   return db
     .select({ id: users.id, name: users.name, email: users.email })
     .from(enrollments)
@@ -121,7 +121,7 @@ const assignmentOrder = [asc(gradebookAssignments.position), asc(gradebookAssign
 
 const assignmentColumns = getTableColumns(gradebookAssignments);
 
-export function listAssignments(db: DbOrTx, offering: Offering, page: PageQuery) {
+export function listAssignments(db: Db, offering: Offering, page: PageQuery) {
   const { limit, offset } = pageBounds(page);
   const statements = preparedFor(db, 'gradebook:assignments:list', () => {
     const p = sql.placeholder;
@@ -138,7 +138,7 @@ export function listAssignments(db: DbOrTx, offering: Offering, page: PageQuery)
 }
 
 /** An assignment of a live offering in the caller's tenant, with that offering; 404 otherwise. */
-export function getAssignment(db: DbOrTx, tenantId: string, id: string): { assignment: AssignmentRow; offering: Offering } {
+export function getAssignment(db: Db, tenantId: string, id: string): { assignment: AssignmentRow; offering: Offering } {
   const row = db
     .select({ assignment: gradebookAssignments, slug: courses.slug })
     .from(gradebookAssignments)
@@ -303,7 +303,7 @@ export function recordGrade(
   });
 }
 
-export function getGrade(db: DbOrTx, assignment: AssignmentRow, studentId: string): GradeRow {
+export function getGrade(db: Db, assignment: AssignmentRow, studentId: string): GradeRow {
   const row = db
     .select()
     .from(gradebookGrades)
@@ -314,7 +314,7 @@ export function getGrade(db: DbOrTx, assignment: AssignmentRow, studentId: strin
 }
 
 /** Changes of one student's grade on one assignment, newest first. */
-export function gradeHistory(db: DbOrTx, assignment: AssignmentRow, studentId: string, page: PageQuery) {
+export function gradeHistory(db: Db, assignment: AssignmentRow, studentId: string, page: PageQuery) {
   const { limit, offset } = pageBounds(page);
   const where = and(
     eq(gradebookGradeHistory.tenantId, assignment.tenantId),
@@ -334,7 +334,7 @@ export function gradeHistory(db: DbOrTx, assignment: AssignmentRow, studentId: s
 }
 
 /** Grade rows of the offering, by student then assignment, optionally for one assignment or student. */
-export function listGrades(db: DbOrTx, offering: Offering, filter: { assignmentId?: string; studentId?: string }, page: PageQuery) {
+export function listGrades(db: Db, offering: Offering, filter: { assignmentId?: string; studentId?: string }, page: PageQuery) {
   const { limit, offset } = pageBounds(page);
   const where = and(
     eq(gradebookGrades.tenantId, offering.tenantId),
@@ -356,7 +356,7 @@ export function listGrades(db: DbOrTx, offering: Offering, filter: { assignmentI
 }
 
 /** Every assignment of the offering with this student's grade (or none), and their standing. */
-export function studentGrades(db: DbOrTx, offering: Offering, student: StudentRef) {
+export function studentGrades(db: Db, offering: Offering, student: StudentRef) {
   const rows = db
     .select({ assignment: gradebookAssignments, grade: gradebookGrades })
     .from(gradebookAssignments)
@@ -384,7 +384,7 @@ export interface GradebookSettings {
   updatedAt: string | null;
 }
 
-export function getSettings(db: DbOrTx, offering: Offering): GradebookSettings {
+export function getSettings(db: Db, offering: Offering): GradebookSettings {
   const row = db
     .select()
     .from(gradebookSettings)
@@ -467,7 +467,7 @@ const UUID_LENGTH = 36;
  * students × assignments, with each student's weighted percent and letter. Grades of students no
  * longer active stay stored but are left out here.
  */
-export function loadGradebook(db: DbOrTx, offering: Offering): Gradebook {
+export function loadGradebook(db: Db, offering: Offering): Gradebook {
   const settings = getSettings(db, offering);
   const assignments = db
     .select()
@@ -542,7 +542,7 @@ export interface OfferingSummary {
 }
 
 /** Per assignment statistics over active students, per student standing, and the class distribution. */
-export function summarizeOffering(db: DbOrTx, offering: Offering): OfferingSummary {
+export function summarizeOffering(db: Db, offering: Offering): OfferingSummary {
   const gradebook = loadGradebook(db, offering);
   const { assignments, students, scores, settings } = gradebook;
   const columns = assignments.length;

@@ -1,6 +1,6 @@
 // Groups of users within a tenant; documents are shared with groups as well as with users.
 import { and, asc, eq, inArray, isNull } from 'drizzle-orm';
-import type { Db, DbOrTx } from '../../db/client';
+import type { Db } from '../../db/client';
 import { groupMembers, groups, users } from '../../db/schema';
 import type { Clock } from '../clock';
 import { conflict, notFound } from '../http/errors';
@@ -27,20 +27,20 @@ export function createGroup(db: Db, clock: Clock, tenantId: string, input: { nam
   }
 }
 
-export function getGroup(db: DbOrTx, tenantId: string, id: string): GroupRow {
+export function getGroup(db: Db, tenantId: string, id: string): GroupRow {
   const row = db.select().from(groups).where(and(eq(groups.id, id), eq(groups.tenantId, tenantId))).get();
   if (!row) throw notFound('Group');
   return row;
 }
 
-export function listGroups(db: DbOrTx, tenantId: string, page: PageQuery) {
+export function listGroups(db: Db, tenantId: string, page: PageQuery) {
   const { limit, offset } = pageBounds(page);
   const rows = db.select().from(groups).where(eq(groups.tenantId, tenantId)).orderBy(asc(groups.name)).limit(limit).offset(offset).all();
   const total = db.select({ n: countAll }).from(groups).where(eq(groups.tenantId, tenantId)).get()?.n ?? 0;
   return { rows, total, memberCounts: memberCounts(db, rows.map((g) => g.id)) };
 }
 
-function memberCounts(db: DbOrTx, groupIds: string[]): Map<string, number> {
+function memberCounts(db: Db, groupIds: string[]): Map<string, number> {
   if (groupIds.length === 0) return new Map();
   const rows = db
     .select({ groupId: groupMembers.groupId, n: countAll })
@@ -74,7 +74,7 @@ export function deleteGroup(db: Db, group: GroupRow): void {
   db.delete(groups).where(eq(groups.id, group.id)).run();
 }
 
-export function groupMembersOf(db: DbOrTx, group: GroupRow) {
+export function groupMembersOf(db: Db, group: GroupRow) {
   return db
     .select({ id: users.id, email: users.email, name: users.name, addedAt: groupMembers.createdAt })
     .from(groupMembers)
@@ -104,7 +104,7 @@ export function removeMember(db: Db, group: GroupRow, userId: string): void {
 }
 
 /** Ids of the groups a user belongs to; used to resolve group grants. */
-export function groupIdsOf(db: DbOrTx, tenantId: string, userId: string): string[] {
+export function groupIdsOf(db: Db, tenantId: string, userId: string): string[] {
   return db
     .select({ id: groupMembers.groupId })
     .from(groupMembers)

@@ -1,6 +1,6 @@
 // Users of a tenant: create, list, search, read, update, soft delete. Every query is tenant-scoped.
 import { and, asc, eq, isNull, or, sql, type SQL } from 'drizzle-orm';
-import { inTransaction, type Db, type DbOrTx } from '../../db/client';
+import { inTransaction, type Db } from '../../db/client';
 import { enrollments, refreshTokens, users } from '../../db/schema';
 import type { Clock } from '../clock';
 import { hashPassword, verifyPassword } from '../auth/passwords';
@@ -30,12 +30,12 @@ export interface UserServiceDeps {
 }
 
 /** Hashes the password first (async, off the event loop), then inserts in one statement. */
-export async function createUser(deps: UserServiceDeps, input: NewUser, tx: DbOrTx = deps.db): Promise<UserRow> {
+export async function createUser(deps: UserServiceDeps, input: NewUser, tx: Db = deps.db): Promise<UserRow> {
   const passwordHash = input.password ? await hashPassword(input.password, deps.scryptCost) : null;
   return insertUser(tx, deps.clock, input, passwordHash);
 }
 
-export function insertUser(tx: DbOrTx, clock: Clock, input: NewUser, passwordHash: string | null): UserRow {
+export function insertUser(tx: Db, clock: Clock, input: NewUser, passwordHash: string | null): UserRow {
   const now = clock.now().toISOString();
   try {
     return tx
@@ -59,7 +59,7 @@ export function insertUser(tx: DbOrTx, clock: Clock, input: NewUser, passwordHas
   }
 }
 
-function prepareGetUser(db: DbOrTx, includeDeleted: boolean) {
+function prepareGetUser(db: Db, includeDeleted: boolean) {
   return db
     .select()
     .from(users)
@@ -74,9 +74,9 @@ function prepareGetUser(db: DbOrTx, includeDeleted: boolean) {
 }
 
 /** getUser serves most requests (`/me`, every check of a user id): prepared once per database. */
-const getUserStatements = new WeakMap<DbOrTx, { live: ReturnType<typeof prepareGetUser>; withDeleted: ReturnType<typeof prepareGetUser> }>();
+const getUserStatements = new WeakMap<Db, { live: ReturnType<typeof prepareGetUser>; withDeleted: ReturnType<typeof prepareGetUser> }>();
 
-export function getUser(db: DbOrTx, tenantId: string, id: string, opts: { includeDeleted?: boolean } = {}): UserRow {
+export function getUser(db: Db, tenantId: string, id: string, opts: { includeDeleted?: boolean } = {}): UserRow {
   let statements = getUserStatements.get(db);
   if (!statements) {
     statements = { live: prepareGetUser(db, false), withDeleted: prepareGetUser(db, true) };
@@ -93,7 +93,7 @@ export interface UserListFilter {
   q?: string;
 }
 
-export function listUsers(db: DbOrTx, tenantId: string, filter: UserListFilter, page: PageQuery) {
+export function listUsers(db: Db, tenantId: string, filter: UserListFilter, page: PageQuery) {
   const conditions: (SQL | undefined)[] = [eq(users.tenantId, tenantId)];
   if (filter.role) conditions.push(eq(users.role, filter.role));
   if (!filter.includeDeleted) conditions.push(isNull(users.deletedAt));
@@ -109,7 +109,7 @@ export function listUsers(db: DbOrTx, tenantId: string, filter: UserListFilter, 
 }
 
 /** True when both users hold an enrollment (any role, not dropped) in a common course. */
-export function shareACourse(db: DbOrTx, tenantId: string, a: string, b: string): boolean {
+export function shareACourse(db: Db, tenantId: string, a: string, b: string): boolean {
   const row = db
     .select({ one: sql<number>`1` })
     .from(enrollments)
@@ -127,7 +127,7 @@ export function shareACourse(db: DbOrTx, tenantId: string, a: string, b: string)
 }
 
 /** True when the user is an active instructor or TA of at least one course. */
-export function teachesAnyCourse(db: DbOrTx, tenantId: string, userId: string): boolean {
+export function teachesAnyCourse(db: Db, tenantId: string, userId: string): boolean {
   const row = db
     .select({ one: sql<number>`1` })
     .from(enrollments)
@@ -206,7 +206,7 @@ export function softDeleteUser(db: Db, clock: Clock, target: UserRow): void {
   });
 }
 
-export function revokeRefreshTokensOf(tx: DbOrTx, userId: string, now: string): void {
+export function revokeRefreshTokensOf(tx: Db, userId: string, now: string): void {
   tx.update(refreshTokens)
     .set({ revokedAt: now })
     .where(and(eq(refreshTokens.userId, userId), isNull(refreshTokens.revokedAt)))
