@@ -287,11 +287,8 @@ export const documentsRouter = router
       const { db, clock, auth } = c.var.deps;
       const { document, role } = requireDocument(db, c.var.actor, c.req.valid('param').id, { includeTrashed: true });
       requireManage(role);
-      if (c.req.valid('query').permanent) {
-        // A change still queued for this document would fail its whole batch once the row is gone.
-        c.var.deps.documents.flush();
-        eraseDocument(db, document);
-      } else trashDocument(db, clock, document);
+      if (c.req.valid('query').permanent) eraseDocument(documentServices(c.var.deps), document);
+      else trashDocument(db, clock, document);
       auth.revoke();
       return c.body(null, 204);
     },

@@ -6,7 +6,7 @@
 // (a grant to the caller or to one of their groups), so a list can never show what a single GET
 // would refuse. `documentAccess` is the one resolver of a caller's role, for REST and WebSocket.
 import { and, asc, desc, eq, inArray, isNotNull, isNull, ne, notInArray, or, sql, type SQL } from 'drizzle-orm';
-import { inTransaction, type Db, type DbOrTx } from '../../db/client';
+import { inTransaction, type Db } from '../../db/client';
 import {
   courseModules,
   courses,
@@ -62,7 +62,7 @@ interface Principals {
   groupIds: string[];
 }
 
-const principalsOf = (db: DbOrTx, actor: Pick<Actor, 'userId' | 'tenantId'>): Principals => ({
+const principalsOf = (db: Db, actor: Pick<Actor, 'userId' | 'tenantId'>): Principals => ({
   userId: actor.userId,
   groupIds: groupIdsOf(db, actor.tenantId, actor.userId),
 });
@@ -73,11 +73,11 @@ function grantsTo(p: Principals): SQL {
 }
 
 /** `documents.id` is one the principals hold a grant on. */
-function visibleTo(db: DbOrTx, p: Principals): SQL {
+function visibleTo(db: Db, p: Principals): SQL {
   return inArray(documents.id, db.select({ id: documentGrants.documentId }).from(documentGrants).where(grantsTo(p)));
 }
 
-function rolesOn(db: DbOrTx, p: Principals, documentIds: string[]): Map<string, DocumentRole> {
+function rolesOn(db: Db, p: Principals, documentIds: string[]): Map<string, DocumentRole> {
   if (documentIds.length === 0) return new Map();
   const grants = db
     .select({ documentId: documentGrants.documentId, role: documentGrants.role })
@@ -103,7 +103,7 @@ export interface DocumentAccess {
  * only restore, erase and the trash listing deal with trashed documents).
  */
 export function documentAccess(
-  db: DbOrTx,
+  db: Db,
   actor: Pick<Actor, 'userId' | 'tenantId'>,
   documentId: string,
   opts: { includeTrashed?: boolean } = {},
@@ -120,7 +120,7 @@ export function documentAccess(
 
 /** Like `documentAccess`, but a document the caller holds no grant on is as unknown as a missing one. */
 export function requireDocument(
-  db: DbOrTx,
+  db: Db,
   actor: Pick<Actor, 'userId' | 'tenantId'>,
   documentId: string,
   opts: { includeTrashed?: boolean } = {},
@@ -142,7 +142,7 @@ export interface ContextTarget {
 }
 
 /** The course a caller may add documents to: any course for a tenant admin, else an active enrollment. */
-function mayAddToCourse(db: DbOrTx, actor: DocumentActor, courseId: string): boolean {
+function mayAddToCourse(db: Db, actor: DocumentActor, courseId: string): boolean {
   if (actor.role === 'admin') return true;
   return membershipOf(db, actor.tenantId, courseId, actor.userId)?.status === 'active';
 }
@@ -156,7 +156,7 @@ const notLinkable = (ref: ContextRef) =>
  * Checks a context a document is to be linked to: it exists in the caller's tenant and belongs to a
  * course the caller may add documents to (otherwise 422, saying no more than that).
  */
-export function resolveContext(db: DbOrTx, actor: DocumentActor, ref: ContextRef): ContextTarget {
+export function resolveContext(db: Db, actor: DocumentActor, ref: ContextRef): ContextTarget {
   if (ref.type === 'course') {
     const course = db
       .select({ id: courses.id, title: courses.title })
@@ -177,7 +177,7 @@ export function resolveContext(db: DbOrTx, actor: DocumentActor, ref: ContextRef
 }
 
 /** A module of a live course of the tenant. */
-function moduleOf(db: DbOrTx, tenantId: string, moduleId: string) {
+function moduleOf(db: Db, tenantId: string, moduleId: string) {
   return db
     .select({ id: courseModules.id, courseId: courseModules.courseId, title: courseModules.title })
     .from(courseModules)
@@ -197,7 +197,7 @@ export interface AvailableContext {
  * Where the caller may put documents: their personal space, then the courses they teach or are
  * enrolled in (active), by title. Tenant admins, instructors of every course, may use any course.
  */
-export function availableContexts(db: DbOrTx, actor: DocumentActor): AvailableContext[] {
+export function availableContexts(db: Db, actor: DocumentActor): AvailableContext[] {
   const roles = new Map(activeCourseRoles(db, actor.tenantId, actor.userId).map((r) => [r.courseId, r.role]));
   const conditions = [eq(courses.tenantId, actor.tenantId), isNull(courses.deletedAt)];
   if (actor.role !== 'admin') {
@@ -230,7 +230,7 @@ const linkedCourse = and(eq(documentContexts.contextType, 'course'), eq(courses.
 const linkedModule = and(eq(documentContexts.contextType, 'module'), eq(courseModules.id, documentContexts.contextId));
 const linkTargetExists = or(isNotNull(courses.id), isNotNull(courseModules.id));
 
-export function listDocumentContexts(db: DbOrTx, doc: DocumentRow, page: PageQuery): { rows: LinkedContext[]; total: number } {
+export function listDocumentContexts(db: Db, doc: DocumentRow, page: PageQuery): { rows: LinkedContext[]; total: number } {
   const { limit, offset } = pageBounds(page);
   const where = and(eq(documentContexts.documentId, doc.id), linkTargetExists);
   const rows = db
@@ -268,7 +268,7 @@ export function listDocumentContexts(db: DbOrTx, doc: DocumentRow, page: PageQue
 }
 
 /** Links a document to a checked context; linking twice is harmless. Returns whether it was new. */
-export function linkContext(db: DbOrTx, clock: Clock, actor: DocumentActor, doc: DocumentRow, target: ContextTarget): LinkedContext & { created: boolean } {
+export function linkContext(db: Db, clock: Clock, actor: DocumentActor, doc: DocumentRow, target: ContextTarget): LinkedContext & { created: boolean } {
   const createdAt = clock.now().toISOString();
   const result = db
     .insert(documentContexts)
@@ -291,7 +291,7 @@ export function linkContext(db: DbOrTx, clock: Clock, actor: DocumentActor, doc:
   };
 }
 
-export function unlinkContext(db: DbOrTx, doc: DocumentRow, ref: ContextRef): void {
+export function unlinkContext(db: Db, doc: DocumentRow, ref: ContextRef): void {
   const result = db
     .delete(documentContexts)
     .where(and(eq(documentContexts.documentId, doc.id), eq(documentContexts.contextType, ref.type), eq(documentContexts.contextId, ref.id)))
@@ -344,7 +344,7 @@ function insertOwnedDocument(
   svc: DocumentServices,
   actor: DocumentActor,
   fields: Pick<typeof documents.$inferInsert, 'tenantId' | 'title' | 'category' | 'forkedFrom'>,
-  fill: (tx: DbOrTx, doc: DocumentRow) => void,
+  fill: (tx: Db, doc: DocumentRow) => void,
 ): DocumentRow {
   const now = svc.clock.now().toISOString();
   svc.store.flush();
@@ -362,7 +362,7 @@ function insertOwnedDocument(
   });
 }
 
-export function updateDocument(db: DbOrTx, clock: Clock, doc: DocumentRow, changes: { title?: string; category?: string | null }): DocumentRow {
+export function updateDocument(db: Db, clock: Clock, doc: DocumentRow, changes: { title?: string; category?: string | null }): DocumentRow {
   return db
     .update(documents)
     .set({
@@ -375,20 +375,22 @@ export function updateDocument(db: DbOrTx, clock: Clock, doc: DocumentRow, chang
     .get()!;
 }
 
-export function trashDocument(db: DbOrTx, clock: Clock, doc: DocumentRow): DocumentRow {
+export function trashDocument(db: Db, clock: Clock, doc: DocumentRow): DocumentRow {
   if (doc.trashedAt !== null) throw conflict('The document is already in the trash');
   return db.update(documents).set({ trashedAt: clock.now().toISOString() }).where(eq(documents.id, doc.id)).returning().get()!;
 }
 
-export function restoreDocument(db: DbOrTx, doc: DocumentRow): DocumentRow {
+export function restoreDocument(db: Db, doc: DocumentRow): DocumentRow {
   if (doc.trashedAt === null) throw conflict('The document is not in the trash');
   return db.update(documents).set({ trashedAt: null }).where(eq(documents.id, doc.id)).returning().get()!;
 }
 
 /** Erases a trashed document with its body, history, versions, grants and links (cascade). */
-export function eraseDocument(db: DbOrTx, doc: DocumentRow): void {
+export function eraseDocument(svc: Pick<DocumentServices, 'db' | 'store'>, doc: DocumentRow): void {
   if (doc.trashedAt === null) throw conflict('Only a document in the trash can be erased; move it to the trash first');
-  db.delete(documents).where(eq(documents.id, doc.id)).run();
+  // A change still queued for it would fail, with the row gone, and take its batch's retry path.
+  svc.store.flush();
+  svc.db.delete(documents).where(eq(documents.id, doc.id)).run();
 }
 
 export interface DocumentFilter {
@@ -405,7 +407,7 @@ export interface ListedDocument extends DocumentRow {
 }
 
 /** Visible documents, newest change first; the trash only with `trashed: true`. */
-export function listDocuments(db: DbOrTx, actor: DocumentActor, filter: DocumentFilter, page: PageQuery): { rows: ListedDocument[]; total: number } {
+export function listDocuments(db: Db, actor: DocumentActor, filter: DocumentFilter, page: PageQuery): { rows: ListedDocument[]; total: number } {
   const p = principalsOf(db, actor);
   const conditions: SQL[] = [
     eq(documents.tenantId, actor.tenantId),
@@ -451,7 +453,7 @@ export function listDocuments(db: DbOrTx, actor: DocumentActor, filter: Document
 
 // ---- favorites ----
 
-function favoritesAmong(db: DbOrTx, userId: string, documentIds: string[]): Set<string> {
+function favoritesAmong(db: Db, userId: string, documentIds: string[]): Set<string> {
   if (documentIds.length === 0) return new Set();
   const rows = db
     .select({ id: documentFavorites.documentId })
@@ -461,7 +463,7 @@ function favoritesAmong(db: DbOrTx, userId: string, documentIds: string[]): Set<
   return new Set(rows.map((r) => r.id));
 }
 
-export const isFavorite = (db: DbOrTx, userId: string, doc: DocumentRow): boolean => favoritesAmong(db, userId, [doc.id]).has(doc.id);
+export const isFavorite = (db: Db, userId: string, doc: DocumentRow): boolean => favoritesAmong(db, userId, [doc.id]).has(doc.id);
 
 /** Flips the caller's favorite flag; returns the new state. */
 export function toggleFavorite(db: Db, clock: Clock, userId: string, doc: DocumentRow): boolean {
@@ -479,7 +481,7 @@ export function toggleFavorite(db: Db, clock: Clock, userId: string, doc: Docume
 // ---- counts and search ----
 
 /** `[{category, count}]` over the caller's visible documents outside the trash; uncategorised as null, last. */
-export function categoryCounts(db: DbOrTx, actor: DocumentActor, page: PageQuery) {
+export function categoryCounts(db: Db, actor: DocumentActor, page: PageQuery) {
   const p = principalsOf(db, actor);
   const where = and(eq(documents.tenantId, actor.tenantId), isNull(documents.trashedAt), visibleTo(db, p));
   const { limit, offset } = pageBounds(page);
@@ -500,7 +502,7 @@ export function categoryCounts(db: DbOrTx, actor: DocumentActor, page: PageQuery
  * Courses with the number of the caller's visible documents (outside the trash) linked to each,
  * directly or through one of the course's modules; courses with none are left out.
  */
-export function courseCounts(db: DbOrTx, actor: DocumentActor, page: PageQuery) {
+export function courseCounts(db: Db, actor: DocumentActor, page: PageQuery) {
   const p = principalsOf(db, actor);
   const courseOfLink = sql<string>`coalesce(${courses.id}, ${courseModules.courseId})`;
   const links = db
@@ -564,7 +566,7 @@ export interface Collaborator {
 
 const roleOrder = sql`CASE ${documentGrants.role} WHEN 'owner' THEN 0 WHEN 'editor' THEN 1 WHEN 'commenter' THEN 2 ELSE 3 END`;
 
-function collaboratorQuery(db: DbOrTx) {
+function collaboratorQuery(db: Db) {
   return db
     .select({
       userId: documentGrants.userId,
@@ -596,7 +598,7 @@ const toCollaborator = (r: CollaboratorJoin): Collaborator => ({
 });
 
 /** Users and groups holding a role on the document, owners first. */
-export function listCollaborators(db: DbOrTx, doc: DocumentRow, page: PageQuery): { rows: Collaborator[]; total: number } {
+export function listCollaborators(db: Db, doc: DocumentRow, page: PageQuery): { rows: Collaborator[]; total: number } {
   const { limit, offset } = pageBounds(page);
   const rows = collaboratorQuery(db)
     .where(eq(documentGrants.documentId, doc.id))
@@ -610,7 +612,7 @@ export function listCollaborators(db: DbOrTx, doc: DocumentRow, page: PageQuery)
 
 const principalColumn = (type: PrincipalType) => (type === 'user' ? documentGrants.userId : documentGrants.groupId);
 
-function grantOf(db: DbOrTx, doc: DocumentRow, type: PrincipalType, principalId: string) {
+function grantOf(db: Db, doc: DocumentRow, type: PrincipalType, principalId: string) {
   return db
     .select()
     .from(documentGrants)
@@ -622,7 +624,7 @@ function grantOf(db: DbOrTx, doc: DocumentRow, type: PrincipalType, principalId:
  * Whether taking the owner role away from `grantId` would leave the document with no owner who is
  * a person: group owners do not count, since a group can be emptied or deleted.
  */
-function isLastPersonOwner(db: DbOrTx, doc: DocumentRow, grant: { id: string; role: DocumentRole; userId: string | null }): boolean {
+function isLastPersonOwner(db: Db, doc: DocumentRow, grant: { id: string; role: DocumentRole; userId: string | null }): boolean {
   if (grant.role !== 'owner') return false;
   const others =
     db
@@ -637,7 +639,7 @@ function isLastPersonOwner(db: DbOrTx, doc: DocumentRow, grant: { id: string; ro
 const lastOwner = () => conflict('The document must keep at least one owner who is a person; make someone else owner first');
 
 /** The principal exists in the document's tenant (a live user, or a group); otherwise 422. */
-function checkPrincipal(db: DbOrTx, tenantId: string, type: PrincipalType, principalId: string): void {
+function checkPrincipal(db: Db, tenantId: string, type: PrincipalType, principalId: string): void {
   try {
     if (type === 'user') getUser(db, tenantId, principalId);
     else getGroup(db, tenantId, principalId);
