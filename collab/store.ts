@@ -428,16 +428,15 @@ export class DocumentStore {
         if (positions) positions.push(i);
         else byDocument.set(documentId, [i]);
       });
-      for (const [documentId, positions] of byDocument) {
-        // A batch of one document has failed as a whole already.
-        if (byDocument.size === 1) {
-          failed.set(documentId, batchErr as Error);
-          continue;
-        }
-        try {
-          this.insertRows(positions.map((i) => batch[i]!), now).forEach((id, k) => (ids[positions[k]!] = id));
-        } catch (err) {
-          failed.set(documentId, err as Error);
+      // A batch of one document has failed as a whole already.
+      if (byDocument.size === 1) failed.set(batch[0]!.documentId, batchErr as Error);
+      else {
+        for (const [documentId, positions] of byDocument) {
+          try {
+            this.insertRows(positions.map((i) => batch[i]!), now).forEach((id, k) => (ids[positions[k]!] = id));
+          } catch (err) {
+            failed.set(documentId, err as Error);
+          }
         }
       }
       this.logger?.error({ err: batchErr, documentIds: [...failed.keys()], updates: batch.length }, 'could not store document updates; dropping their live copies');

@@ -1,13 +1,15 @@
-// Prepared statements of the hot list endpoints, kept per database handle.
-import type { DbOrTx } from '../db/client';
+// Prepared statements of the hot list endpoints, and what else they keep per database handle.
+import type { Db } from '../db/client';
 
 const preparedByDb = new WeakMap<object, Map<string, unknown>>();
 
 /**
  * A prepared statement (drizzle, with placeholders) built once per database handle and key. The
- * hot list endpoints use it to skip rebuilding and re-preparing the same SQL on every request.
+ * hot list endpoints use it to skip rebuilding and re-preparing the same SQL on every request, and
+ * to keep a per-database cache beside their statements (the roster's anchors), so that two
+ * databases in one process (tests) never share one.
  */
-export function preparedFor<T>(db: DbOrTx, key: string, build: () => T): T {
+export function preparedFor<T>(db: Db, key: string, build: () => T): T {
   let statements = preparedByDb.get(db);
   if (!statements) preparedByDb.set(db, (statements = new Map()));
   let statement = statements.get(key) as T | undefined;
