@@ -25,6 +25,7 @@ import * as Y from 'yjs';
 import { inTransaction, type Db } from '../db/client';
 import { documentStates, documentUpdates, documents } from '../db/schema';
 import type { Clock } from '../src/clock';
+import { sqlLimit } from '../src/sql';
 
 export const CONTENT_FIELD = 'content';
 
@@ -225,8 +226,8 @@ export class DocumentStore {
       .from(documentUpdates)
       .where(eq(documentUpdates.documentId, documentId))
       .orderBy(desc(documentUpdates.id))
-      .limit(page.limit)
-      .offset(page.offset)
+      .limit(sqlLimit(page.limit))
+      .offset(sqlLimit(page.offset))
       .all();
     const total =
       this.db.select({ n: count() }).from(documentUpdates).where(eq(documentUpdates.documentId, documentId)).get()?.n ?? 0;

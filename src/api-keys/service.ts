@@ -7,7 +7,7 @@ import { generateApiKey, sha256 } from '../auth/secrets';
 import { notFound, unprocessable } from '../http/errors';
 import { pageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../ids';
-import { countAll } from '../sql';
+import { countAll, sqlLimit } from '../sql';
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
 
@@ -42,7 +42,7 @@ export function createApiKey(
 export function listApiKeys(db: Db, owner: { tenantId: string; userId: string }, page: PageQuery) {
   const where = and(eq(apiKeys.tenantId, owner.tenantId), eq(apiKeys.userId, owner.userId));
   const { limit, offset } = pageBounds(page);
-  const rows = db.select().from(apiKeys).where(where).orderBy(desc(apiKeys.createdAt), desc(apiKeys.id)).limit(limit).offset(offset).all();
+  const rows = db.select().from(apiKeys).where(where).orderBy(desc(apiKeys.createdAt), desc(apiKeys.id)).limit(sqlLimit(limit)).offset(sqlLimit(offset)).all();
   const total = db.select({ n: countAll }).from(apiKeys).where(where).get()?.n ?? 0;
   return { rows, total };
 }

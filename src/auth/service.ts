@@ -8,6 +8,7 @@ import { newId } from '../ids';
 import { normaliseEmail, type UserRow } from '../users/service';
 import { makeDummyHash, verifyPassword } from './passwords';
 import { randomToken, sha256 } from './secrets';
+import { sqlLimit } from '../sql';
 
 export interface TokenPair {
   access_token: string;
@@ -64,7 +65,7 @@ export async function passwordGrant(
     .from(users)
     .innerJoin(tenants, eq(tenants.id, users.tenantId))
     .where(and(eq(users.email, email), isNull(users.deletedAt), input.tenant ? eq(tenants.slug, input.tenant) : undefined))
-    .limit(2)
+    .limit(sqlLimit(2))
     .all()
     .map((r) => r.user);
   const user = candidates.length === 1 ? candidates[0] : undefined;

@@ -11,7 +11,7 @@ import { membershipOf } from '../enrollments/service';
 import { conflict, forbidden, notFound } from '../http/errors';
 import { pageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../ids';
-import { countAll, isUniqueViolation } from '../sql';
+import { countAll, isUniqueViolation, sqlLimit } from '../sql';
 import { jsonArrayText, jsonObject } from '../json-sql';
 import { preparedFor } from '../prepared';
 import { canManageCourse, canReadCourse } from './policy';
@@ -212,7 +212,7 @@ function courseListStatements(db: Db, byStatus: boolean) {
       // The tenant's courses: the page is chosen on the covering index (title, id) and only its
       // rows are read in full.
       all: {
-        page: pageJson(db.select({ rowid: sql<number>`${courses}.rowid` }).from(courses).where(live).orderBy(...inTitleOrder).limit(p('limit')).offset(p('offset'))),
+        page: pageJson(db.select({ rowid: sql<number>`${courses}.rowid` }).from(courses).where(live).orderBy(...inTitleOrder).limit(sqlLimit(p('limit'))).offset(sqlLimit(p('offset')))),
         count: db.select({ n: countAll }).from(courses).where(live).prepare(),
       },
       // A member's courses: all of them as rowids in title order, in one pass over their

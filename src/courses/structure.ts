@@ -9,7 +9,7 @@ import type { Clock } from '../clock';
 import { notFound, unprocessable } from '../http/errors';
 import { pageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../ids';
-import { countAll } from '../sql';
+import { countAll, sqlLimit } from '../sql';
 import type { CourseRow } from './service';
 
 export type SectionRow = typeof courseSections.$inferSelect;
@@ -23,7 +23,7 @@ const immediate = { behavior: 'immediate' } as const;
 export function listSections(db: Db, course: CourseRow, page: PageQuery) {
   const where = eq(courseSections.courseId, course.id);
   const { limit, offset } = pageBounds(page);
-  const rows = db.select().from(courseSections).where(where).orderBy(asc(courseSections.position)).limit(limit).offset(offset).all();
+  const rows = db.select().from(courseSections).where(where).orderBy(asc(courseSections.position)).limit(sqlLimit(limit)).offset(sqlLimit(offset)).all();
   const total = db.select({ n: countAll }).from(courseSections).where(where).get()?.n ?? 0;
   return { rows, total };
 }
@@ -123,7 +123,7 @@ export function listCourseModules(db: Db, course: Pick<CourseRow, 'id'>, page?: 
     return { rows, total: rows.length };
   }
   const { limit, offset } = pageBounds(page);
-  const rows = query.limit(limit).offset(offset).all().map((r) => r.module);
+  const rows = query.limit(sqlLimit(limit)).offset(sqlLimit(offset)).all().map((r) => r.module);
   const total = db.select({ n: countAll }).from(courseModules).where(where).get()?.n ?? 0;
   return { rows, total };
 }
@@ -131,7 +131,7 @@ export function listCourseModules(db: Db, course: Pick<CourseRow, 'id'>, page?: 
 export function listSectionModules(db: Db, section: SectionRow, page: PageQuery) {
   const where = moduleScope(section.courseId, section.id);
   const { limit, offset } = pageBounds(page);
-  const rows = db.select().from(courseModules).where(where).orderBy(asc(courseModules.position)).limit(limit).offset(offset).all();
+  const rows = db.select().from(courseModules).where(where).orderBy(asc(courseModules.position)).limit(sqlLimit(limit)).offset(sqlLimit(offset)).all();
   const total = db.select({ n: countAll }).from(courseModules).where(where).get()?.n ?? 0;
   return { rows, total };
 }

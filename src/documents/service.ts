@@ -29,7 +29,7 @@ import { getGroup, groupIdsOf } from '../groups/service';
 import { AppError, conflict, notFound, unprocessable } from '../http/errors';
 import { pageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../ids';
-import { countAll } from '../sql';
+import { countAll, sqlLimit } from '../sql';
 import { getUser } from '../users/service';
 import { isDowngrade, strongestRole } from './policy';
 import { ftsPrefixQuery, matchesText, searchIndexOf, suggestDocuments, type DocumentSearchIndex, type Suggestion } from './search';
@@ -248,8 +248,8 @@ export function listDocumentContexts(db: Db, doc: DocumentRow, page: PageQuery):
     .leftJoin(courseModules, linkedModule)
     .where(where)
     .orderBy(asc(documentContexts.createdAt), asc(documentContexts.contextId))
-    .limit(limit)
-    .offset(offset)
+    .limit(sqlLimit(limit))
+    .offset(sqlLimit(offset))
     .all();
   const total =
     db.select({ n: countAll }).from(documentContexts).leftJoin(courses, linkedCourse).leftJoin(courseModules, linkedModule).where(where).get()
@@ -443,7 +443,7 @@ export function listDocuments(db: Db, actor: DocumentActor, filter: DocumentFilt
   }
   const where = and(...conditions);
   const { limit, offset } = pageBounds(page);
-  const rows = db.select().from(documents).where(where).orderBy(desc(documents.updatedAt), desc(documents.id)).limit(limit).offset(offset).all();
+  const rows = db.select().from(documents).where(where).orderBy(desc(documents.updatedAt), desc(documents.id)).limit(sqlLimit(limit)).offset(sqlLimit(offset)).all();
   const total = db.select({ n: countAll }).from(documents).where(where).get()?.n ?? 0;
   const ids = rows.map((d) => d.id);
   const roles = rolesOn(db, p, ids);
@@ -491,8 +491,8 @@ export function categoryCounts(db: Db, actor: DocumentActor, page: PageQuery) {
     .where(where)
     .groupBy(documents.category)
     .orderBy(sql`${documents.category} IS NULL`, asc(documents.category))
-    .limit(limit)
-    .offset(offset)
+    .limit(sqlLimit(limit))
+    .offset(sqlLimit(offset))
     .all();
   const total = db.select({ n: sql<number>`count(DISTINCT coalesce(${documents.category}, char(0)))`.mapWith(Number) }).from(documents).where(where).get()?.n ?? 0;
   return { rows, total };
@@ -529,8 +529,8 @@ export function courseCounts(db: Db, actor: DocumentActor, page: PageQuery) {
     .where(where)
     .groupBy(courses.id)
     .orderBy(asc(courses.title), asc(courses.id))
-    .limit(limit)
-    .offset(offset)
+    .limit(sqlLimit(limit))
+    .offset(sqlLimit(offset))
     .all();
   const total =
     db
@@ -603,8 +603,8 @@ export function listCollaborators(db: Db, doc: DocumentRow, page: PageQuery): { 
   const rows = collaboratorQuery(db)
     .where(eq(documentGrants.documentId, doc.id))
     .orderBy(roleOrder, asc(documentGrants.createdAt), asc(documentGrants.id))
-    .limit(limit)
-    .offset(offset)
+    .limit(sqlLimit(limit))
+    .offset(sqlLimit(offset))
     .all();
   const total = db.select({ n: countAll }).from(documentGrants).where(eq(documentGrants.documentId, doc.id)).get()?.n ?? 0;
   return { rows: rows.map(toCollaborator), total };

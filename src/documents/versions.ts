@@ -8,7 +8,7 @@ import { textOfState } from '../../collab/store';
 import { AppError, notFound } from '../http/errors';
 import { pageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../ids';
-import { countAll } from '../sql';
+import { countAll, sqlLimit } from '../sql';
 import type { DocumentRow, DocumentServices } from './service';
 
 export type VersionRow = typeof documentVersions.$inferSelect;
@@ -56,8 +56,8 @@ export function listVersions(db: Db, doc: DocumentRow, page: PageQuery): { rows:
     .from(documentVersions)
     .where(eq(documentVersions.documentId, doc.id))
     .orderBy(desc(documentVersions.id))
-    .limit(limit)
-    .offset(offset)
+    .limit(sqlLimit(limit))
+    .offset(sqlLimit(offset))
     .all();
   const total = db.select({ n: countAll }).from(documentVersions).where(eq(documentVersions.documentId, doc.id)).get()?.n ?? 0;
   return { rows, total };

@@ -13,7 +13,7 @@ import { listCourseModules } from '../courses/structure';
 import { conflict, notFound, unprocessable } from '../http/errors';
 import { pageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../ids';
-import { countAll } from '../sql';
+import { countAll, sqlLimit } from '../sql';
 import { canListCourseEnrollments, isCourseStaff, type Membership } from './policy';
 import { enrollmentJson } from './present';
 import { ROSTER_START, RosterAnchors } from './roster-anchors';
@@ -142,8 +142,8 @@ function rosterStatements(db: Db, has: { own: boolean; user: boolean; status: bo
       .from(page)
       .where(where)
       .orderBy(...inOrder)
-      .limit(p('limit'))
-      .offset(p('skip'));
+      .limit(sqlLimit(p('limit')))
+      .offset(sqlLimit(p('skip')));
     return {
       page: enrollmentPageJson(db, pageRowIds).prepare(),
       keyAt: db
@@ -151,8 +151,8 @@ function rosterStatements(db: Db, has: { own: boolean; user: boolean; status: bo
         .from(page)
         .where(where)
         .orderBy(...inOrder)
-        .limit(1)
-        .offset(p('skip'))
+        .limit(sqlLimit(1))
+        .offset(sqlLimit(p('skip')))
         .prepare(),
       // Without a user filter the total (and the list's change counter) comes from the
       // trigger-kept counts: at most nine rows.
@@ -234,8 +234,8 @@ export function listEnrollments(db: Db, actor: Actor, filter: EnrollmentFilter, 
     .innerJoin(courses, eq(courses.id, enrollments.courseId))
     .where(where)
     .orderBy(asc(enrollments.enrolledAt), asc(enrollments.id))
-    .limit(limit)
-    .offset(offset);
+    .limit(sqlLimit(limit))
+    .offset(sqlLimit(offset));
   const dataJson = jsonArrayText(enrollmentPageJson(db, pageRowIds).values());
   const total = db.select({ n: countAll }).from(enrollments).innerJoin(courses, eq(courses.id, enrollments.courseId)).where(where).get()?.n ?? 0;
   return { dataJson, total };

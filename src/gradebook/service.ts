@@ -21,7 +21,7 @@ import { membershipOf } from '../enrollments/service';
 import { conflict, notFound, unprocessable, type FieldError } from '../http/errors';
 import { pageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../ids';
-import { countAll, isUniqueViolation } from '../sql';
+import { countAll, isUniqueViolation, sqlLimit } from '../sql';
 import { preparedFor, rowsNamed } from '../prepared';
 import {
   DEFAULT_LETTER_SCALE,
@@ -127,7 +127,7 @@ export function listAssignments(db: Db, offering: Offering, page: PageQuery) {
     const p = sql.placeholder;
     const where = and(eq(gradebookAssignments.tenantId, p('tenantId')), eq(gradebookAssignments.courseId, p('courseId')));
     return {
-      rows: db.select(assignmentColumns).from(gradebookAssignments).where(where).orderBy(...assignmentOrder).limit(p('limit')).offset(p('offset')).prepare(),
+      rows: db.select(assignmentColumns).from(gradebookAssignments).where(where).orderBy(...assignmentOrder).limit(sqlLimit(p('limit'))).offset(sqlLimit(p('offset'))).prepare(),
       count: db.select({ n: countAll }).from(gradebookAssignments).where(where).prepare(),
     };
   });
@@ -326,8 +326,8 @@ export function gradeHistory(db: Db, assignment: AssignmentRow, studentId: strin
     .from(gradebookGradeHistory)
     .where(where)
     .orderBy(desc(gradebookGradeHistory.changedAt), desc(gradebookGradeHistory.id))
-    .limit(limit)
-    .offset(offset)
+    .limit(sqlLimit(limit))
+    .offset(sqlLimit(offset))
     .all();
   const total = db.select({ n: countAll }).from(gradebookGradeHistory).where(where).get()?.n ?? 0;
   return { rows, total };
@@ -348,8 +348,8 @@ export function listGrades(db: Db, offering: Offering, filter: { assignmentId?: 
     .innerJoin(gradebookAssignments, eq(gradebookAssignments.id, gradebookGrades.assignmentId))
     .where(where)
     .orderBy(asc(gradebookGrades.studentId), asc(gradebookGrades.assignmentId))
-    .limit(limit)
-    .offset(offset)
+    .limit(sqlLimit(limit))
+    .offset(sqlLimit(offset))
     .all();
   const total = db.select({ n: countAll }).from(gradebookGrades).where(where).get()?.n ?? 0;
   return { rows, total };

@@ -6,7 +6,7 @@ import type { Clock } from '../clock';
 import { conflict, notFound } from '../http/errors';
 import { pageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../ids';
-import { countAll, isUniqueViolation } from '../sql';
+import { countAll, isUniqueViolation, sqlLimit } from '../sql';
 import { getUser } from '../users/service';
 
 export type GroupRow = typeof groups.$inferSelect;
@@ -35,7 +35,7 @@ export function getGroup(db: Db, tenantId: string, id: string): GroupRow {
 
 export function listGroups(db: Db, tenantId: string, page: PageQuery) {
   const { limit, offset } = pageBounds(page);
-  const rows = db.select().from(groups).where(eq(groups.tenantId, tenantId)).orderBy(asc(groups.name)).limit(limit).offset(offset).all();
+  const rows = db.select().from(groups).where(eq(groups.tenantId, tenantId)).orderBy(asc(groups.name)).limit(sqlLimit(limit)).offset(sqlLimit(offset)).all();
   const total = db.select({ n: countAll }).from(groups).where(eq(groups.tenantId, tenantId)).get()?.n ?? 0;
   return { rows, total, memberCounts: memberCounts(db, rows.map((g) => g.id)) };
 }

@@ -9,7 +9,7 @@ import { generatePassword, hashPassword } from '../auth/passwords';
 import { conflict } from '../http/errors';
 import { pageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../ids';
-import { countAll, isUniqueViolation } from '../sql';
+import { countAll, isUniqueViolation, sqlLimit } from '../sql';
 import { insertUser, type UserRow } from '../users/service';
 
 export type TenantRow = typeof tenants.$inferSelect;
@@ -57,7 +57,7 @@ export async function createTenant(
 
 export function listTenants(db: Db, page: PageQuery) {
   const { limit, offset } = pageBounds(page);
-  const rows = db.select().from(tenants).orderBy(asc(tenants.createdAt), asc(tenants.id)).limit(limit).offset(offset).all();
+  const rows = db.select().from(tenants).orderBy(asc(tenants.createdAt), asc(tenants.id)).limit(sqlLimit(limit)).offset(sqlLimit(offset)).all();
   const total = db.select({ n: countAll }).from(tenants).get()?.n ?? 0;
   return { rows, total };
 }

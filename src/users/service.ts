@@ -7,7 +7,7 @@ import { hashPassword, verifyPassword } from '../auth/passwords';
 import { conflict, notFound, unprocessable } from '../http/errors';
 import { pageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../ids';
-import { countAll, ilike, isUniqueViolation, likeContains } from '../sql';
+import { countAll, ilike, isUniqueViolation, likeContains, sqlLimit } from '../sql';
 import type { TenantRole } from '../auth/authenticator';
 
 export type UserRow = typeof users.$inferSelect;
@@ -103,7 +103,7 @@ export function listUsers(db: Db, tenantId: string, filter: UserListFilter, page
   }
   const where = and(...conditions);
   const { limit, offset } = pageBounds(page);
-  const rows = db.select().from(users).where(where).orderBy(asc(users.name), asc(users.id)).limit(limit).offset(offset).all();
+  const rows = db.select().from(users).where(where).orderBy(asc(users.name), asc(users.id)).limit(sqlLimit(limit)).offset(sqlLimit(offset)).all();
   const total = db.select({ n: countAll }).from(users).where(where).get()?.n ?? 0;
   return { rows, total };
 }
@@ -121,7 +121,7 @@ export function shareACourse(db: Db, tenantId: string, a: string, b: string): bo
         sql`exists (select 1 from ${enrollments} e2 where e2.course_id = ${enrollments.courseId} and e2.user_id = ${b} and e2.status <> 'dropped')`,
       ),
     )
-    .limit(1)
+    .limit(sqlLimit(1))
     .get();
   return row !== undefined;
 }
@@ -139,7 +139,7 @@ export function teachesAnyCourse(db: Db, tenantId: string, userId: string): bool
         sql`${enrollments.role} in ('instructor', 'ta')`,
       ),
     )
-    .limit(1)
+    .limit(sqlLimit(1))
     .get();
   return row !== undefined;
 }
