@@ -262,4 +262,23 @@ describe('search suggestions', () => {
     }
     expect((await t.call('GET', '/api/documents/suggestions?q=bandi', { as: me })).body.data.map((s: { id: string }) => s.id)).toEqual([doc.id]);
   });
+
+  it('records an unchanged body as indexed without writing the full-text index again', async () => {
+    const me = await t.newUser();
+    const doc = await createDoc(t, me, { content: 'wombat burrow' });
+    t.db.update(documentSearch).set({ indexedThrough: 0 }).where(eq(documentSearch.documentId, doc.id)).run();
+    const ftsPages = () => t.deps.sqlite.prepare('SELECT id, block FROM documents_fts_data ORDER BY id').all();
+    const before = ftsPages();
+    const index = new DocumentSearchIndex(t.db, t.deps.documents);
+    try {
+      expect(index.reindexStale()).toBe(1);
+    } finally {
+      index.close();
+    }
+    expect(ftsPages()).toEqual(before);
+    const row = t.db.select().from(documentSearch).where(eq(documentSearch.documentId, doc.id)).get()!;
+    expect(row.indexedThrough).toBeGreaterThan(0);
+    expect(row.body).toContain('wombat burrow');
+    expect((await t.call('GET', '/api/documents/suggestions?q=wombat', { as: me })).body.data.map((s: { id: string }) => s.id)).toEqual([doc.id]);
+  });
 });

@@ -11,6 +11,7 @@ import type { Db } from '../../db/client';
 import { documentGrants, documentSearch, documentUpdates, documents } from '../../db/schema';
 import type { DocumentStore } from '../../collab/store';
 import type { Deps } from '../context';
+import { preparedFor } from '../prepared';
 
 export const SUGGESTION_LIMIT = 10;
 const MAX_QUERY_TERMS = 12;
@@ -54,12 +55,19 @@ export class DocumentSearchIndex {
     this.unsubscribe = store.onChange((documentId) => this.schedule(documentId));
   }
 
-  /** Puts `markdown` in the index as the body of the document now (the caller just wrote it). */
+  /**
+   * Puts `markdown` in the index as the body of the document now (the caller just wrote it). An
+   * unchanged body only moves `indexed_through`: writing `body` at all makes FTS5 drop and
+   * re-tokenize the whole document.
+   */
   write(documentId: string, markdown: string): void {
     this.cancel(documentId);
-    const through =
-      this.db.select({ id: max(documentUpdates.id) }).from(documentUpdates).where(eq(documentUpdates.documentId, documentId)).get()?.id ?? 0;
-    this.db.update(documentSearch).set({ body: markdown, indexedThrough: through }).where(eq(documentSearch.documentId, documentId)).run();
+    const statements = this.statements();
+    const indexed = statements.indexed.get({ documentId });
+    if (!indexed) return;
+    const through = statements.lastUpdate.get({ documentId })?.id ?? 0;
+    if (indexed.body === markdown) statements.setThrough.run({ documentId, through });
+    else statements.setBody.run({ documentId, body: markdown, through });
   }
 
   /** Re-reads the body from the store into the index. */
@@ -107,12 +115,34 @@ export class DocumentSearchIndex {
     this.pending.delete(documentId);
   }
 
+  /** The index's statements, prepared once per database: live typing refreshes many times a second. */
+  private statements() {
+    return preparedFor(this.db, 'documents:search-index', () => {
+      const p = sql.placeholder;
+      const ofDocument = eq(documentSearch.documentId, p('documentId'));
+      return {
+        exists: this.db.select({ id: documentSearch.id }).from(documentSearch).where(ofDocument).prepare(),
+        indexed: this.db.select({ body: documentSearch.body }).from(documentSearch).where(ofDocument).prepare(),
+        lastUpdate: this.db
+          .select({ id: max(documentUpdates.id) })
+          .from(documentUpdates)
+          .where(eq(documentUpdates.documentId, p('documentId')))
+          .prepare(),
+        setBody: this.db
+          .update(documentSearch)
+          .set({ body: sql`${p('body')}`, indexedThrough: sql`${p('through')}` })
+          .where(ofDocument)
+          .prepare(),
+        setThrough: this.db.update(documentSearch).set({ indexedThrough: sql`${p('through')}` }).where(ofDocument).prepare(),
+      };
+    });
+  }
+
   /** A refresh off the request path: the document may have been erased meanwhile. */
   private refreshQuietly(documentId: string): void {
     this.cancel(documentId);
     try {
-      const exists = this.db.select({ id: documentSearch.id }).from(documentSearch).where(eq(documentSearch.documentId, documentId)).get();
-      if (exists) this.refresh(documentId);
+      if (this.statements().exists.get({ documentId })) this.refresh(documentId);
     } catch (err) {
       this.opts.logger?.warn({ err, documentId }, 'search index refresh failed');
     }
