@@ -157,6 +157,33 @@ describe('courses', () => {
       expect(past.body.pagination.total).toBe(3);
     });
 
+    it('pages through many courses in title order at every page size, for members and admins', async () => {
+      const member = await t.newUser();
+      const owner = await t.newUser();
+      const titles = Array.from({ length: 150 }, (_, i) => `Order ${String((i * 37) % 150).padStart(3, '0')}`);
+      for (const title of titles) {
+        const course = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: owner.user.id, title });
+        insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: course.id, userId: member.user.id });
+      }
+      const sorted = [...titles].sort();
+      const pages = async (as: TestUser, perPage: number) => {
+        const seen: string[] = [];
+        for (let page = 1; ; page++) {
+          const res = await t.call('GET', `/api/courses?per_page=${perPage}&page=${page}`, { as });
+          expect(res.status).toBe(200);
+          if (res.body.data.length === 0) return { seen, total: res.body.pagination.total };
+          seen.push(...res.body.data.map((c: { title: string }) => c.title));
+        }
+      };
+      for (const perPage of [100, 7]) {
+        expect(await pages(member, perPage)).toEqual({ seen: sorted, total: 150 });
+        const all = await pages(t.admin, perPage);
+        expect(all.seen.length).toBe(all.total);
+        expect(all.seen).toEqual([...all.seen].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+        expect(all.seen.filter((title) => title.startsWith('Order '))).toEqual(sorted);
+      }
+    });
+
     it('lists every course of the tenant for admins, never another tenant’s', async () => {
       const mine = await t.call('GET', '/api/courses?per_page=100', { as: t.admin });
       const total = t.db.select().from(courses).where(eq(courses.tenantId, t.defaultTenantId)).all().filter((c) => !c.deletedAt).length;

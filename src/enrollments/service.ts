@@ -7,7 +7,7 @@ import { inTransaction, type Db } from '../../db/client';
 import { courseEnrollmentCounts, courses, enrollments, users, type EnrollmentRole, type EnrollmentStatus } from '../../db/schema';
 import type { Actor } from '../auth/authenticator';
 import type { Clock } from '../clock';
-import { jsonArrayText, jsonObject } from '../json-sql';
+import { EMPTY_JSON_ARRAY, jsonArrayText, jsonObject } from '../json-sql';
 import { preparedFor } from '../prepared';
 import { listCourseModules } from '../courses/structure';
 import { conflict, notFound, unprocessable } from '../http/errors';
@@ -103,14 +103,16 @@ function courseWithMembership(db: Db, actor: Actor, courseId: string): { id: str
   return { id: row.id, membership: row.role && row.status ? { role: row.role, status: row.status } : undefined };
 }
 
-/** The enrollments whose rowids `pageRowIds` selects, as SQLite-written JSON objects, in enrolment order. */
+/** The enrollments whose rowids `pageRowIds` selects, as one SQLite-written JSON array, in enrolment order. */
 function enrollmentPageJson(db: Db, pageRowIds: SQLWrapper) {
-  return db
-    .select({ json: jsonObject(enrollmentJson) })
+  const page = db
+    .select({ json: jsonObject(enrollmentJson).as('json') })
     .from(enrollments)
     .innerJoin(users, eq(users.id, enrollments.userId))
     .where(inArray(sql`${enrollments}.rowid`, pageRowIds))
-    .orderBy(asc(enrollments.enrolledAt), asc(enrollments.id));
+    .orderBy(asc(enrollments.enrolledAt), asc(enrollments.id))
+    .as('page');
+  return db.select({ json: jsonArrayText(page.json) }).from(page);
 }
 
 /**
@@ -192,12 +194,12 @@ export function listEnrollments(db: Db, actor: Actor, filter: EnrollmentFilter, 
   const { limit, offset } = pageBounds(page);
   if (filter.courseId) {
     const course = courseWithMembership(db, actor, filter.courseId);
-    if (!course) return { dataJson: '[]', total: 0 };
+    if (!course) return { dataJson: EMPTY_JSON_ARRAY, total: 0 };
     const own = !canListCourseEnrollments(actor, course.membership);
     const statements = rosterStatements(db, { own, user: !!filter.userId, status: !!filter.status, role: !!filter.role });
     const params = { courseId: course.id, self: actor.userId, userId: filter.userId, status: filter.status, role: filter.role };
     const { n: total, changes } = statements.count.get({ ...params, fromAt: ROSTER_START[0], fromId: ROSTER_START[1] }) ?? { n: 0, changes: 0 };
-    if (offset >= total) return { dataJson: '[]', total };
+    if (offset >= total) return { dataJson: EMPTY_JSON_ARRAY, total };
     // A caller's own enrollment (or one user's) is at most one row: nothing to skip.
     const { from, skip } =
       own || filter.userId
@@ -211,8 +213,8 @@ export function listEnrollments(db: Db, actor: Actor, filter: EnrollmentFilter, 
               return row && [row.enrolledAt, row.id];
             },
           );
-    const rows = statements.page.values({ ...params, fromAt: from[0], fromId: from[1], limit, skip });
-    return { dataJson: jsonArrayText(rows), total };
+    const dataJson = statements.page.get({ ...params, fromAt: from[0], fromId: from[1], limit, skip })?.json ?? EMPTY_JSON_ARRAY;
+    return { dataJson, total };
   }
 
   const filters = [
@@ -236,7 +238,7 @@ export function listEnrollments(db: Db, actor: Actor, filter: EnrollmentFilter, 
     .orderBy(asc(enrollments.enrolledAt), asc(enrollments.id))
     .limit(sqlLimit(limit))
     .offset(sqlLimit(offset));
-  const dataJson = jsonArrayText(enrollmentPageJson(db, pageRowIds).values());
+  const dataJson = enrollmentPageJson(db, pageRowIds).get()?.json ?? EMPTY_JSON_ARRAY;
   const total = db.select({ n: countAll }).from(enrollments).innerJoin(courses, eq(courses.id, enrollments.courseId)).where(where).get()?.n ?? 0;
   return { dataJson, total };
 }

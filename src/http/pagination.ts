@@ -53,7 +53,8 @@ export function paginate<T>(c: Context, q: PageQuery, data: T[], total: number):
 
 /**
  * `paginate` for a page whose items SQLite already wrote as a JSON array (src/json-sql.ts): the
- * answer is spliced together rather than parsed and stringified again. Typed as the same page.
+ * answer is spliced together around it rather than parsed and stringified again. Typed as the
+ * same page.
  */
 export function paginateJson<T>(c: Context, q: PageQuery, dataJson: string, total: number): TypedResponse<Page<T>, 200, 'json'> {
   const { pagination } = paginate(c, q, [], total);
