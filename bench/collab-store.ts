@@ -15,7 +15,6 @@ import { benchDeps, percentile } from './helpers/common';
 const dir = mkdtempSync(path.join(tmpdir(), 'lms-bench-store-'));
 const database = openDatabase(path.join(dir, 'bench.sqlite'));
 
-
 async function main() {
   const deps = await benchDeps(database);
   const user = database.db.select().from(users).get()!;

@@ -212,7 +212,6 @@ function rssKiB(pid: number): number {
   return Number(match[1]);
 }
 
-
 // ---------------------------------------------------------------- our REST API
 
 async function api<T>(base: string, method: string, url: string, token?: string, body?: unknown): Promise<T> {
@@ -387,7 +386,6 @@ class FanOut {
     });
   }
 }
-
 
 async function connectAll(target: Target, names: string[], perDoc: number): Promise<Client[][]> {
   return inBatches(names, Math.max(1, Math.floor(CONNECT_CONCURRENCY / perDoc)), async (name) => {

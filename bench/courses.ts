@@ -126,7 +126,6 @@ function startServer(): Promise<{ child: ChildProcess; port: number }> {
   });
 }
 
-
 interface Figure {
   name: string;
   median: number;
@@ -173,7 +172,8 @@ async function main() {
   const endpoints: [string, string, string][] = [
     [REFERENCE, `${base}/users/me`, learnerToken],
     ['GET /api/enrollments?course_id= (10,000 enrolled), page 1', `${base}/enrollments?course_id=${rosterCourseId}`, instructorToken],
-    // The middle page skips the most index entries (pages in the back half are read from the end).
+    // Deep pages seek from remembered positions (src/enrollments/roster-anchors.ts): the middle and
+    // the last page should cost what the first does.
     ['GET /api/enrollments?course_id= (10,000 enrolled), page 50', `${base}/enrollments?course_id=${rosterCourseId}&page=50`, instructorToken],
     ['GET /api/enrollments?course_id= (10,000 enrolled), page 100', `${base}/enrollments?course_id=${rosterCourseId}&page=100`, instructorToken],
     ['GET /api/courses (user in 200 courses), page 1', `${base}/courses`, learnerToken],

@@ -68,7 +68,6 @@ interface Figures {
   cpuUsPerRequest: number;
 }
 
-
 async function measure(target: string, server: { pid: number }, url: string, headers: Record<string, string> = {}): Promise<Figures> {
   await autocannon({ url, connections: CONNECTIONS, duration: WARMUP_SECONDS, headers });
   const cpuBefore = cpuMs(server.pid);

@@ -24,7 +24,6 @@ const WARMUP = 5;
 const dir = mkdtempSync(path.join(tmpdir(), 'lms-bench-gradebook-'));
 const database = openDatabase(path.join(dir, 'bench.sqlite'));
 
-
 /**
  * Fills an offering directly (this measures reading a gradebook, not writing one) with the given
  * students; `missing` is the share of grades left out, at random.

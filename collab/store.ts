@@ -440,8 +440,12 @@ export class DocumentStore {
           }
         }
       }
-      this.logger?.error({ err: batchErr, documentIds: [...failed.keys()], updates: batch.length }, 'could not store document updates; dropping their live copies');
-      for (const { documentId, loaded } of batch) if (loaded && failed.has(documentId)) this.drop(loaded, failed.get(documentId)!);
+      if (failed.size === 0) {
+        this.logger?.warn({ err: batchErr, updates: batch.length }, 'a batch of document updates failed; stored them document by document');
+      } else {
+        this.logger?.error({ err: batchErr, documentIds: [...failed.keys()], updates: batch.length }, 'could not store document updates; dropping their live copies');
+        for (const { documentId, loaded } of batch) if (loaded && failed.has(documentId)) this.drop(loaded, failed.get(documentId)!);
+      }
     }
     batch.forEach(({ documentId, update, origin, loaded }, i) => {
       if (failed.has(documentId)) return;

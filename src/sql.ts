@@ -18,9 +18,10 @@ export const isUniqueViolation = (err: unknown): boolean =>
  * number there as a parameter, and SQLite's planner (3.46 and later) reads a parameter bound in
  * LIMIT or OFFSET, after which every new binding expires the statement: each run of a prepared page
  * query was parsed and planned again (28 against 8 µs for a small one, more for a page's join),
- * and a one-time query was prepared twice. A number is written into the SQL as an integer literal; a
- * placeholder as `(? + 0)`, an expression SQLite leaves to run time. Typed as drizzle's
- * Placeholder, which is what those methods accept; drizzle writes an SQL value there as it is.
+ * and a one-time query was prepared twice. A number is written into the SQL as an integer
+ * literal; a placeholder as `(? + 0)`, an expression SQLite leaves to run time. Typed as
+ * drizzle's Placeholder, which is what those methods accept; drizzle writes an SQL value there as
+ * it is.
  */
 export function sqlLimit(value: number | Placeholder): Placeholder {
   if (typeof value === 'number') {

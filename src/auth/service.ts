@@ -5,10 +5,10 @@ import { refreshTokens, tenants, users } from '../../db/schema';
 import type { Deps } from '../context';
 import { AppError, unauthorized } from '../http/errors';
 import { newId } from '../ids';
+import { sqlLimit } from '../sql';
 import { normaliseEmail, type UserRow } from '../users/service';
 import { makeDummyHash, verifyPassword } from './passwords';
 import { randomToken, sha256 } from './secrets';
-import { sqlLimit } from '../sql';
 
 export interface TokenPair {
   access_token: string;

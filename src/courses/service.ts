@@ -75,7 +75,8 @@ export function createCourse(db: Db, clock: Clock, input: NewCourse): CourseRow 
   try {
     // IMMEDIATE: the free-slug read and the insert happen under the write lock, so two creates
     // with the same title cannot pick the same slug.
-    return inTransaction(db, 
+    return inTransaction(
+      db,
       (tx) => {
         const slug = input.slug ?? freeSlug(tx, input.tenantId, slugify(input.title));
         const course = tx

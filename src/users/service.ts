@@ -7,6 +7,7 @@ import { hashPassword, verifyPassword } from '../auth/passwords';
 import { conflict, notFound, unprocessable } from '../http/errors';
 import { pageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../ids';
+import { preparedFor } from '../prepared';
 import { countAll, ilike, isUniqueViolation, likeContains, sqlLimit } from '../sql';
 import type { TenantRole } from '../auth/authenticator';
 
@@ -73,15 +74,9 @@ function prepareGetUser(db: Db, includeDeleted: boolean) {
     .prepare();
 }
 
-/** getUser serves most requests (`/me`, every check of a user id): prepared once per database. */
-const getUserStatements = new WeakMap<Db, { live: ReturnType<typeof prepareGetUser>; withDeleted: ReturnType<typeof prepareGetUser> }>();
-
+/** getUser serves most checks of a user id: its two statements are prepared once per database. */
 export function getUser(db: Db, tenantId: string, id: string, opts: { includeDeleted?: boolean } = {}): UserRow {
-  let statements = getUserStatements.get(db);
-  if (!statements) {
-    statements = { live: prepareGetUser(db, false), withDeleted: prepareGetUser(db, true) };
-    getUserStatements.set(db, statements);
-  }
+  const statements = preparedFor(db, 'users:get', () => ({ live: prepareGetUser(db, false), withDeleted: prepareGetUser(db, true) }));
   const row = (opts.includeDeleted ? statements.withDeleted : statements.live).get({ id, tenantId });
   if (!row) throw notFound('User');
   return row;
