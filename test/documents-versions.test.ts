@@ -8,7 +8,7 @@ import { CONTENT_FIELD } from '../collab/store';
 import { DocumentSearchIndex, ftsPrefixQuery, snippetHtml } from '../src/documents/search';
 import { newId } from '../src/ids';
 import { makeTestApp, type TestApp, type TestUser } from './helpers/app';
-import { contentOf, createDoc, flushSearch, liveAppend, liveEdit, share } from './helpers/documents';
+import { contentOf, createDoc, flushSearch, liveAppend, liveEdit, share, type DocumentJson } from './helpers/documents';
 
 let t: TestApp;
 let owner: TestUser;
@@ -247,6 +247,34 @@ describe('search suggestions', () => {
     expect(ftsPrefixQuery('"a" OR b*')).toBe('"a"* "OR"* "b"*');
     expect(ftsPrefixQuery('*** ()')).toBeNull();
     expect(snippetHtml('<i>\uE000hit\uE001</i> \uE000stray')).toBe('&lt;i&gt;<mark>hit</mark>&lt;/i&gt; stray');
+  });
+
+  it('indexes live edits once their debounce runs out, a slice of documents per turn of the event loop', async () => {
+    const docs: DocumentJson[] = [];
+    for (let i = 0; i < 5; i++) docs.push(await createDoc(t, owner, { content: 'draft' }));
+    // A zero budget makes every slice one document, so the turns in between are visible.
+    const index = new DocumentSearchIndex(t.db, t.deps.documents, { debounceMs: 1, sliceMs: 0 });
+    const indexed = () =>
+      docs.filter((d, i) => t.db.select().from(documentSearch).where(eq(documentSearch.documentId, d.id)).get()!.body.includes(`pangolin${i}`))
+        .length;
+    try {
+      docs.forEach((d, i) => liveAppend(t, d.id, owner.user.id, ` pangolin${i}`));
+      expect(indexed()).toBe(0);
+      const seen: number[] = [];
+      const deadline = Date.now() + 5_000;
+      while (indexed() < docs.length && Date.now() < deadline) {
+        await new Promise((resolve) => setImmediate(resolve));
+        seen.push(indexed());
+      }
+      expect(indexed()).toBe(docs.length);
+      expect(seen.some((n) => n > 0 && n < docs.length)).toBe(true);
+    } finally {
+      index.close();
+    }
+    for (const [i, d] of docs.entries()) {
+      const found = await t.call('GET', `/api/documents/suggestions?q=pangolin${i}`, { as: owner });
+      expect(found.body.data.map((s: { id: string }) => s.id)).toEqual([d.id]);
+    }
   });
 
   it('reindexes bodies left stale (a crash before a debounced refresh)', async () => {

@@ -3,11 +3,12 @@
 // Titles reach the index through triggers on `documents`. Bodies live in Yjs, so the index copies
 // each body's Markdown into `document_search.body`: REST writes refresh it synchronously (a search
 // right after the write sees it), live edits through the store's change feed after a short
-// debounce (one refresh per burst of keystrokes, not one per keystroke). `indexed_through` records
-// the last update folded in, so bodies left stale by a crash are found and redone on attach.
+// debounce (one refresh per burst of keystrokes, not one per keystroke), in slices that share one
+// transaction. `indexed_through` records the last update folded in, so bodies left stale by a
+// crash are found and redone on attach.
 import { and, eq, gt, inArray, isNull, max, sql, type SQL } from 'drizzle-orm';
 import type { Logger } from 'pino';
-import type { Db } from '../../db/client';
+import { inTransaction, type Db } from '../../db/client';
 import { documentGrants, documentSearch, documentUpdates, documents } from '../../db/schema';
 import type { DocumentStore } from '../../collab/store';
 import type { Deps } from '../context';
@@ -17,6 +18,11 @@ export const SUGGESTION_LIMIT = 10;
 const MAX_QUERY_TERMS = 12;
 // Live typing re-indexes a document at most every two seconds; REST writes index at once.
 const DEFAULT_DEBOUNCE_MS = 2_000;
+// Refreshes that fall due together run in slices of about this long, each slice one transaction,
+// with a turn of the event loop between slices: a hundred documents typed into at once would
+// otherwise stall live editing for tens of milliseconds every two seconds (one commit and one new
+// FTS segment per document).
+const REFRESH_SLICE_MS = 3;
 
 // FTS5's unicode61 tokenizer splits on everything but letters, digits and marks; splitting the
 // same way and quoting each term means no input can reach FTS5 as syntax (AND, NEAR, ", *, ^ …).
@@ -44,13 +50,18 @@ export function snippetHtml(raw: string): string {
 }
 
 export class DocumentSearchIndex {
+  /** Documents edited live whose debounce is running. */
   private readonly pending = new Map<string, NodeJS.Timeout>();
+  /** Documents whose debounce has run out, refreshed by the next slice. */
+  private readonly due = new Set<string>();
+  private sliceScheduled = false;
+  private closed = false;
   private readonly unsubscribe: () => void;
 
   constructor(
     private readonly db: Db,
     private readonly store: DocumentStore,
-    private readonly opts: { logger?: Logger; debounceMs?: number } = {},
+    private readonly opts: { logger?: Logger; debounceMs?: number; sliceMs?: number } = {},
   ) {
     this.unsubscribe = store.onChange((documentId) => this.schedule(documentId));
   }
@@ -87,24 +98,36 @@ export class DocumentSearchIndex {
         ),
       )
       .all();
-    for (const { documentId } of stale) this.refreshQuietly(documentId);
+    for (const { documentId } of stale) this.due.add(documentId);
+    this.refreshDue(Infinity);
     return stale.length;
   }
 
-  /** Runs every debounced refresh now; tests and shutdown use it. */
+  /** Runs every debounced refresh now, in one transaction; tests use it. */
   flush(): void {
-    for (const documentId of [...this.pending.keys()]) this.refreshQuietly(documentId);
+    for (const [documentId, timer] of this.pending) {
+      clearTimeout(timer);
+      this.due.add(documentId);
+    }
+    this.pending.clear();
+    this.refreshDue(Infinity);
   }
 
   close(): void {
+    this.closed = true;
     this.unsubscribe();
     for (const timer of this.pending.values()) clearTimeout(timer);
     this.pending.clear();
+    this.due.clear();
   }
 
   private schedule(documentId: string): void {
-    if (this.pending.has(documentId)) return;
-    const timer = setTimeout(() => this.refreshQuietly(documentId), this.opts.debounceMs ?? DEFAULT_DEBOUNCE_MS);
+    if (this.pending.has(documentId) || this.due.has(documentId)) return;
+    const timer = setTimeout(() => {
+      this.pending.delete(documentId);
+      this.due.add(documentId);
+      this.scheduleSlice();
+    }, this.opts.debounceMs ?? DEFAULT_DEBOUNCE_MS);
     timer.unref();
     this.pending.set(documentId, timer);
   }
@@ -113,6 +136,42 @@ export class DocumentSearchIndex {
     const timer = this.pending.get(documentId);
     if (timer) clearTimeout(timer);
     this.pending.delete(documentId);
+    this.due.delete(documentId);
+  }
+
+  /** The next slice, after the I/O of this turn (incoming edits and their broadcasts) has run. */
+  private scheduleSlice(): void {
+    if (this.sliceScheduled || this.closed) return;
+    this.sliceScheduled = true;
+    setImmediate(() => {
+      this.sliceScheduled = false;
+      if (this.closed) return;
+      this.refreshDue(this.opts.sliceMs ?? REFRESH_SLICE_MS);
+      if (this.due.size > 0) this.scheduleSlice();
+    });
+  }
+
+  /**
+   * Refreshes due documents in one transaction until about `budgetMs` have passed. Live edits
+   * still queued in the store are stored (and broadcast) first, outside this transaction: the
+   * hub must never send an update whose row is not yet committed.
+   */
+  private refreshDue(budgetMs: number): void {
+    if (this.due.size === 0) return;
+    this.store.flush();
+    const started = performance.now();
+    try {
+      inTransaction(this.db, () => {
+        for (const documentId of this.due) {
+          this.refreshQuietly(documentId);
+          if (performance.now() - started >= budgetMs) break;
+        }
+      });
+    } catch (err) {
+      // Only the commit itself can fail here. The rows left stale still have `indexed_through`
+      // behind their log, so the next edit or the next start indexes them again.
+      this.opts.logger?.warn({ err }, 'search index refresh could not be committed');
+    }
   }
 
   /** The index's statements, prepared once per database: live typing refreshes many times a second. */
@@ -138,11 +197,16 @@ export class DocumentSearchIndex {
     });
   }
 
-  /** A refresh off the request path: the document may have been erased meanwhile. */
+  /**
+   * A refresh off the request path: the document may have been erased meanwhile. Its own savepoint
+   * inside the slice's transaction, so that one failing document leaves the others' refreshes.
+   */
   private refreshQuietly(documentId: string): void {
     this.cancel(documentId);
     try {
-      if (this.statements().exists.get({ documentId })) this.refresh(documentId);
+      inTransaction(this.db, () => {
+        if (this.statements().exists.get({ documentId })) this.refresh(documentId);
+      });
     } catch (err) {
       this.opts.logger?.warn({ err, documentId }, 'search index refresh failed');
     }
