@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
+import type { Logger } from 'pino';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import * as schema from './schema';
@@ -39,26 +40,49 @@ export interface Database_ {
 
 /** WAL pages the serving connection lets pile up before it checkpoints itself (a safety net). */
 const FALLBACK_AUTOCHECKPOINT_PAGES = 20_000;
+/** SQLite's own default, for when the serving connection checkpoints by itself. */
+const DEFAULT_AUTOCHECKPOINT_PAGES = 1_000;
 
 /**
  * Moves WAL checkpoints of a file database to a worker thread: the serving connection then only
  * appends to the WAL, and live edits never wait for a checkpoint's writes and fsyncs.
+ *
+ * The worker is plain JavaScript and starts with no node flags of its own (`execArgv: []`): it
+ * would otherwise inherit the process's preloads (`--import`/`--require` of a TypeScript file, an
+ * APM agent), which a worker may be unable to load. If it fails anyway, the serving connection
+ * checkpoints itself again, and the log says so.
  */
-export function startBackgroundCheckpoints(database: Database_, intervalMs = 1_000): { stop(): Promise<void> } {
+export function startBackgroundCheckpoints(
+  database: Database_,
+  options: { intervalMs?: number; logger?: Pick<Logger, 'warn'> } = {},
+): { stop(): Promise<void> } {
   const file = database.sqlite.name;
-  const worker = new Worker(new URL('./checkpoint-worker.mjs', import.meta.url), { workerData: { file, intervalMs } });
+  const worker = new Worker(new URL('./checkpoint-worker.mjs', import.meta.url), {
+    workerData: { file, intervalMs: options.intervalMs ?? 1_000 },
+    execArgv: [],
+  });
   worker.unref();
   database.sqlite.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
+  const fallBack = (err: unknown) => {
+    if (!database.sqlite.open) return;
+    database.sqlite.pragma(`wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT_PAGES}`);
+    options.logger?.warn({ err }, 'background WAL checkpoints stopped; the serving connection checkpoints the database itself');
+  };
   let failures = 0;
   worker.on('message', (message: { error?: string }) => {
     // Repeated failures hand checkpoints back to the serving connection.
-    if (message.error && ++failures === 3) database.sqlite.pragma('wal_autocheckpoint = 1000');
+    if (message.error && ++failures === 3) fallBack(new Error(message.error));
   });
-  worker.on('error', () => database.sqlite.pragma('wal_autocheckpoint = 1000'));
+  worker.on('error', fallBack);
+  let exited = false;
+  worker.once('exit', () => (exited = true));
   return {
     stop: () =>
       new Promise<void>((resolve) => {
+        if (exited) return resolve();
         worker.once('exit', () => resolve());
+        // Held open until the final checkpoint is done, whatever else keeps the process alive.
+        worker.ref();
         worker.postMessage('stop');
         setTimeout(() => void worker.terminate(), 5_000).unref();
       }),

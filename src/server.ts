@@ -24,7 +24,7 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(config.logLevel);
   const database = openDatabase(path.join(config.dataDir, DATABASE_FILE));
-  const checkpoints = startBackgroundCheckpoints(database);
+  const checkpoints = startBackgroundCheckpoints(database, { logger });
   const deps = await buildDeps({ database, config, clock: systemClock, logger });
   const hub = createCollabHub(deps);
   const app = createApp(deps);

@@ -1,11 +1,14 @@
 // The database handle: transactions on the one connection, and planner statistics are kept without STAT4 samples (see analyze() in
 // db/client.ts: with samples, every prepared statement is planned again on each execution).
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { analyze, inTransaction, openDatabase } from '../db/client';
+import { analyze, inTransaction, openDatabase, startBackgroundCheckpoints } from '../db/client';
+import { fileGrows, fillWal } from './helpers/checkpoints';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -101,5 +104,32 @@ describe('inTransaction', () => {
     } finally {
       database.close();
     }
+  });
+});
+
+describe('background checkpoints', () => {
+  it('copies the WAL into the database file from a worker thread, not the serving connection', async () => {
+    const file = tempDbFile();
+    const database = openDatabase(file);
+    const checkpoints = startBackgroundCheckpoints(database, { intervalMs: 20 });
+    try {
+      // The serving connection only checkpoints itself far above what fillWal writes.
+      expect(database.sqlite.pragma('wal_autocheckpoint', { simple: true })).toBe(20_000);
+      fillWal(database.sqlite);
+      expect(await fileGrows(file, 1_000_000, 10_000)).toBe(true);
+    } finally {
+      await checkpoints.stop();
+      database.close();
+    }
+  });
+
+  it("still runs when the process was started with preloads a worker could not load", async () => {
+    const file = tempDbFile();
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', '--import', './test/helpers/ts-preload.ts', 'test/helpers/checkpoint-child.ts', file],
+      { timeout: 30_000 },
+    );
+    expect(JSON.parse(stdout)).toEqual({ grew: true, autocheckpoint: 20_000, warnings: [] });
   });
 });
