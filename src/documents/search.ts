@@ -198,15 +198,14 @@ export class DocumentSearchIndex {
   }
 
   /**
-   * A refresh off the request path: the document may have been erased meanwhile. Its own savepoint
-   * inside the slice's transaction, so that one failing document leaves the others' refreshes.
+   * A refresh off the request path: the document may have been erased meanwhile. A failing
+   * statement undoes only itself (SQLite's statement atomicity), so the slice's other documents are
+   * still committed. (No savepoint per document: FTS5 writes a new segment at each one.)
    */
   private refreshQuietly(documentId: string): void {
     this.cancel(documentId);
     try {
-      inTransaction(this.db, () => {
-        if (this.statements().exists.get({ documentId })) this.refresh(documentId);
-      });
+      if (this.statements().exists.get({ documentId })) this.refresh(documentId);
     } catch (err) {
       this.opts.logger?.warn({ err, documentId }, 'search index refresh failed');
     }
