@@ -33,6 +33,12 @@ export const documents = sqliteTable(
 /**
  * Every Yjs update a document received, in order, with its author. Compaction folds old updates
  * into `document_states` and clears their `data`, keeping the row as change history.
+ *
+ * Live editing inserts a row per keystroke burst, and every index is one more page written to the
+ * WAL per commit, so there are only the indexes a query or a cascade uses: by document (reads,
+ * history, the cascade of an erased document). None on `user_id` or `tenant_id`: nothing looks rows
+ * up by them, and users and tenants are never deleted (a user is soft-deleted), so their foreign
+ * keys never search this table.
  */
 export const documentUpdates = sqliteTable(
   'document_updates',
@@ -51,7 +57,7 @@ export const documentUpdates = sqliteTable(
     /** The encoded update; null once compacted into the state row. */
     data: blob('data', { mode: 'buffer' }),
   },
-  (t) => [index('document_updates_doc_idx').on(t.documentId, t.id), index('document_updates_user_idx').on(t.userId)],
+  (t) => [index('document_updates_doc_idx').on(t.documentId, t.id)],
 );
 
 /** The compacted body: a full Yjs state covering every update up to `through_update_id`. */

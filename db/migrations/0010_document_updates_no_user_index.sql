@@ -1,0 +1,1 @@
+DROP INDEX `document_updates_user_idx`;
