@@ -1,5 +1,5 @@
 // The document store directly: durability of the update log, replay, compaction, live subscribers.
-import { count, eq, isNull } from 'drizzle-orm';
+import { count, eq, gt, isNull } from 'drizzle-orm';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
 import { openDatabase, type Database_ } from '../db/client';
@@ -17,7 +17,7 @@ import { buildConfig } from '../src/config';
 import { buildDeps } from '../src/deps';
 import { createLogger } from '../src/logger';
 import { newId } from '../src/ids';
-import { failUpdateWrites } from './helpers/collab';
+import { eventually, failUpdateWrites } from './helpers/collab';
 
 /** Transactions opened through inTransaction (the store's group commit among them), counted. */
 const transactions = vi.hoisted(() => ({ opened: 0 }));
@@ -143,7 +143,7 @@ describe('DocumentStore', () => {
     expect(new DocumentStore({ db: database.db, clock }).getText(doc.id)).toBe('x'.repeat(250));
   });
 
-  it('live documents pass stored updates to subscribers with their origin, and compact on last release', () => {
+  it('live documents pass stored updates to subscribers with their origin, and compact on last release', async () => {
     const doc = newDocument();
     const live = store.acquire(doc.id);
     store.acquire(doc.id);
@@ -159,8 +159,40 @@ describe('DocumentStore', () => {
     store.release(doc.id);
     expect(store.isLive(doc.id)).toBe(false);
     expect(database.db.select().from(documentStates).where(eq(documentStates.documentId, doc.id)).get()).toBeDefined();
-    expect(database.db.select().from(documentUpdates).where(isNull(documentUpdates.data)).all()).toHaveLength(1);
+    // The state is written at once; the rows it covers are cleared in the next turns.
+    await eventually(() => database.db.select().from(documentUpdates).where(isNull(documentUpdates.data)).all().length === 1, 5_000, 'cleared rows');
     expect(store.getText(doc.id)).toBe('hello');
+  });
+
+  it('clears compacted rows after the state is written, and a restart finishes a clearing left undone', async () => {
+    const doc = newDocument();
+    const c = client();
+    store.acquire(doc.id);
+    for (let i = 0; i < 250; i++) {
+      c.text.insert(c.text.length, `${i % 10}`);
+      store.applyUpdate(doc.id, c.updates.pop()!, userId, null, { defer: true });
+    }
+    store.release(doc.id);
+    const state = () => database.db.select().from(documentStates).where(eq(documentStates.documentId, doc.id)).get()!;
+    const withData = () => updateRows(doc.id).filter((r) => r.data !== null).length;
+    const expected = c.text.toString();
+    expect(state().throughUpdateId).toBe(Math.max(...updateRows(doc.id).map((r) => r.id)));
+    expect(state().clearedThroughUpdateId).toBe(0);
+    expect(withData()).toBe(250);
+    expect(new DocumentStore({ db: database.db, clock }).getText(doc.id)).toBe(expected);
+
+    await eventually(() => withData() === 0, 5_000, 'cleared rows');
+    expect(state().clearedThroughUpdateId).toBe(state().throughUpdateId);
+    expect(store.listChanges(doc.id, { limit: 1, offset: 0 }).total).toBe(250);
+
+    // A process that stopped half-way: some rows still hold data, the progress says so.
+    const rows = updateRows(doc.id);
+    database.db.update(documentUpdates).set({ data: Buffer.from([0]) }).where(gt(documentUpdates.id, rows[119]!.id)).run();
+    database.db.update(documentStates).set({ clearedThroughUpdateId: rows[119]!.id }).where(eq(documentStates.documentId, doc.id)).run();
+    const restarted = new DocumentStore({ db: database.db, clock });
+    await eventually(() => withData() === 0, 5_000, 'cleared rows');
+    expect(state().clearedThroughUpdateId).toBe(state().throughUpdateId);
+    expect(restarted.getText(doc.id)).toBe(expected);
   });
 
   it('replaceText applies minimal edits as one stored update that live editors receive', () => {

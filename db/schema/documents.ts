@@ -67,6 +67,12 @@ export const documentStates = sqliteTable('document_states', {
     .references(() => documents.id, { onDelete: 'cascade' }),
   state: blob('state', { mode: 'buffer' }).notNull(),
   throughUpdateId: integer('through_update_id').notNull(),
+  /**
+   * Log rows up to here have had their `data` cleared. Compaction writes the state at once and
+   * clears the rows it covers afterwards, a few at a time (see DocumentStore), so this may lag
+   * behind `through_update_id` for a while; rows between the two are never read.
+   */
+  clearedThroughUpdateId: integer('cleared_through_update_id').notNull().default(0),
   updatedAt: text('updated_at').notNull(),
 });
 
