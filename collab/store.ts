@@ -341,8 +341,7 @@ export class DocumentStore {
     });
   }
 
-  /** Folds the log into the state row now (normally automatic). */
-  /** Compacts the log now, clearing the rows it covers before returning. */
+  /** Folds the log into the state row now (normally automatic), clearing the rows it covers. */
   compact(documentId: string): void {
     this.with(documentId, (loaded) => this.compactLoaded(loaded));
     this.clearCompacted(documentId, Infinity);
