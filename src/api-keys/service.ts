@@ -5,9 +5,9 @@ import { apiKeys } from '../../db/schema';
 import type { Clock } from '../clock';
 import { generateApiKey, sha256 } from '../auth/secrets';
 import { notFound, unprocessable } from '../http/errors';
-import { pageBounds, type PageQuery } from '../http/pagination';
+import { sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../ids';
-import { countAll, sqlLimit } from '../sql';
+import { countAll } from '../sql';
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
 
@@ -41,8 +41,8 @@ export function createApiKey(
 
 export function listApiKeys(db: Db, owner: { tenantId: string; userId: string }, page: PageQuery) {
   const where = and(eq(apiKeys.tenantId, owner.tenantId), eq(apiKeys.userId, owner.userId));
-  const { limit, offset } = pageBounds(page);
-  const rows = db.select().from(apiKeys).where(where).orderBy(desc(apiKeys.createdAt), desc(apiKeys.id)).limit(sqlLimit(limit)).offset(sqlLimit(offset)).all();
+  const { limit, offset } = sqlPageBounds(page);
+  const rows = db.select().from(apiKeys).where(where).orderBy(desc(apiKeys.createdAt), desc(apiKeys.id)).limit(limit).offset(offset).all();
   const total = db.select({ n: countAll }).from(apiKeys).where(where).get()?.n ?? 0;
   return { rows, total };
 }

@@ -7,9 +7,9 @@ import { inTransaction, type Db } from '../../db/client';
 import { courseModules, courseSections, courses } from '../../db/schema';
 import type { Clock } from '../clock';
 import { notFound, unprocessable } from '../http/errors';
-import { pageBounds, type PageQuery } from '../http/pagination';
+import { sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../ids';
-import { countAll, sqlLimit } from '../sql';
+import { countAll } from '../sql';
 import type { CourseRow } from './service';
 
 export type SectionRow = typeof courseSections.$inferSelect;
@@ -22,8 +22,8 @@ const immediate = { behavior: 'immediate' } as const;
 
 export function listSections(db: Db, course: CourseRow, page: PageQuery) {
   const where = eq(courseSections.courseId, course.id);
-  const { limit, offset } = pageBounds(page);
-  const rows = db.select().from(courseSections).where(where).orderBy(asc(courseSections.position)).limit(sqlLimit(limit)).offset(sqlLimit(offset)).all();
+  const { limit, offset } = sqlPageBounds(page);
+  const rows = db.select().from(courseSections).where(where).orderBy(asc(courseSections.position)).limit(limit).offset(offset).all();
   const total = db.select({ n: countAll }).from(courseSections).where(where).get()?.n ?? 0;
   return { rows, total };
 }
@@ -122,16 +122,16 @@ export function listCourseModules(db: Db, course: Pick<CourseRow, 'id'>, page?: 
     const rows = query.all().map((r) => r.module);
     return { rows, total: rows.length };
   }
-  const { limit, offset } = pageBounds(page);
-  const rows = query.limit(sqlLimit(limit)).offset(sqlLimit(offset)).all().map((r) => r.module);
+  const { limit, offset } = sqlPageBounds(page);
+  const rows = query.limit(limit).offset(offset).all().map((r) => r.module);
   const total = db.select({ n: countAll }).from(courseModules).where(where).get()?.n ?? 0;
   return { rows, total };
 }
 
 export function listSectionModules(db: Db, section: SectionRow, page: PageQuery) {
   const where = moduleScope(section.courseId, section.id);
-  const { limit, offset } = pageBounds(page);
-  const rows = db.select().from(courseModules).where(where).orderBy(asc(courseModules.position)).limit(sqlLimit(limit)).offset(sqlLimit(offset)).all();
+  const { limit, offset } = sqlPageBounds(page);
+  const rows = db.select().from(courseModules).where(where).orderBy(asc(courseModules.position)).limit(limit).offset(offset).all();
   const total = db.select({ n: countAll }).from(courseModules).where(where).get()?.n ?? 0;
   return { rows, total };
 }

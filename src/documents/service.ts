@@ -27,9 +27,9 @@ import type { Deps } from '../context';
 import { activeCourseRoles, membershipOf } from '../enrollments/service';
 import { getGroup, groupIdsOf } from '../groups/service';
 import { AppError, conflict, notFound, unprocessable } from '../http/errors';
-import { pageBounds, type PageQuery } from '../http/pagination';
+import { sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../ids';
-import { countAll, sqlLimit } from '../sql';
+import { countAll } from '../sql';
 import { getUser } from '../users/service';
 import { isDowngrade, strongestRole } from './policy';
 import { ftsPrefixQuery, matchesText, searchIndexOf, suggestDocuments, type DocumentSearchIndex, type Suggestion } from './search';
@@ -231,7 +231,7 @@ const linkedModule = and(eq(documentContexts.contextType, 'module'), eq(courseMo
 const linkTargetExists = or(isNotNull(courses.id), isNotNull(courseModules.id));
 
 export function listDocumentContexts(db: Db, doc: DocumentRow, page: PageQuery): { rows: LinkedContext[]; total: number } {
-  const { limit, offset } = pageBounds(page);
+  const { limit, offset } = sqlPageBounds(page);
   const where = and(eq(documentContexts.documentId, doc.id), linkTargetExists);
   const rows = db
     .select({
@@ -248,8 +248,8 @@ export function listDocumentContexts(db: Db, doc: DocumentRow, page: PageQuery):
     .leftJoin(courseModules, linkedModule)
     .where(where)
     .orderBy(asc(documentContexts.createdAt), asc(documentContexts.contextId))
-    .limit(sqlLimit(limit))
-    .offset(sqlLimit(offset))
+    .limit(limit)
+    .offset(offset)
     .all();
   const total =
     db.select({ n: countAll }).from(documentContexts).leftJoin(courses, linkedCourse).leftJoin(courseModules, linkedModule).where(where).get()
@@ -442,8 +442,8 @@ export function listDocuments(db: Db, actor: DocumentActor, filter: DocumentFilt
     conditions.push(matchesText(match));
   }
   const where = and(...conditions);
-  const { limit, offset } = pageBounds(page);
-  const rows = db.select().from(documents).where(where).orderBy(desc(documents.updatedAt), desc(documents.id)).limit(sqlLimit(limit)).offset(sqlLimit(offset)).all();
+  const { limit, offset } = sqlPageBounds(page);
+  const rows = db.select().from(documents).where(where).orderBy(desc(documents.updatedAt), desc(documents.id)).limit(limit).offset(offset).all();
   const total = db.select({ n: countAll }).from(documents).where(where).get()?.n ?? 0;
   const ids = rows.map((d) => d.id);
   const roles = rolesOn(db, p, ids);
@@ -484,15 +484,15 @@ export function toggleFavorite(db: Db, clock: Clock, userId: string, doc: Docume
 export function categoryCounts(db: Db, actor: DocumentActor, page: PageQuery) {
   const p = principalsOf(db, actor);
   const where = and(eq(documents.tenantId, actor.tenantId), isNull(documents.trashedAt), visibleTo(db, p));
-  const { limit, offset } = pageBounds(page);
+  const { limit, offset } = sqlPageBounds(page);
   const rows = db
     .select({ category: documents.category, count: countAll })
     .from(documents)
     .where(where)
     .groupBy(documents.category)
     .orderBy(sql`${documents.category} IS NULL`, asc(documents.category))
-    .limit(sqlLimit(limit))
-    .offset(sqlLimit(offset))
+    .limit(limit)
+    .offset(offset)
     .all();
   const total = db.select({ n: sql<number>`count(DISTINCT coalesce(${documents.category}, char(0)))`.mapWith(Number) }).from(documents).where(where).get()?.n ?? 0;
   return { rows, total };
@@ -521,7 +521,7 @@ export function courseCounts(db: Db, actor: DocumentActor, page: PageQuery) {
     )
     .as('links');
   const where = and(eq(courses.tenantId, actor.tenantId), isNull(courses.deletedAt));
-  const { limit, offset } = pageBounds(page);
+  const { limit, offset } = sqlPageBounds(page);
   const rows = db
     .select({ courseId: courses.id, title: courses.title, slug: courses.slug, count: sql<number>`count(DISTINCT ${links.documentId})`.mapWith(Number) })
     .from(links)
@@ -529,8 +529,8 @@ export function courseCounts(db: Db, actor: DocumentActor, page: PageQuery) {
     .where(where)
     .groupBy(courses.id)
     .orderBy(asc(courses.title), asc(courses.id))
-    .limit(sqlLimit(limit))
-    .offset(sqlLimit(offset))
+    .limit(limit)
+    .offset(offset)
     .all();
   const total =
     db
@@ -599,12 +599,12 @@ const toCollaborator = (r: CollaboratorJoin): Collaborator => ({
 
 /** Users and groups holding a role on the document, owners first. */
 export function listCollaborators(db: Db, doc: DocumentRow, page: PageQuery): { rows: Collaborator[]; total: number } {
-  const { limit, offset } = pageBounds(page);
+  const { limit, offset } = sqlPageBounds(page);
   const rows = collaboratorQuery(db)
     .where(eq(documentGrants.documentId, doc.id))
     .orderBy(roleOrder, asc(documentGrants.createdAt), asc(documentGrants.id))
-    .limit(sqlLimit(limit))
-    .offset(sqlLimit(offset))
+    .limit(limit)
+    .offset(offset)
     .all();
   const total = db.select({ n: countAll }).from(documentGrants).where(eq(documentGrants.documentId, doc.id)).get()?.n ?? 0;
   return { rows: rows.map(toCollaborator), total };

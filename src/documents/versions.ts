@@ -6,9 +6,9 @@ import type { Db } from '../../db/client';
 import { documentVersions } from '../../db/schema';
 import { textOfState } from '../../collab/store';
 import { AppError, notFound } from '../http/errors';
-import { pageBounds, type PageQuery } from '../http/pagination';
+import { sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../ids';
-import { countAll, sqlLimit } from '../sql';
+import { countAll } from '../sql';
 import type { DocumentRow, DocumentServices } from './service';
 
 export type VersionRow = typeof documentVersions.$inferSelect;
@@ -50,14 +50,14 @@ export function saveVersion(svc: Pick<DocumentServices, 'db' | 'clock' | 'store'
 
 /** Newest first. */
 export function listVersions(db: Db, doc: DocumentRow, page: PageQuery): { rows: VersionSummary[]; total: number } {
-  const { limit, offset } = pageBounds(page);
+  const { limit, offset } = sqlPageBounds(page);
   const rows = db
     .select(summaryColumns)
     .from(documentVersions)
     .where(eq(documentVersions.documentId, doc.id))
     .orderBy(desc(documentVersions.id))
-    .limit(sqlLimit(limit))
-    .offset(sqlLimit(offset))
+    .limit(limit)
+    .offset(offset)
     .all();
   const total = db.select({ n: countAll }).from(documentVersions).where(eq(documentVersions.documentId, doc.id)).get()?.n ?? 0;
   return { rows, total };

@@ -19,7 +19,7 @@ import type { Clock } from '../clock';
 import { getCourse } from '../courses/service';
 import { membershipOf } from '../enrollments/service';
 import { conflict, notFound, unprocessable, type FieldError } from '../http/errors';
-import { pageBounds, type PageQuery } from '../http/pagination';
+import { pageBounds, sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../ids';
 import { countAll, isUniqueViolation, sqlLimit } from '../sql';
 import { preparedFor, rowsNamed } from '../prepared';
@@ -315,7 +315,7 @@ export function getGrade(db: Db, assignment: AssignmentRow, studentId: string): 
 
 /** Changes of one student's grade on one assignment, newest first. */
 export function gradeHistory(db: Db, assignment: AssignmentRow, studentId: string, page: PageQuery) {
-  const { limit, offset } = pageBounds(page);
+  const { limit, offset } = sqlPageBounds(page);
   const where = and(
     eq(gradebookGradeHistory.tenantId, assignment.tenantId),
     eq(gradebookGradeHistory.assignmentId, assignment.id),
@@ -326,8 +326,8 @@ export function gradeHistory(db: Db, assignment: AssignmentRow, studentId: strin
     .from(gradebookGradeHistory)
     .where(where)
     .orderBy(desc(gradebookGradeHistory.changedAt), desc(gradebookGradeHistory.id))
-    .limit(sqlLimit(limit))
-    .offset(sqlLimit(offset))
+    .limit(limit)
+    .offset(offset)
     .all();
   const total = db.select({ n: countAll }).from(gradebookGradeHistory).where(where).get()?.n ?? 0;
   return { rows, total };
@@ -335,7 +335,7 @@ export function gradeHistory(db: Db, assignment: AssignmentRow, studentId: strin
 
 /** Grade rows of the offering, by student then assignment, optionally for one assignment or student. */
 export function listGrades(db: Db, offering: Offering, filter: { assignmentId?: string; studentId?: string }, page: PageQuery) {
-  const { limit, offset } = pageBounds(page);
+  const { limit, offset } = sqlPageBounds(page);
   const where = and(
     eq(gradebookGrades.tenantId, offering.tenantId),
     eq(gradebookGrades.courseId, offering.id),
@@ -348,8 +348,8 @@ export function listGrades(db: Db, offering: Offering, filter: { assignmentId?: 
     .innerJoin(gradebookAssignments, eq(gradebookAssignments.id, gradebookGrades.assignmentId))
     .where(where)
     .orderBy(asc(gradebookGrades.studentId), asc(gradebookGrades.assignmentId))
-    .limit(sqlLimit(limit))
-    .offset(sqlLimit(offset))
+    .limit(limit)
+    .offset(offset)
     .all();
   const total = db.select({ n: countAll }).from(gradebookGrades).where(where).get()?.n ?? 0;
   return { rows, total };

@@ -4,9 +4,9 @@ import type { Db } from '../../db/client';
 import { groupMembers, groups, users } from '../../db/schema';
 import type { Clock } from '../clock';
 import { conflict, notFound } from '../http/errors';
-import { pageBounds, type PageQuery } from '../http/pagination';
+import { sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../ids';
-import { countAll, isUniqueViolation, sqlLimit } from '../sql';
+import { countAll, isUniqueViolation } from '../sql';
 import { getUser } from '../users/service';
 
 export type GroupRow = typeof groups.$inferSelect;
@@ -34,8 +34,8 @@ export function getGroup(db: Db, tenantId: string, id: string): GroupRow {
 }
 
 export function listGroups(db: Db, tenantId: string, page: PageQuery) {
-  const { limit, offset } = pageBounds(page);
-  const rows = db.select().from(groups).where(eq(groups.tenantId, tenantId)).orderBy(asc(groups.name)).limit(sqlLimit(limit)).offset(sqlLimit(offset)).all();
+  const { limit, offset } = sqlPageBounds(page);
+  const rows = db.select().from(groups).where(eq(groups.tenantId, tenantId)).orderBy(asc(groups.name)).limit(limit).offset(offset).all();
   const total = db.select({ n: countAll }).from(groups).where(eq(groups.tenantId, tenantId)).get()?.n ?? 0;
   return { rows, total, memberCounts: memberCounts(db, rows.map((g) => g.id)) };
 }

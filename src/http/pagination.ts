@@ -2,6 +2,7 @@
 // answered as `{ data, pagination }` with an RFC 8288 Link header.
 import { z } from '@hono/zod-openapi';
 import type { Context, TypedResponse } from 'hono';
+import { sqlLimit } from '../sql';
 import { setResponseHeader } from './request-context';
 
 export const MAX_PER_PAGE = 100;
@@ -32,6 +33,12 @@ export interface Page<T> {
 
 /** SQL bounds of a page. */
 export const pageBounds = (q: PageQuery) => ({ limit: q.per_page, offset: (q.page - 1) * q.per_page });
+
+/** `pageBounds` as SQL for drizzle's `.limit()` / `.offset()`: integer literals (see sqlLimit). */
+export function sqlPageBounds(q: PageQuery) {
+  const { limit, offset } = pageBounds(q);
+  return { limit: sqlLimit(limit), offset: sqlLimit(offset) };
+}
 
 /** Wraps one page of rows, setting the Link header from the request URL. */
 export function paginate<T>(c: Context, q: PageQuery, data: T[], total: number): Page<T> {

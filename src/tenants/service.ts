@@ -7,9 +7,9 @@ import type { Clock } from '../clock';
 import type { Config } from '../config';
 import { generatePassword, hashPassword } from '../auth/passwords';
 import { conflict } from '../http/errors';
-import { pageBounds, type PageQuery } from '../http/pagination';
+import { sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../ids';
-import { countAll, isUniqueViolation, sqlLimit } from '../sql';
+import { countAll, isUniqueViolation } from '../sql';
 import { insertUser, type UserRow } from '../users/service';
 
 export type TenantRow = typeof tenants.$inferSelect;
@@ -56,8 +56,8 @@ export async function createTenant(
 }
 
 export function listTenants(db: Db, page: PageQuery) {
-  const { limit, offset } = pageBounds(page);
-  const rows = db.select().from(tenants).orderBy(asc(tenants.createdAt), asc(tenants.id)).limit(sqlLimit(limit)).offset(sqlLimit(offset)).all();
+  const { limit, offset } = sqlPageBounds(page);
+  const rows = db.select().from(tenants).orderBy(asc(tenants.createdAt), asc(tenants.id)).limit(limit).offset(offset).all();
   const total = db.select({ n: countAll }).from(tenants).get()?.n ?? 0;
   return { rows, total };
 }

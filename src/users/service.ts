@@ -5,7 +5,7 @@ import { enrollments, refreshTokens, users } from '../../db/schema';
 import type { Clock } from '../clock';
 import { hashPassword, verifyPassword } from '../auth/passwords';
 import { conflict, notFound, unprocessable } from '../http/errors';
-import { pageBounds, type PageQuery } from '../http/pagination';
+import { sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../ids';
 import { preparedFor } from '../prepared';
 import { countAll, ilike, isUniqueViolation, likeContains, sqlLimit } from '../sql';
@@ -97,8 +97,8 @@ export function listUsers(db: Db, tenantId: string, filter: UserListFilter, page
     conditions.push(or(ilike(users.name, pattern), ilike(users.email, pattern)));
   }
   const where = and(...conditions);
-  const { limit, offset } = pageBounds(page);
-  const rows = db.select().from(users).where(where).orderBy(asc(users.name), asc(users.id)).limit(sqlLimit(limit)).offset(sqlLimit(offset)).all();
+  const { limit, offset } = sqlPageBounds(page);
+  const rows = db.select().from(users).where(where).orderBy(asc(users.name), asc(users.id)).limit(limit).offset(offset).all();
   const total = db.select({ n: countAll }).from(users).where(where).get()?.n ?? 0;
   return { rows, total };
 }
