@@ -1,0 +1,37 @@
+// The default log destination batches lines into bounded chunks (src/logger.ts): under a burst,
+// across turns, with a line longer than a chunk and an immediate exit, every line arrives whole.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { LOG_CHUNK_BYTES } from '../src/logger';
+
+const root = path.resolve(import.meta.dirname, '..');
+const tsx = path.join(root, 'node_modules', '.bin', 'tsx');
+
+function runChild(perTurn: number, turns: number): Promise<{ code: number | null; stdout: string }> {
+  const child = spawn(tsx, [path.join(root, 'test/helpers/logger-child.ts'), String(perTurn), String(turns)], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let stdout = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout })));
+}
+
+describe('the default log destination', () => {
+  it('delivers every line whole, in order, through a burst, a long line and an immediate exit', async () => {
+    const perTurn = 500;
+    const turns = 6;
+    const { code, stdout } = await runChild(perTurn, turns);
+    expect(code).toBe(0);
+
+    const lines = stdout.split('\n');
+    expect(lines.pop()).toBe('');
+    const entries = lines.map((line) => JSON.parse(line) as { n: number; msg: string; long?: string });
+    expect(entries).toHaveLength(perTurn * turns + 1);
+    expect(entries.map((e) => e.n)).toEqual(entries.map((_, i) => i));
+    const long = entries.find((e) => e.msg === 'long line');
+    expect(long?.long).toBe('é'.repeat(LOG_CHUNK_BYTES * 3));
+    expect(entries.filter((e) => e.msg === 'request')).toHaveLength(perTurn * turns);
+  });
+});
