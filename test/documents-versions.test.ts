@@ -1,7 +1,8 @@
 // Named versions, diffs and revert through the API, and search suggestions kept in step with the
 // Yjs bodies (REST writes at once, live edits after the index's debounce).
 import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Logger } from 'pino';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
 import { documentSearch } from '../db/schema';
 import { CONTENT_FIELD } from '../collab/store';
@@ -289,6 +290,39 @@ describe('search suggestions', () => {
       index.close();
     }
     expect((await t.call('GET', '/api/documents/suggestions?q=bandi', { as: me })).body.data.map((s: { id: string }) => s.id)).toEqual([doc.id]);
+  });
+
+  it('a body that cannot be read is logged and left stale; the rest of its slice is still indexed', async () => {
+    const me = await t.newUser();
+    const docs = [];
+    for (const word of ['quokka', 'dingo', 'galah']) docs.push(await createDoc(t, me, { content: word }));
+    for (const d of docs) t.db.update(documentSearch).set({ body: '', indexedThrough: 0 }).where(eq(documentSearch.documentId, d.id)).run();
+    const broken = docs[1]!.id;
+    const store = t.deps.documents;
+    const getText = store.getText.bind(store);
+    const readBody = vi.spyOn(store, 'getText').mockImplementation((id) => {
+      if (id === broken) throw new Error('unreadable state');
+      return getText(id);
+    });
+    const warn = vi.fn();
+    const index = new DocumentSearchIndex(t.db, store, { logger: { warn } as unknown as Logger });
+    const find = async (q: string) => (await t.call('GET', `/api/documents/suggestions?q=${q}`, { as: me })).body.data.map((s: { id: string }) => s.id);
+    try {
+      index.reindexStale();
+      expect(warn).toHaveBeenCalledWith(expect.objectContaining({ documentId: broken }), 'search index refresh failed');
+      expect(await find('quokka')).toEqual([docs[0]!.id]);
+      expect(await find('galah')).toEqual([docs[2]!.id]);
+      expect(await find('dingo')).toEqual([]);
+      expect(t.db.select().from(documentSearch).where(eq(documentSearch.documentId, broken)).get()!.indexedThrough).toBe(0);
+
+      // Still stale, so it is redone once it can be read (the next start, or its next edit).
+      readBody.mockRestore();
+      expect(index.reindexStale()).toBeGreaterThanOrEqual(1);
+      expect(await find('dingo')).toEqual([broken]);
+    } finally {
+      readBody.mockRestore();
+      index.close();
+    }
   });
 
   it('records an unchanged body as indexed without writing the full-text index again', async () => {

@@ -72,18 +72,24 @@ export class DocumentSearchIndex {
    * re-tokenize the whole document.
    */
   write(documentId: string, markdown: string): void {
-    this.cancel(documentId);
-    const statements = this.statements();
-    const indexed = statements.indexed.get({ documentId });
-    if (!indexed) return;
-    const through = statements.lastUpdate.get({ documentId })?.id ?? 0;
-    if (indexed.body === markdown) statements.setThrough.run({ documentId, through });
-    else statements.setBody.run({ documentId, body: markdown, through });
+    this.writeBody(documentId, () => markdown);
   }
 
   /** Re-reads the body from the store into the index. */
   refresh(documentId: string): void {
-    this.write(documentId, this.store.getText(documentId));
+    this.writeBody(documentId, () => this.store.getText(documentId));
+  }
+
+  /** The body is read only for a document still in the index: one erased meanwhile is never loaded. */
+  private writeBody(documentId: string, markdown: () => string): void {
+    this.cancel(documentId);
+    const statements = this.statements();
+    const indexed = statements.indexed.get({ documentId });
+    if (!indexed) return;
+    const body = markdown();
+    const through = statements.lastUpdate.get({ documentId })?.id ?? 0;
+    if (indexed.body === body) statements.setThrough.run({ documentId, through });
+    else statements.setBody.run({ documentId, body, through });
   }
 
   /** Refreshes every body that changed since it was last indexed (after a crash, or a migration). */
@@ -180,7 +186,6 @@ export class DocumentSearchIndex {
       const p = sql.placeholder;
       const ofDocument = eq(documentSearch.documentId, p('documentId'));
       return {
-        exists: this.db.select({ id: documentSearch.id }).from(documentSearch).where(ofDocument).prepare(),
         indexed: this.db.select({ body: documentSearch.body }).from(documentSearch).where(ofDocument).prepare(),
         lastUpdate: this.db
           .select({ id: max(documentUpdates.id) })
@@ -203,9 +208,8 @@ export class DocumentSearchIndex {
    * still committed. (No savepoint per document: FTS5 writes a new segment at each one.)
    */
   private refreshQuietly(documentId: string): void {
-    this.cancel(documentId);
     try {
-      if (this.statements().exists.get({ documentId })) this.refresh(documentId);
+      this.refresh(documentId);
     } catch (err) {
       this.opts.logger?.warn({ err, documentId }, 'search index refresh failed');
     }
