@@ -1,5 +1,6 @@
 // The document store directly: durability of the update log, replay, compaction, live subscribers.
 import { count, eq, gt, isNull } from 'drizzle-orm';
+import type { Logger } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
 import { openDatabase, type Database_ } from '../db/client';
@@ -193,6 +194,39 @@ describe('DocumentStore', () => {
     await eventually(() => withData() === 0, 5_000, 'cleared rows');
     expect(state().clearedThroughUpdateId).toBe(state().throughUpdateId);
     expect(restarted.getText(doc.id)).toBe(expected);
+  });
+
+  it('a clearing that fails is logged and loses nothing; the next start clears', async () => {
+    const doc = newDocument();
+    const warn = vi.fn();
+    const logged = new DocumentStore({ db: database.db, clock, logger: { warn } as unknown as Logger });
+    // Trigger names are identifiers: derived from the id, which is a UUID we created.
+    const trigger = `fail_clearing_${doc.id.replace(/-/g, '_')}`;
+    database.sqlite.exec(
+      `CREATE TRIGGER ${trigger} BEFORE UPDATE OF data ON document_updates WHEN NEW.document_id = '${doc.id}' AND NEW.data IS NULL ` +
+        `BEGIN SELECT RAISE(ABORT, 'simulated clearing failure'); END`,
+    );
+    const c = client();
+    logged.acquire(doc.id);
+    for (let i = 0; i < 150; i++) {
+      c.text.insert(c.text.length, `${i % 10}`);
+      logged.applyUpdate(doc.id, c.updates.pop()!, userId, null, { defer: true });
+    }
+    logged.release(doc.id);
+    await eventually(() => warn.mock.calls.length > 0, 5_000, 'the clearing failure logged');
+    expect(warn).toHaveBeenCalledWith(expect.objectContaining({ err: expect.any(Error) }), 'could not clear compacted document updates');
+
+    const state = () => database.db.select().from(documentStates).where(eq(documentStates.documentId, doc.id)).get()!;
+    const withData = () => updateRows(doc.id).filter((r) => r.data !== null).length;
+    expect(withData()).toBe(150);
+    expect(state().clearedThroughUpdateId).toBe(0);
+    expect(logged.getText(doc.id)).toBe(c.text.toString());
+
+    database.sqlite.exec(`DROP TRIGGER ${trigger}`);
+    const restarted = new DocumentStore({ db: database.db, clock });
+    await eventually(() => withData() === 0, 5_000, 'cleared rows');
+    expect(state().clearedThroughUpdateId).toBe(state().throughUpdateId);
+    expect(restarted.getText(doc.id)).toBe(c.text.toString());
   });
 
   it('replaceText applies minimal edits as one stored update that live editors receive', () => {
