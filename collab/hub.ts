@@ -395,8 +395,12 @@ export class CollabHub {
     });
   }
 
-  /** Re-decides every connection's access: gone users and lost access are disconnected. */
+  /**
+   * Re-decides every connection's access: gone users and lost access are disconnected. The
+   * decision is taken once per user and document in a pass (a user's tabs, their devices).
+   */
   recheckAll(): void {
+    const decided = new Map<string, CollabAccess>();
     for (const conn of [...this.connections]) {
       try {
         const actor = this.opts.auth.recheck(conn.actor);
@@ -404,7 +408,9 @@ export class CollabHub {
           conn.ws.close(CLOSE.unauthenticated, 'credential revoked');
           continue;
         }
-        const access = this.opts.access(actor, conn.documentId);
+        const key = `${actor.userId} ${conn.documentId}`;
+        let access = decided.get(key);
+        if (access === undefined) decided.set(key, (access = this.opts.access(actor, conn.documentId)));
         if (access === 'unknown') conn.ws.close(CLOSE.notFound, 'document no longer available');
         else if (access === 'none') conn.ws.close(CLOSE.forbidden, 'access removed');
         else {

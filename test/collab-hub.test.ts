@@ -5,6 +5,7 @@ import * as encoding from 'lib0/encoding';
 import * as awarenessProtocol from 'y-protocols/awareness';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
+import { documentCollabAccess } from '../collab/access';
 import { documentUpdates } from '../db/schema';
 import { searchIndexOf } from '../src/documents/search';
 import { MISSING_ID, makeTestApp, type TestApp, type TestUser } from './helpers/app';
@@ -259,6 +260,35 @@ describe('admission and close codes', () => {
     await d.opened;
     expect((await t.call('DELETE', `/api/users/${doomed.user.id}`, { as: t.admin })).status).toBe(204);
     expect((await d.closed).code).toBe(4401);
+  });
+
+  it("re-decides access once per user and document, however many of that user's connections are open", async () => {
+    const access = vi.fn(documentCollabAccess(t.deps.db));
+    const second = await startCollabServer(t, { access, pingIntervalMs: 60_000 });
+    try {
+      const id = await newDocument();
+      const member = await t.newUser();
+      const grant = (role: string) =>
+        t.call('POST', `/api/documents/${id}/collaborators`, { as: owner, body: { principal_type: 'user', principal_id: member.user.id, role } });
+      await grant('editor');
+      const tabs = [0, 1, 2].map(() => rawClient(second.port, `/collab/${id}?token=${member.token}`));
+      const watcher = rawClient(second.port, `/collab/${id}?token=${viewer.token}`);
+      await Promise.all([...tabs, watcher].map((c) => c.opened));
+      await eventually(() => second.hub.connectionCount === 4, 2_000, 'four connections');
+
+      access.mockClear();
+      second.hub.recheckAll();
+      expect(access).toHaveBeenCalledTimes(2);
+      expect(new Set(access.mock.calls.map(([actor]) => actor.userId))).toEqual(new Set([member.user.id, viewer.user.id]));
+
+      // The one decision still reaches every connection of that user.
+      expect((await t.call('DELETE', `/api/documents/${id}/collaborators/user/${member.user.id}`, { as: owner })).status).toBe(204);
+      for (const tab of tabs) expect((await tab.closed).code).toBe(4403);
+      await eventually(() => second.hub.connectionCount === 1, 2_000, 'only the viewer left');
+      watcher.ws.close();
+    } finally {
+      await second.close();
+    }
   });
 
   it('closes live connections with 4404 when the document is moved to the trash', async () => {

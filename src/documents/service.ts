@@ -29,6 +29,7 @@ import { getGroup, groupIdsOf } from '../groups/service';
 import { AppError, conflict, notFound, unprocessable } from '../http/errors';
 import { sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../ids';
+import { preparedFor } from '../prepared';
 import { countAll } from '../sql';
 import { getUser } from '../users/service';
 import { isDowngrade, strongestRole } from './policy';
@@ -108,14 +109,40 @@ export function documentAccess(
   documentId: string,
   opts: { includeTrashed?: boolean } = {},
 ): DocumentAccess | null {
-  const document = db
-    .select()
-    .from(documents)
-    .where(and(eq(documents.id, documentId), eq(documents.tenantId, actor.tenantId)))
-    .get();
+  const statements = accessStatements(db);
+  const document = statements.document.get({ documentId, tenantId: actor.tenantId });
   if (!document || (document.trashedAt !== null && !opts.includeTrashed)) return null;
-  const role = rolesOn(db, principalsOf(db, actor), [documentId]).get(documentId) ?? null;
-  return { document, role };
+  const { userId, groupIds } = principalsOf(db, actor);
+  const grants = statements.roles.all({ documentId, userId, groupIds: JSON.stringify(groupIds) });
+  return { document, role: strongestRole(grants.map((g) => g.role)) };
+}
+
+/**
+ * `documentAccess`'s statements, prepared once per database: the hub re-decides every live
+ * connection with them after each revoking write, and building and preparing the queries anew
+ * cost ~0.4 ms a call. The group ids go in as one JSON array, so one statement serves any number.
+ */
+function accessStatements(db: Db) {
+  return preparedFor(db, 'documents:access', () => {
+    const p = sql.placeholder;
+    return {
+      document: db
+        .select()
+        .from(documents)
+        .where(and(eq(documents.id, p('documentId')), eq(documents.tenantId, p('tenantId'))))
+        .prepare(),
+      roles: db
+        .select({ role: documentGrants.role })
+        .from(documentGrants)
+        .where(
+          and(
+            eq(documentGrants.documentId, p('documentId')),
+            or(eq(documentGrants.userId, p('userId')), inArray(documentGrants.groupId, sql`(select value from json_each(${p('groupIds')}))`)),
+          ),
+        )
+        .prepare(),
+    };
+  });
 }
 
 /** Like `documentAccess`, but a document the caller holds no grant on is as unknown as a missing one. */

@@ -1,11 +1,12 @@
 // Groups of users within a tenant; documents are shared with groups as well as with users.
-import { and, asc, eq, inArray, isNull } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { groupMembers, groups, users } from '../../db/schema';
 import type { Clock } from '../clock';
 import { conflict, notFound } from '../http/errors';
 import { sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../ids';
+import { preparedFor } from '../prepared';
 import { countAll, isUniqueViolation } from '../sql';
 import { getUser } from '../users/service';
 
@@ -105,10 +106,13 @@ export function removeMember(db: Db, group: GroupRow, userId: string): void {
 
 /** Ids of the groups a user belongs to; used to resolve group grants. */
 export function groupIdsOf(db: Db, tenantId: string, userId: string): string[] {
-  return db
-    .select({ id: groupMembers.groupId })
-    .from(groupMembers)
-    .where(and(eq(groupMembers.tenantId, tenantId), eq(groupMembers.userId, userId)))
-    .all()
-    .map((r) => r.id);
+  // Prepared once: every document access decision (REST and each live connection) asks.
+  const statement = preparedFor(db, 'groups:ids-of', () =>
+    db
+      .select({ id: groupMembers.groupId })
+      .from(groupMembers)
+      .where(and(eq(groupMembers.tenantId, sql.placeholder('tenantId')), eq(groupMembers.userId, sql.placeholder('userId'))))
+      .prepare(),
+  );
+  return statement.all({ tenantId, userId }).map((r) => r.id);
 }
