@@ -110,6 +110,7 @@ export class DocumentStore {
   private readonly compactAfter: number;
   private readonly insertUpdate;
   private readonly touchDocument;
+  private readonly reads;
   private queue: QueuedChange[] = [];
   private flushScheduled = false;
   /** Documents whose compacted log rows still hold data (see clearSlice). */
@@ -139,6 +140,19 @@ export class DocumentStore {
       .set({ updatedAt: sql`${sql.placeholder('updatedAt')}` })
       .where(eq(documents.id, sql.placeholder('id')))
       .prepare();
+    // What loading a document reads: the hub loads one at each first connection, REST at each read
+    // of a document no one is editing. Building and preparing them anew cost most of a small load.
+    const documentId = sql.placeholder('documentId');
+    this.reads = {
+      tenantOf: this.db.select({ tenantId: documents.tenantId }).from(documents).where(eq(documents.id, documentId)).prepare(),
+      state: this.db.select().from(documentStates).where(eq(documentStates.documentId, documentId)).prepare(),
+      logAfter: this.db
+        .select({ id: documentUpdates.id, data: documentUpdates.data })
+        .from(documentUpdates)
+        .where(and(eq(documentUpdates.documentId, documentId), gt(documentUpdates.id, sql.placeholder('through')), isNotNull(documentUpdates.data)))
+        .orderBy(documentUpdates.id)
+        .prepare(),
+    };
     // Clearing that a previous process left unfinished.
     const unfinished = this.db
       .select({ documentId: documentStates.documentId })
@@ -370,16 +384,11 @@ export class DocumentStore {
   }
 
   private load(documentId: string): LoadedDoc {
-    const meta = this.db.select({ tenantId: documents.tenantId }).from(documents).where(eq(documents.id, documentId)).get();
+    const meta = this.reads.tenantOf.get({ documentId });
     if (!meta) throw new UnknownDocumentError(`document ${documentId} does not exist`);
-    const state = this.db.select().from(documentStates).where(eq(documentStates.documentId, documentId)).get();
+    const state = this.reads.state.get({ documentId });
     const through = state?.throughUpdateId ?? 0;
-    const log = this.db
-      .select({ id: documentUpdates.id, data: documentUpdates.data })
-      .from(documentUpdates)
-      .where(and(eq(documentUpdates.documentId, documentId), gt(documentUpdates.id, through), isNotNull(documentUpdates.data)))
-      .orderBy(documentUpdates.id)
-      .all();
+    const log = this.reads.logAfter.all({ documentId, through });
     const doc = new Y.Doc();
     // One transaction for the whole replay: observers and the update event run once, not per row.
     // (Y.mergeUpdates first would be slower: its cost grows faster than the number of updates.)
