@@ -70,6 +70,20 @@ function client() {
 
 const updateRows = (documentId: string) =>
   database.db.select().from(documentUpdates).where(eq(documentUpdates.documentId, documentId)).all();
+const stateRow = (documentId: string) => database.db.select().from(documentStates).where(eq(documentStates.documentId, documentId)).get()!;
+const rowsWithData = (documentId: string) => updateRows(documentId).filter((r) => r.data !== null).length;
+
+/** A live session of `edits` one-character edits through `on`, released at the end (which compacts); the text typed. */
+function typeAndRelease(on: DocumentStore, documentId: string, edits: number): string {
+  const c = client();
+  on.acquire(documentId);
+  for (let i = 0; i < edits; i++) {
+    c.text.insert(c.text.length, `${i % 10}`);
+    on.applyUpdate(documentId, c.updates.pop()!, userId, null, { defer: true });
+  }
+  on.release(documentId);
+  return c.text.toString();
+}
 
 describe('DocumentStore', () => {
   beforeEach(async () => setup());
@@ -167,16 +181,9 @@ describe('DocumentStore', () => {
 
   it('clears compacted rows after the state is written, and a restart finishes a clearing left undone', async () => {
     const doc = newDocument();
-    const c = client();
-    store.acquire(doc.id);
-    for (let i = 0; i < 250; i++) {
-      c.text.insert(c.text.length, `${i % 10}`);
-      store.applyUpdate(doc.id, c.updates.pop()!, userId, null, { defer: true });
-    }
-    store.release(doc.id);
-    const state = () => database.db.select().from(documentStates).where(eq(documentStates.documentId, doc.id)).get()!;
-    const withData = () => updateRows(doc.id).filter((r) => r.data !== null).length;
-    const expected = c.text.toString();
+    const expected = typeAndRelease(store, doc.id, 250);
+    const state = () => stateRow(doc.id);
+    const withData = () => rowsWithData(doc.id);
     expect(state().throughUpdateId).toBe(Math.max(...updateRows(doc.id).map((r) => r.id)));
     expect(state().clearedThroughUpdateId).toBe(0);
     expect(withData()).toBe(250);
@@ -206,27 +213,19 @@ describe('DocumentStore', () => {
       `CREATE TRIGGER ${trigger} BEFORE UPDATE OF data ON document_updates WHEN NEW.document_id = '${doc.id}' AND NEW.data IS NULL ` +
         `BEGIN SELECT RAISE(ABORT, 'simulated clearing failure'); END`,
     );
-    const c = client();
-    logged.acquire(doc.id);
-    for (let i = 0; i < 150; i++) {
-      c.text.insert(c.text.length, `${i % 10}`);
-      logged.applyUpdate(doc.id, c.updates.pop()!, userId, null, { defer: true });
-    }
-    logged.release(doc.id);
+    const typed = typeAndRelease(logged, doc.id, 150);
     await eventually(() => warn.mock.calls.length > 0, 5_000, 'the clearing failure logged');
     expect(warn).toHaveBeenCalledWith(expect.objectContaining({ err: expect.any(Error) }), 'could not clear compacted document updates');
 
-    const state = () => database.db.select().from(documentStates).where(eq(documentStates.documentId, doc.id)).get()!;
-    const withData = () => updateRows(doc.id).filter((r) => r.data !== null).length;
-    expect(withData()).toBe(150);
-    expect(state().clearedThroughUpdateId).toBe(0);
-    expect(logged.getText(doc.id)).toBe(c.text.toString());
+    expect(rowsWithData(doc.id)).toBe(150);
+    expect(stateRow(doc.id).clearedThroughUpdateId).toBe(0);
+    expect(logged.getText(doc.id)).toBe(typed);
 
     database.sqlite.exec(`DROP TRIGGER ${trigger}`);
     const restarted = new DocumentStore({ db: database.db, clock });
-    await eventually(() => withData() === 0, 5_000, 'cleared rows');
-    expect(state().clearedThroughUpdateId).toBe(state().throughUpdateId);
-    expect(restarted.getText(doc.id)).toBe(c.text.toString());
+    await eventually(() => rowsWithData(doc.id) === 0, 5_000, 'cleared rows');
+    expect(stateRow(doc.id).clearedThroughUpdateId).toBe(stateRow(doc.id).throughUpdateId);
+    expect(restarted.getText(doc.id)).toBe(typed);
   });
 
   it('replaceText applies minimal edits as one stored update that live editors receive', () => {
