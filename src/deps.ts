@@ -51,3 +51,13 @@ export function createCollabHub(deps: Deps, options: Partial<ConstructorParamete
   searchIndexOf(deps);
   return hub;
 }
+
+/**
+ * What a shutdown writes before the database closes: live edits still queued, then the search
+ * index's pending refreshes (debounced live edits), so that a restart finds the index current
+ * instead of re-reading every recently edited document.
+ */
+export function flushPendingWrites(deps: Deps): void {
+  deps.documents.flush();
+  searchIndexOf(deps).flush();
+}

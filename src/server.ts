@@ -5,7 +5,7 @@ import { openDatabase, startBackgroundCheckpoints } from '../db/client';
 import { createApp } from './app';
 import { systemClock } from './clock';
 import { ConfigError, loadConfig, type Config } from './config';
-import { buildDeps, createCollabHub } from './deps';
+import { buildDeps, createCollabHub, flushPendingWrites } from './deps';
 import { startHttpServer } from './http-server';
 import { createLogger } from './logger';
 
@@ -43,7 +43,7 @@ async function main(): Promise<void> {
     const deadline = setTimeout(() => {
       timedOut = true;
       logger.warn('shutdown did not finish in time; stopping anyway');
-      deps.documents.flush();
+      flushPendingWrites(deps);
       database.close();
       process.exit(1);
     }, config.shutdownTimeoutMs + 5_000);
@@ -54,7 +54,7 @@ async function main(): Promise<void> {
       if (!timedOut) {
         clearTimeout(deadline);
         // Live edits that arrived during the close may still be queued for the next turn.
-        deps.documents.flush();
+        flushPendingWrites(deps);
         database.close();
         logger.info('stopped');
         process.exit(0);

@@ -1,12 +1,13 @@
 // Named versions, diffs and revert through the API, and search suggestions kept in step with the
 // Yjs bodies (REST writes at once, live edits after the index's debounce).
-import { eq } from 'drizzle-orm';
+import { eq, max } from 'drizzle-orm';
 import type { Logger } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
-import { documentSearch } from '../db/schema';
+import { documentSearch, documentUpdates } from '../db/schema';
 import { CONTENT_FIELD } from '../collab/store';
 import { DocumentSearchIndex, ftsPrefixQuery, snippetHtml } from '../src/documents/search';
+import { flushPendingWrites } from '../src/deps';
 import { newId } from '../src/ids';
 import { makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { contentOf, createDoc, flushSearch, liveAppend, liveEdit, share, type DocumentJson } from './helpers/documents';
@@ -276,6 +277,18 @@ describe('search suggestions', () => {
       const found = await t.call('GET', `/api/documents/suggestions?q=pangolin${i}`, { as: owner });
       expect(found.body.data.map((s: { id: string }) => s.id)).toEqual([d.id]);
     }
+  });
+
+  it('a shutdown writes the pending refreshes of live edits, leaving nothing stale for the next start', async () => {
+    const me = await t.newUser();
+    const doc = await createDoc(t, me, { content: 'draft' });
+    liveAppend(t, doc.id, me.user.id, ' axolotl');
+    const search = () => t.db.select().from(documentSearch).where(eq(documentSearch.documentId, doc.id)).get()!;
+    expect(search().body).not.toContain('axolotl');
+    flushPendingWrites(t.deps);
+    expect(search().body).toContain('axolotl');
+    const lastUpdate = t.db.select({ id: max(documentUpdates.id) }).from(documentUpdates).where(eq(documentUpdates.documentId, doc.id)).get()!.id;
+    expect(search().indexedThrough).toBe(lastUpdate);
   });
 
   it('reindexes bodies left stale (a crash before a debounced refresh)', async () => {
