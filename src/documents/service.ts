@@ -5,7 +5,7 @@
 // Every query is tenant-scoped, and every list filters by visibility inside its WHERE clause
 // (a grant to the caller or to one of their groups), so a list can never show what a single GET
 // would refuse. `documentAccess` is the one resolver of a caller's role, for REST and WebSocket.
-import { and, asc, desc, eq, inArray, isNotNull, isNull, ne, notInArray, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, isNotNull, isNull, ne, notInArray, or, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import {
   courseModules,
@@ -68,9 +68,14 @@ const principalsOf = (db: Db, actor: Pick<Actor, 'userId' | 'tenantId'>): Princi
   groupIds: groupIdsOf(db, actor.tenantId, actor.userId),
 });
 
-function grantsTo(p: Principals): SQL {
+/**
+ * Grants that name the principals: the user's own, or one of their groups'. A prepared statement
+ * passes placeholders, the group ids then as a subquery (see accessStatements).
+ */
+function grantsTo(p: { userId: string | Placeholder; groupIds: string[] | SQL }): SQL {
   const own = eq(documentGrants.userId, p.userId);
-  return p.groupIds.length > 0 ? or(own, inArray(documentGrants.groupId, p.groupIds))! : own;
+  if (Array.isArray(p.groupIds) && p.groupIds.length === 0) return own;
+  return or(own, inArray(documentGrants.groupId, p.groupIds))!;
 }
 
 /** `documents.id` is one the principals hold a grant on. */
@@ -137,7 +142,7 @@ function accessStatements(db: Db) {
         .where(
           and(
             eq(documentGrants.documentId, p('documentId')),
-            or(eq(documentGrants.userId, p('userId')), inArray(documentGrants.groupId, sql`(select value from json_each(${p('groupIds')}))`)),
+            grantsTo({ userId: p('userId'), groupIds: sql`(select value from json_each(${p('groupIds')}))` }),
           ),
         )
         .prepare(),
