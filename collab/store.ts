@@ -111,6 +111,7 @@ export class DocumentStore {
   private readonly insertUpdate;
   private readonly touchDocument;
   private readonly reads;
+  private readonly clearing;
   private queue: QueuedChange[] = [];
   private flushScheduled = false;
   /** Documents whose compacted log rows still hold data (see clearSlice). */
@@ -151,6 +152,35 @@ export class DocumentStore {
         .from(documentUpdates)
         .where(and(eq(documentUpdates.documentId, documentId), gt(documentUpdates.id, sql.placeholder('through')), isNotNull(documentUpdates.data)))
         .orderBy(documentUpdates.id)
+        .prepare(),
+    };
+    // A step of clearing compacted rows (clearCompacted): its progress, where the step ends (the id
+    // `skip` rows on, read from the (document_id, id) index alone), the clearing, the new progress.
+    const p = sql.placeholder;
+    const ofDocument = eq(documentUpdates.documentId, documentId);
+    this.clearing = {
+      progress: this.db
+        .select({ cleared: documentStates.clearedThroughUpdateId, through: documentStates.throughUpdateId })
+        .from(documentStates)
+        .where(eq(documentStates.documentId, documentId))
+        .prepare(),
+      stepEnd: this.db
+        .select({ id: documentUpdates.id })
+        .from(documentUpdates)
+        .where(and(ofDocument, gt(documentUpdates.id, p('cleared')), lte(documentUpdates.id, p('through'))))
+        .orderBy(asc(documentUpdates.id))
+        .limit(sqlLimit(1))
+        .offset(sqlLimit(p('skip')))
+        .prepare(),
+      clearData: this.db
+        .update(documentUpdates)
+        .set({ data: null })
+        .where(and(ofDocument, gt(documentUpdates.id, p('cleared')), lte(documentUpdates.id, p('upTo')), isNotNull(documentUpdates.data)))
+        .prepare(),
+      setProgress: this.db
+        .update(documentStates)
+        .set({ clearedThroughUpdateId: sql`${p('upTo')}` })
+        .where(eq(documentStates.documentId, documentId))
         .prepare(),
     };
     // Clearing that a previous process left unfinished.
@@ -588,27 +618,16 @@ export class DocumentStore {
    * its progress; the document leaves the waiting set once all are cleared (or it is gone).
    */
   private clearCompacted(documentId: string, rows: number): void {
+    const statements = this.clearing;
     const done = inTransaction(this.db, () => {
-      const progress = this.db
-        .select({ cleared: documentStates.clearedThroughUpdateId, through: documentStates.throughUpdateId })
-        .from(documentStates)
-        .where(eq(documentStates.documentId, documentId))
-        .get();
+      const progress = statements.progress.get({ documentId });
       if (!progress || progress.cleared >= progress.through) return true;
-      const inRange = and(eq(documentUpdates.documentId, documentId), gt(documentUpdates.id, progress.cleared), lte(documentUpdates.id, progress.through));
-      // The id `rows` rows on, read from the (document_id, id) index alone.
-      const stepEnd =
-        rows === Infinity
-          ? undefined
-          : this.db.select({ id: documentUpdates.id }).from(documentUpdates).where(inRange).orderBy(asc(documentUpdates.id)).limit(sqlLimit(1)).offset(sqlLimit(rows - 1)).get()?.id;
-      const upTo = stepEnd ?? progress.through;
-      this.db
-        .update(documentUpdates)
-        .set({ data: null })
-        .where(and(eq(documentUpdates.documentId, documentId), gt(documentUpdates.id, progress.cleared), lte(documentUpdates.id, upTo), isNotNull(documentUpdates.data)))
-        .run();
-      this.db.update(documentStates).set({ clearedThroughUpdateId: upTo }).where(eq(documentStates.documentId, documentId)).run();
-      return upTo >= progress.through;
+      const { cleared, through } = progress;
+      const stepEnd = rows === Infinity ? undefined : statements.stepEnd.get({ documentId, cleared, through, skip: rows - 1 })?.id;
+      const upTo = stepEnd ?? through;
+      statements.clearData.run({ documentId, cleared, upTo });
+      statements.setProgress.run({ documentId, upTo });
+      return upTo >= through;
     });
     if (done) this.uncleared.delete(documentId);
   }
