@@ -21,7 +21,7 @@ import * as Y from 'yjs';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { Actor, Authenticator } from '../src/auth/authenticator';
 import { isUuid } from '../src/ids';
-import { InvalidUpdateError, PersistenceError, type DocumentStore } from './store';
+import { InvalidUpdateError, PersistenceError, type DocumentStore, type DocumentSubscriber } from './store';
 
 export const MESSAGE_SYNC = 0;
 export const MESSAGE_AWARENESS = 1;
@@ -64,8 +64,9 @@ export interface HubOptions {
 
 interface Connection {
   ws: WebSocket;
+  hub: CollabHub;
+  room: Room;
   actor: Actor;
-  documentId: string;
   canEdit: boolean;
   /** Awareness client ids this connection controls, removed when it closes. */
   awarenessIds: Set<number>;
@@ -74,12 +75,36 @@ interface Connection {
   lastRefill: number;
 }
 
-interface Room {
-  documentId: string;
-  awareness: awarenessProtocol.Awareness;
-  connections: Set<Connection>;
-  unsubscribe: () => void;
+/**
+ * The connections to one open document. It is the store's subscriber for that document: the
+ * store calls `onUpdate` only after the update is in the log. (Objects with methods rather than
+ * closures per room and per connection: a thousand idle documents are a thousand of each.)
+ */
+class Room implements DocumentSubscriber {
+  readonly connections = new Set<Connection>();
+
+  constructor(
+    private readonly hub: CollabHub,
+    readonly documentId: string,
+    readonly awareness: awarenessProtocol.Awareness,
+  ) {}
+
+  onUpdate(update: Uint8Array, origin: unknown): void {
+    const message = encoding.createEncoder();
+    encoding.writeVarUint(message, MESSAGE_SYNC);
+    syncProtocol.writeUpdate(message, update);
+    const bytes = encoding.toUint8Array(message);
+    for (const conn of this.connections) if (conn !== origin) this.hub.send(conn, bytes);
+  }
+
+  onDropped(): void {
+    this.hub.abandonRoom(this);
+  }
 }
+
+/** Each socket's connection, for the socket event handlers, which are shared by all sockets. */
+const CONNECTION = Symbol('collab connection');
+type HubSocket = WebSocket & { [CONNECTION]?: Connection };
 
 const PATH = /^\/collab\/([^/?#]+)\/?$/;
 
@@ -180,8 +205,9 @@ export class CollabHub {
     }
     const conn: Connection = {
       ws,
+      hub: this,
+      room,
       actor,
-      documentId,
       canEdit,
       awarenessIds: new Set(),
       alive: true,
@@ -191,14 +217,11 @@ export class CollabHub {
     room.connections.add(conn);
     this.connections.add(conn);
     ws.binaryType = 'nodebuffer';
-    ws.on('pong', () => {
-      conn.alive = true;
-    });
-    ws.on('message', (data, isBinary) => this.onMessage(room, conn, data, isBinary));
-    ws.on('close', () => this.leave(room, conn));
-    ws.on('error', (err) => {
-      this.opts.logger.debug({ err, documentId }, 'collab socket error');
-    });
+    (ws as HubSocket)[CONNECTION] = conn;
+    ws.on('pong', CollabHub.onSocketPong);
+    ws.on('message', CollabHub.onSocketMessage);
+    ws.on('close', CollabHub.onSocketClose);
+    ws.on('error', CollabHub.onSocketError);
 
     // Sync step 1 (our state vector) and the presence of everyone already here.
     const sync = encoding.createEncoder();
@@ -218,19 +241,8 @@ export class CollabHub {
     // The room never reads the Y.Doc itself: the store serves its content only once it is durable.
     const awareness = new awarenessProtocol.Awareness(this.opts.store.acquire(documentId));
     awareness.setLocalState(null);
-    const room: Room = { documentId, awareness, connections: new Set(), unsubscribe: () => {} };
-    room.unsubscribe = this.opts.store.subscribe(
-      documentId,
-      // The store calls this only after the update is in the log.
-      (update, origin) => {
-        const message = encoding.createEncoder();
-        encoding.writeVarUint(message, MESSAGE_SYNC);
-        syncProtocol.writeUpdate(message, update);
-        const bytes = encoding.toUint8Array(message);
-        for (const conn of room.connections) if (conn !== origin) this.send(conn, bytes);
-      },
-      () => this.abandonRoom(room),
-    );
+    const room = new Room(this, documentId, awareness);
+    this.opts.store.subscribe(documentId, room);
     awareness.on('update', ({ added, updated, removed }: AwarenessChange, origin: unknown) => {
       const changed = [...added, ...updated, ...removed];
       if (origin && typeof origin === 'object' && 'awarenessIds' in origin) {
@@ -245,7 +257,29 @@ export class CollabHub {
     return room;
   }
 
-  private onMessage(room: Room, conn: Connection, data: RawData, isBinary: boolean): void {
+  // The socket event handlers, one of each for every socket: `this` is the socket.
+  private static onSocketPong(this: WebSocket): void {
+    const conn = (this as HubSocket)[CONNECTION];
+    if (conn) conn.alive = true;
+  }
+
+  private static onSocketMessage(this: WebSocket, data: RawData, isBinary: boolean): void {
+    const conn = (this as HubSocket)[CONNECTION];
+    conn?.hub.onMessage(conn, data, isBinary);
+  }
+
+  private static onSocketClose(this: WebSocket): void {
+    const conn = (this as HubSocket)[CONNECTION];
+    conn?.hub.leave(conn);
+  }
+
+  private static onSocketError(this: WebSocket, err: Error): void {
+    const conn = (this as HubSocket)[CONNECTION];
+    conn?.hub.opts.logger.debug({ err, documentId: conn.room.documentId }, 'collab socket error');
+  }
+
+  private onMessage(conn: Connection, data: RawData, isBinary: boolean): void {
+    const room = conn.room;
     // Frames still arriving on a connection we are closing must not reach the document: after a
     // dropped room, they would land in its reloaded successor.
     if (conn.ws.readyState !== conn.ws.OPEN) return;
@@ -320,7 +354,8 @@ export class CollabHub {
     this.send(conn, encoding.toUint8Array(message));
   }
 
-  private leave(room: Room, conn: Connection): void {
+  private leave(conn: Connection): void {
+    const room = conn.room;
     if (!room.connections.delete(conn)) return;
     this.connections.delete(conn);
     if (conn.awarenessIds.size > 0) {
@@ -336,7 +371,7 @@ export class CollabHub {
    * The store dropped the room's document: a change it held could not be saved. Every client
    * reconnects to a reload from disk and resends what it has that the server lacks.
    */
-  private abandonRoom(room: Room): void {
+  abandonRoom(room: Room): void {
     this.closeRoom(room);
     for (const conn of room.connections) {
       this.connections.delete(conn);
@@ -348,11 +383,12 @@ export class CollabHub {
 
   private closeRoom(room: Room): void {
     if (this.rooms.get(room.documentId) === room) this.rooms.delete(room.documentId);
-    room.unsubscribe();
+    this.opts.store.unsubscribe(room.documentId, room);
     room.awareness.destroy();
   }
 
-  private send(conn: Connection, bytes: Uint8Array): void {
+  /** Sends to one connection; a peer that does not read is dropped. */
+  send(conn: Connection, bytes: Uint8Array): void {
     const ws = conn.ws;
     if (ws.readyState !== ws.OPEN) return;
     if (ws.bufferedAmount > this.opts.maxBufferedBytes) {
@@ -408,9 +444,9 @@ export class CollabHub {
           conn.ws.close(CLOSE.unauthenticated, 'credential revoked');
           continue;
         }
-        const key = `${actor.userId} ${conn.documentId}`;
+        const key = `${actor.userId} ${conn.room.documentId}`;
         let access = decided.get(key);
-        if (access === undefined) decided.set(key, (access = this.opts.access(actor, conn.documentId)));
+        if (access === undefined) decided.set(key, (access = this.opts.access(actor, conn.room.documentId)));
         if (access === 'unknown') conn.ws.close(CLOSE.notFound, 'document no longer available');
         else if (access === 'none') conn.ws.close(CLOSE.forbidden, 'access removed');
         else {
@@ -418,7 +454,7 @@ export class CollabHub {
           conn.canEdit = access === 'edit';
         }
       } catch (err) {
-        this.opts.logger.error({ err, documentId: conn.documentId }, 'collab access re-check failed');
+        this.opts.logger.error({ err, documentId: conn.room.documentId }, 'collab access re-check failed');
       }
     }
   }
@@ -448,7 +484,7 @@ export class CollabHub {
     await Promise.all(closed);
     // Anything still open (a socket that never answered) is released here.
     for (const room of [...this.rooms.values()]) {
-      for (const conn of [...room.connections]) this.leave(room, conn);
+      for (const conn of [...room.connections]) this.leave(conn);
     }
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
   }

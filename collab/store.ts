@@ -39,10 +39,15 @@ const TOUCH_INTERVAL_MS = 1_000;
 const CLEAR_ROWS_PER_STEP = 100;
 const CLEAR_SLICE_MS = 3;
 
-export type UpdateListener = (update: Uint8Array, origin: unknown) => void;
-
-/** Told that a live document was dropped from memory because its changes could not be stored. */
-export type DroppedListener = (err: Error) => void;
+/**
+ * A live document's subscriber (the hub's room): told of every stored update, with the origin
+ * passed to `applyUpdate`, and that the document was dropped from memory because its changes
+ * could not be stored. An object with methods, not closures: one is kept per open document.
+ */
+export interface DocumentSubscriber {
+  onUpdate(update: Uint8Array, origin: unknown): void;
+  onDropped?(err: Error): void;
+}
 
 /** Thrown for bytes that are not a valid Yjs update; nothing was stored. */
 export class InvalidUpdateError extends Error {}
@@ -67,7 +72,7 @@ interface LoadedDoc {
   doc: Y.Doc;
   /** Live holders (WebSocket connections); 0 for a transient load. */
   refs: number;
-  listeners: Set<{ onUpdate: UpdateListener; onDropped?: DroppedListener }>;
+  listeners: Set<DocumentSubscriber>;
   updatesSinceCompaction: number;
   /** When `documents.updated_at` was last written for this document, and when it last changed (ms). */
   touchedAt: number;
@@ -243,15 +248,17 @@ export class DocumentStore {
   }
 
   /**
-   * Every stored update of a live document, with the origin passed to `applyUpdate`, once it is
-   * durable; and, if its changes could not be stored, that the document was dropped.
+   * Every stored update of a live document, once it is durable; and, if its changes could not be
+   * stored, that the document was dropped. Ends with `unsubscribe` or when the document unloads.
    */
-  subscribe(documentId: string, onUpdate: UpdateListener, onDropped?: DroppedListener): () => void {
+  subscribe(documentId: string, subscriber: DocumentSubscriber): void {
     const loaded = this.live.get(documentId);
     if (!loaded) throw new Error(`subscribe needs an acquired document (${documentId})`);
-    const subscriber = { onUpdate, onDropped };
     loaded.listeners.add(subscriber);
-    return () => loaded.listeners.delete(subscriber);
+  }
+
+  unsubscribe(documentId: string, subscriber: DocumentSubscriber): void {
+    this.live.get(documentId)?.listeners.delete(subscriber);
   }
 
   /** Fired after any stored change of any document (REST or live); the search index listens. */
@@ -511,9 +518,9 @@ export class DocumentStore {
       if (loaded) {
         loaded.lastUpdateId = ids[i]!;
         loaded.updatesSinceCompaction += 1;
-        for (const { onUpdate } of loaded.listeners) {
+        for (const subscriber of loaded.listeners) {
           try {
-            onUpdate(update, origin);
+            subscriber.onUpdate(update, origin);
           } catch (err) {
             this.logger?.error({ err, documentId }, 'update listener failed');
           }
@@ -561,9 +568,9 @@ export class DocumentStore {
     this.live.delete(loaded.id);
     const subscribers = [...loaded.listeners];
     loaded.listeners.clear();
-    for (const { onDropped } of subscribers) {
+    for (const subscriber of subscribers) {
       try {
-        onDropped?.(err);
+        subscriber.onDropped?.(err);
       } catch (listenerErr) {
         this.logger?.error({ err: listenerErr, documentId: loaded.id }, 'drop listener failed');
       }

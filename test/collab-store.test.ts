@@ -163,20 +163,32 @@ describe('DocumentStore', () => {
     const live = store.acquire(doc.id);
     store.acquire(doc.id);
     const seen: unknown[] = [];
-    store.subscribe(doc.id, (_update, origin) => seen.push(origin));
+    store.subscribe(doc.id, { onUpdate: (_update, origin) => seen.push(origin) });
     const c = client();
     c.text.insert(0, 'hello');
     store.applyUpdate(doc.id, c.updates.pop()!, userId, 'connection-1');
     expect(seen).toEqual(['connection-1']);
     expect(live.getText(CONTENT_FIELD).toString()).toBe('hello');
+    // A second subscriber hears updates until it unsubscribes; the first one goes on hearing them.
+    const later: unknown[] = [];
+    const second = { onUpdate: (_update: Uint8Array, origin: unknown) => later.push(origin) };
+    store.subscribe(doc.id, second);
+    c.text.insert(5, ' world');
+    store.applyUpdate(doc.id, c.updates.pop()!, userId, 'connection-2');
+    store.unsubscribe(doc.id, second);
+    c.text.insert(11, '!');
+    store.applyUpdate(doc.id, c.updates.pop()!, userId, 'connection-1');
+    expect(later).toEqual(['connection-2']);
+    expect(seen).toEqual(['connection-1', 'connection-2', 'connection-1']);
+    expect(live.getText(CONTENT_FIELD).toString()).toBe('hello world!');
     store.release(doc.id);
     expect(store.isLive(doc.id)).toBe(true);
     store.release(doc.id);
     expect(store.isLive(doc.id)).toBe(false);
     expect(database.db.select().from(documentStates).where(eq(documentStates.documentId, doc.id)).get()).toBeDefined();
     // The state is written at once; the rows it covers are cleared in the next turns.
-    await eventually(() => database.db.select().from(documentUpdates).where(isNull(documentUpdates.data)).all().length === 1, 5_000, 'cleared rows');
-    expect(store.getText(doc.id)).toBe('hello');
+    await eventually(() => database.db.select().from(documentUpdates).where(isNull(documentUpdates.data)).all().length === 3, 5_000, 'cleared rows');
+    expect(store.getText(doc.id)).toBe('hello world!');
   });
 
   it('clears compacted rows after the state is written, and a restart finishes a clearing left undone', async () => {
@@ -233,7 +245,7 @@ describe('DocumentStore', () => {
     store.createBody(doc, 'The quick brown fox', userId);
     const live = store.acquire(doc.id);
     const updates: Uint8Array[] = [];
-    store.subscribe(doc.id, (u) => updates.push(u));
+    store.subscribe(doc.id, { onUpdate: (u) => updates.push(u) });
     // An editor's view of the document, kept in sync by the updates the store passes on.
     const editor = new Y.Doc();
     Y.applyUpdate(editor, Y.encodeStateAsUpdate(live));
@@ -284,7 +296,7 @@ describe('DocumentStore group commit (deferred updates)', () => {
     const seen: { documentId: string; origin: unknown; storedThen: number }[] = [];
     const storedRows = () => database.db.select({ n: count() }).from(documentUpdates).get()!.n;
     for (const doc of [first, second]) {
-      store.subscribe(doc.id, (_update, origin) => seen.push({ documentId: doc.id, origin, storedThen: storedRows() }));
+      store.subscribe(doc.id, { onUpdate: (_update, origin) => seen.push({ documentId: doc.id, origin, storedThen: storedRows() }) });
     }
     const openedBefore = transactions.opened;
 
@@ -324,7 +336,7 @@ describe('DocumentStore group commit (deferred updates)', () => {
     const doc = newDocument();
     store.acquire(doc.id);
     const origins: unknown[] = [];
-    store.subscribe(doc.id, (_update, origin) => origins.push(origin));
+    store.subscribe(doc.id, { onUpdate: (_update, origin) => origins.push(origin) });
     const c = client();
     const queue = (text: string, origin: string) => {
       c.text.insert(c.text.length, text);
@@ -383,11 +395,10 @@ describe('DocumentStore group commit (deferred updates)', () => {
     const docs = Object.fromEntries([healthy, failing, bystander].map((d) => [d.id, store.acquire(d.id)]));
     const events: string[] = [];
     for (const d of [healthy, failing, bystander]) {
-      store.subscribe(
-        d.id,
-        () => events.push(`update ${d.id}`),
-        (err) => events.push(`dropped ${d.id}: ${err.message}`),
-      );
+      store.subscribe(d.id, {
+        onUpdate: () => events.push(`update ${d.id}`),
+        onDropped: (err) => events.push(`dropped ${d.id}: ${err.message}`),
+      });
     }
     const heal = failUpdateWrites(database.sqlite, failing.id);
 
@@ -440,7 +451,7 @@ describe('DocumentStore group commit (deferred updates)', () => {
     store.createBody(doc, 'kept', userId);
     store.acquire(doc.id);
     const dropped: Error[] = [];
-    store.subscribe(doc.id, () => {}, (err) => dropped.push(err));
+    store.subscribe(doc.id, { onUpdate: () => {}, onDropped: (err) => dropped.push(err) });
     const heal = failUpdateWrites(database.sqlite, doc.id);
     try {
       expect(() => store.replaceText(doc.id, 'kept and lost', userId)).toThrow(PersistenceError);

@@ -130,7 +130,8 @@ describe('revert', () => {
     // A live editor holds the document open, as the WebSocket hub does.
     const live = t.deps.documents.acquire(doc.id);
     const received: Uint8Array[] = [];
-    const unsubscribe = t.deps.documents.subscribe(doc.id, (update) => received.push(update));
+    const subscriber = { onUpdate: (update: Uint8Array) => received.push(update) };
+    t.deps.documents.subscribe(doc.id, subscriber);
     const peer = new Y.Doc();
     Y.applyUpdate(peer, Y.encodeStateAsUpdate(live));
     try {
@@ -159,7 +160,7 @@ describe('revert', () => {
       const versions = await t.call('GET', `/api/documents/${doc.id}/versions`, { as: owner });
       expect(versions.body.data.map((v: { name: string }) => v.name)).toEqual(['Before revert to v1', 'v1']);
     } finally {
-      unsubscribe();
+      t.deps.documents.unsubscribe(doc.id, subscriber);
       t.deps.documents.release(doc.id);
       peer.destroy();
     }
