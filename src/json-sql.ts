@@ -2,7 +2,8 @@
 // JSON object text made in SQLite's C code (`json_object`), spliced into the answer as it is,
 // instead of a thousand JavaScript values that are built, reshaped and stringified again (see the
 // Courses and enrollments section of bench/RESULTS.md).
-import { Column, is, SQL, sql, type SQLWrapper } from 'drizzle-orm';
+import { Column, is, SQL, sql, type SQLWrapper, type Subquery } from 'drizzle-orm';
+import type { Db } from '../db/client';
 
 /** Keys of the public JSON (snake_case, as the presenters write them) → columns, expressions or nested objects. */
 export type JsonShape = { readonly [key: string]: Column | SQL | JsonShape };
@@ -10,13 +11,13 @@ export type JsonShape = { readonly [key: string]: Column | SQL | JsonShape };
 const KEY = /^[a-z][a-z0-9_]*$/;
 
 /** `json_object(...)` of a shape; keys are code constants, checked and written inline. */
-export function jsonObject(shape: JsonShape): SQL {
+export function jsonObject(shape: JsonShape): SQL<string> {
   const members = Object.entries(shape).map(([key, value]) => {
     if (!KEY.test(key)) throw new Error(`not a JSON key for SQL: ${key}`);
     const expression = is(value, Column) || is(value, SQL) ? value : jsonObject(value);
     return sql`${sql.raw(`'${key}'`)}, ${expression}`;
   });
-  return sql`json_object(${sql.join(members, sql`, `)})`;
+  return sql<string>`json_object(${sql.join(members, sql`, `)})`;
 }
 
 /**
@@ -27,7 +28,19 @@ export function jsonObject(shape: JsonShape): SQL {
  * when the outer query aggregates with anything but count/min/max, so the objects stay in the
  * page's order; the list tests check that order across pages.
  */
-export const jsonArrayText = (objects: SQLWrapper): SQL<string> => sql<string>`'[' || coalesce(group_concat(${objects}, ','), '') || ']'`;
+const jsonArrayText = (objects: SQLWrapper): SQL<string> => sql<string>`'[' || coalesce(group_concat(${objects}, ','), '') || ']'`;
 
 /** An empty page, as jsonArrayText writes it. */
 export const EMPTY_JSON_ARRAY = '[]';
+
+/** A page's objects: a query selecting `jsonObject(...).as('json')` alone, in the page's order. */
+type JsonObjectsQuery = { as(alias: 'page'): Subquery<'page', { json: SQL.Aliased<string> }> & { json: SQL.Aliased<string> } };
+
+/** The query answering the page of `objects` as one JSON array text (jsonArrayText above). */
+export function selectJsonArray(db: Db, objects: JsonObjectsQuery) {
+  const page = objects.as('page');
+  return db.select({ json: jsonArrayText(page.json) }).from(page);
+}
+
+/** The array text a selectJsonArray statement answered, or an empty page when it had no row. */
+export const jsonArrayFrom = (row: { json: string } | undefined): string => row?.json ?? EMPTY_JSON_ARRAY;

@@ -12,7 +12,7 @@ import { conflict, forbidden, notFound } from '../http/errors';
 import { pageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../ids';
 import { countAll, isUniqueViolation, sqlLimit } from '../sql';
-import { EMPTY_JSON_ARRAY, jsonArrayText, jsonObject } from '../json-sql';
+import { EMPTY_JSON_ARRAY, jsonArrayFrom, jsonObject, selectJsonArray } from '../json-sql';
 import { preparedFor } from '../prepared';
 import { canManageCourse, canReadCourse } from './policy';
 import { courseJson } from './present';
@@ -187,12 +187,12 @@ export function listCourses(
   const params = { tenantId, userId: viewer.userId, status: filter.status, limit, offset };
   if (viewer.all) {
     const statements = courseListStatements(db, byStatus).all;
-    return { dataJson: statements.page.get(params)?.json ?? EMPTY_JSON_ARRAY, total: statements.count.get(params)?.n ?? 0 };
+    return { dataJson: jsonArrayFrom(statements.page.get(params)), total: statements.count.get(params)?.n ?? 0 };
   }
   const statements = courseListStatements(db, byStatus).member;
   const ordered = statements.ordered.values(params);
   const pageRowIds = ordered.slice(offset, offset + limit).map(([rowid]) => rowid);
-  const dataJson = pageRowIds.length > 0 ? (statements.page.get({ rowids: JSON.stringify(pageRowIds) })?.json ?? EMPTY_JSON_ARRAY) : EMPTY_JSON_ARRAY;
+  const dataJson = pageRowIds.length > 0 ? jsonArrayFrom(statements.page.get({ rowids: JSON.stringify(pageRowIds) })) : EMPTY_JSON_ARRAY;
   return { dataJson, total: ordered.length };
 }
 
@@ -202,15 +202,15 @@ function courseListStatements(db: Db, byStatus: boolean) {
     const p = sql.placeholder;
     const live = and(eq(courses.tenantId, p('tenantId')), isNull(courses.deletedAt), byStatus ? eq(courses.status, p('status')) : undefined);
     const inTitleOrder = [asc(courses.title), asc(courses.id)];
-    const pageJson = (pageRowIds: SQLWrapper) => {
-      const page = db
-        .select({ json: jsonObject(courseJson).as('json') })
-        .from(courses)
-        .where(inArray(sql`${courses}.rowid`, pageRowIds))
-        .orderBy(...inTitleOrder)
-        .as('page');
-      return db.select({ json: jsonArrayText(page.json) }).from(page).prepare();
-    };
+    const pageJson = (pageRowIds: SQLWrapper) =>
+      selectJsonArray(
+        db,
+        db
+          .select({ json: jsonObject(courseJson).as('json') })
+          .from(courses)
+          .where(inArray(sql`${courses}.rowid`, pageRowIds))
+          .orderBy(...inTitleOrder),
+      ).prepare();
     return {
       // The tenant's courses: the page is chosen on the covering index (title, id) and only its
       // rows are read in full.

@@ -7,7 +7,7 @@ import { inTransaction, type Db } from '../../db/client';
 import { courseEnrollmentCounts, courses, enrollments, users, type EnrollmentRole, type EnrollmentStatus } from '../../db/schema';
 import type { Actor } from '../auth/authenticator';
 import type { Clock } from '../clock';
-import { EMPTY_JSON_ARRAY, jsonArrayText, jsonObject } from '../json-sql';
+import { EMPTY_JSON_ARRAY, jsonArrayFrom, jsonObject, selectJsonArray } from '../json-sql';
 import { preparedFor } from '../prepared';
 import { listCourseModules } from '../courses/structure';
 import { conflict, notFound, unprocessable } from '../http/errors';
@@ -105,14 +105,15 @@ function courseWithMembership(db: Db, actor: Actor, courseId: string): { id: str
 
 /** The enrollments whose rowids `pageRowIds` selects, as one SQLite-written JSON array, in enrolment order. */
 function enrollmentPageJson(db: Db, pageRowIds: SQLWrapper) {
-  const page = db
-    .select({ json: jsonObject(enrollmentJson).as('json') })
-    .from(enrollments)
-    .innerJoin(users, eq(users.id, enrollments.userId))
-    .where(inArray(sql`${enrollments}.rowid`, pageRowIds))
-    .orderBy(asc(enrollments.enrolledAt), asc(enrollments.id))
-    .as('page');
-  return db.select({ json: jsonArrayText(page.json) }).from(page);
+  return selectJsonArray(
+    db,
+    db
+      .select({ json: jsonObject(enrollmentJson).as('json') })
+      .from(enrollments)
+      .innerJoin(users, eq(users.id, enrollments.userId))
+      .where(inArray(sql`${enrollments}.rowid`, pageRowIds))
+      .orderBy(asc(enrollments.enrolledAt), asc(enrollments.id)),
+  );
 }
 
 /**
@@ -213,7 +214,7 @@ export function listEnrollments(db: Db, actor: Actor, filter: EnrollmentFilter, 
               return row && [row.enrolledAt, row.id];
             },
           );
-    const dataJson = statements.page.get({ ...params, fromAt: from[0], fromId: from[1], limit, skip })?.json ?? EMPTY_JSON_ARRAY;
+    const dataJson = jsonArrayFrom(statements.page.get({ ...params, fromAt: from[0], fromId: from[1], limit, skip }));
     return { dataJson, total };
   }
 
@@ -238,7 +239,7 @@ export function listEnrollments(db: Db, actor: Actor, filter: EnrollmentFilter, 
     .orderBy(asc(enrollments.enrolledAt), asc(enrollments.id))
     .limit(sqlLimit(limit))
     .offset(sqlLimit(offset));
-  const dataJson = enrollmentPageJson(db, pageRowIds).get()?.json ?? EMPTY_JSON_ARRAY;
+  const dataJson = jsonArrayFrom(enrollmentPageJson(db, pageRowIds).get());
   const total = db.select({ n: countAll }).from(enrollments).innerJoin(courses, eq(courses.id, enrollments.courseId)).where(where).get()?.n ?? 0;
   return { dataJson, total };
 }
