@@ -395,9 +395,9 @@ export class CollabHub {
       ws.terminate();
       return;
     }
-    ws.send(bytes, (err) => {
-      if (err) ws.terminate();
-    });
+    // No callback: a failed write errors the socket, which ws destroys (its close event then
+    // releases the connection), and a callback per delivery is a closure per delivery.
+    ws.send(bytes);
   }
 
   private takeToken(conn: Connection): boolean {
