@@ -12,6 +12,7 @@ import {
   PersistenceError,
   UnknownDocumentError,
   textOfState,
+  unfinishedClearings,
 } from '../collab/store';
 import { ManualClock } from '../src/clock';
 import { buildConfig } from '../src/config';
@@ -209,6 +210,11 @@ describe('DocumentStore', () => {
     const rows = updateRows(doc.id);
     database.db.update(documentUpdates).set({ data: Buffer.from([0]) }).where(gt(documentUpdates.id, rows[119]!.id)).run();
     database.db.update(documentStates).set({ clearedThroughUpdateId: rows[119]!.id }).where(eq(documentStates.documentId, doc.id)).run();
+    // A start finds it through the partial index of unfinished clearings, without reading every state.
+    expect(unfinishedClearings(database.db).all()).toEqual([{ documentId: doc.id }]);
+    const { sql: query, params } = unfinishedClearings(database.db).toSQL();
+    const plan = database.sqlite.prepare(`EXPLAIN QUERY PLAN ${query}`).all(...params) as { detail: string }[];
+    expect(plan.map((r) => r.detail).join()).toContain('document_states_uncleared_idx');
     const restarted = new DocumentStore({ db: database.db, clock });
     await eventually(() => withData() === 0, 5_000, 'cleared rows');
     expect(state().clearedThroughUpdateId).toBe(state().throughUpdateId);

@@ -61,20 +61,26 @@ export const documentUpdates = sqliteTable(
 );
 
 /** The compacted body: a full Yjs state covering every update up to `through_update_id`. */
-export const documentStates = sqliteTable('document_states', {
-  documentId: text('document_id')
-    .primaryKey()
-    .references(() => documents.id, { onDelete: 'cascade' }),
-  state: blob('state', { mode: 'buffer' }).notNull(),
-  throughUpdateId: integer('through_update_id').notNull(),
-  /**
-   * Log rows up to here have had their `data` cleared. Compaction writes the state at once and
-   * clears the rows it covers afterwards, a few at a time (see DocumentStore), so this may lag
-   * behind `through_update_id` for a while; rows between the two are never read.
-   */
-  clearedThroughUpdateId: integer('cleared_through_update_id').notNull().default(0),
-  updatedAt: text('updated_at').notNull(),
-});
+export const documentStates = sqliteTable(
+  'document_states',
+  {
+    documentId: text('document_id')
+      .primaryKey()
+      .references(() => documents.id, { onDelete: 'cascade' }),
+    state: blob('state', { mode: 'buffer' }).notNull(),
+    throughUpdateId: integer('through_update_id').notNull(),
+    /**
+     * Log rows up to here have had their `data` cleared. Compaction writes the state at once and
+     * clears the rows it covers afterwards, a few at a time (see DocumentStore), so this may lag
+     * behind `through_update_id` for a while; rows between the two are never read.
+     */
+    clearedThroughUpdateId: integer('cleared_through_update_id').notNull().default(0),
+    updatedAt: text('updated_at').notNull(),
+  },
+  // Compactions whose log rows are not all cleared yet (a few at most): the store finds them at
+  // start without reading every state (columns after a large `state` sit on its overflow pages).
+  (t) => [index('document_states_uncleared_idx').on(t.documentId).where(sql`${t.clearedThroughUpdateId} < ${t.throughUpdateId}`)],
+);
 
 export const documentRoles = ['owner', 'editor', 'commenter', 'viewer'] as const;
 export type DocumentRole = (typeof documentRoles)[number];

@@ -1,0 +1,1 @@
+CREATE INDEX `document_states_uncleared_idx` ON `document_states` (`document_id`) WHERE "document_states"."cleared_through_update_id" < "document_states"."through_update_id";
