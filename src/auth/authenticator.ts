@@ -64,8 +64,9 @@ const LAST_USED_WRITE_INTERVAL_MS = 60_000;
 /**
  * An Actor, always built by this one literal so that every actor shares one hidden class. Spread
  * copies (`{ ...user, via }`) of the cached user got a hidden class of their own each in the
- * running server: ~330 bytes more per actor, and every property read of one was a slow lookup.
- * Each open WebSocket keeps its actor (see the Live editing section of bench/RESULTS.md).
+ * running server: ~330 bytes more per actor, and the code reading actors met a new hidden class
+ * every time (megamorphic property reads). Each open WebSocket keeps its actor (see the Live
+ * editing section of bench/RESULTS.md).
  */
 function actorOf(user: CachedUser['actor'], via: Actor['via'], apiKeyId: string | undefined): Actor {
   return {
