@@ -12,7 +12,7 @@ export const LOG_CHUNK_BYTES = 2048;
 /**
  * The app's logger. Without a destination it writes to stdout asynchronously: lines written while
  * a write is in flight are batched into the next one, which keeps one log line per request cheap
- * under load; pino flushes what is pending when the process exits.
+ * under load. Before exiting, `closeLog` writes what is pending.
  */
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
   return pino(
@@ -36,6 +36,29 @@ export function createLogger(level: string, destination?: pino.DestinationStream
     },
     destination ?? pino.destination({ dest: 1, sync: false, maxWrite: LOG_CHUNK_BYTES }),
   );
+}
+
+/**
+ * Writes every line logged so far, in order, and resolves once they are out (or after `timeoutMs`,
+ * so that a stdout nobody reads cannot hold an exit). Call it last before `process.exit`: pino's
+ * own flush at exit writes the queued lines synchronously but skips a chunk whose write is still
+ * in flight, which then lands after them, or never if that write was waiting to be retried.
+ * Nothing can be logged after it.
+ */
+export function closeLog(logger: Logger, timeoutMs = 2_000): Promise<void> {
+  const stream = (logger as unknown as Record<symbol, unknown>)[pino.symbols.streamSym] as
+    | { end?: () => void; once?: (event: string, listener: () => void) => void; destroyed?: boolean }
+    | undefined;
+  if (!stream || typeof stream.end !== 'function' || typeof stream.once !== 'function' || stream.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, timeoutMs);
+    const done = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    stream.once!('close', done);
+    stream.end!();
+  });
 }
 
 let stampedAt = -1;

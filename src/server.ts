@@ -7,7 +7,7 @@ import { systemClock } from './clock';
 import { ConfigError, loadConfig, type Config } from './config';
 import { buildDeps, createCollabHub, flushPendingWrites } from './deps';
 import { startHttpServer } from './http-server';
-import { createLogger } from './logger';
+import { closeLog, createLogger } from './logger';
 
 export const DATABASE_FILE = 'lms.sqlite';
 
@@ -45,7 +45,7 @@ async function main(): Promise<void> {
       logger.warn('shutdown did not finish in time; stopping anyway');
       flushPendingWrites(deps);
       database.close();
-      process.exit(1);
+      void closeLog(logger).then(() => process.exit(1));
     }, config.shutdownTimeoutMs + 5_000);
     try {
       await running.close();
@@ -57,6 +57,7 @@ async function main(): Promise<void> {
         flushPendingWrites(deps);
         database.close();
         logger.info('stopped');
+        await closeLog(logger);
         process.exit(0);
       }
     }

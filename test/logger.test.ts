@@ -1,5 +1,6 @@
 // The default log destination batches lines into bounded chunks (src/logger.ts): under a burst,
-// across turns, with a line longer than a chunk and an immediate exit, every line arrives whole.
+// across turns, with a line longer than a chunk and an exit right after (through closeLog, as the
+// server's shutdown exits), every line arrives whole and in order.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -14,12 +15,18 @@ function runChild(perTurn: number, turns: number): Promise<{ code: number | null
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let stdout = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  // A slow reader: the pipe fills, so the child's writes meet EAGAIN and are retried, and some are
+  // still in flight when it exits (out of order, or lost, unless the exit waits for them).
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+    child.stdout.pause();
+    setTimeout(() => child.stdout.resume(), 2);
+  });
   return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout })));
 }
 
 describe('the default log destination', () => {
-  it('delivers every line whole, in order, through a burst, a long line and an immediate exit', async () => {
+  it('delivers every line whole, in order, through a burst, a long line and the exit right after', async () => {
     const perTurn = 500;
     const turns = 6;
     const { code, stdout } = await runChild(perTurn, turns);
