@@ -11,7 +11,7 @@ import { EMPTY_JSON_ARRAY, jsonArrayFrom, jsonObject, selectJsonArray } from '..
 import { preparedFor } from '../prepared';
 import { listCourseModules } from '../courses/structure';
 import { conflict, notFound, unprocessable } from '../http/errors';
-import { pageBounds, type PageQuery } from '../http/pagination';
+import { pageBounds, sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../ids';
 import { countAll, sqlLimit } from '../sql';
 import { canListCourseEnrollments, isCourseStaff, type Membership } from './policy';
@@ -231,14 +231,15 @@ export function listEnrollments(db: Db, actor: Actor, filter: EnrollmentFilter, 
     visible = taught.length ? or(eq(enrollments.userId, actor.userId), inArray(enrollments.courseId, taught)) : eq(enrollments.userId, actor.userId);
   }
   const where = and(isNull(courses.deletedAt), eq(enrollments.tenantId, actor.tenantId), visible, ...filters);
+  const bounds = sqlPageBounds(page);
   const pageRowIds = db
     .select({ rowid: sql<number>`${enrollments}.rowid` })
     .from(enrollments)
     .innerJoin(courses, eq(courses.id, enrollments.courseId))
     .where(where)
     .orderBy(asc(enrollments.enrolledAt), asc(enrollments.id))
-    .limit(sqlLimit(limit))
-    .offset(sqlLimit(offset));
+    .limit(bounds.limit)
+    .offset(bounds.offset);
   const dataJson = jsonArrayFrom(enrollmentPageJson(db, pageRowIds).get());
   const total = db.select({ n: countAll }).from(enrollments).innerJoin(courses, eq(courses.id, enrollments.courseId)).where(where).get()?.n ?? 0;
   return { dataJson, total };
