@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { LOG_CHUNK_BYTES } from '../src/logger';
+import { closeLog, createLogger, LOG_CHUNK_BYTES } from '../src/logger';
 
 const root = path.resolve(import.meta.dirname, '..');
 const tsx = path.join(root, 'node_modules', '.bin', 'tsx');
@@ -40,5 +40,21 @@ describe('the default log destination', () => {
     const long = entries.find((e) => e.msg === 'long line');
     expect(long?.long).toBe('é'.repeat(LOG_CHUNK_BYTES * 3));
     expect(entries.filter((e) => e.msg === 'request')).toHaveLength(perTurn * turns);
+  });
+
+  it('closeLog does not hold an exit: a destination that never closes times out, one that cannot end resolves at once', async () => {
+    const written: string[] = [];
+    const stuck = { write: (line: string) => void written.push(line), end: () => {}, once: () => {} };
+    const logger = createLogger('info', stuck);
+    logger.info('last words');
+    const started = performance.now();
+    await closeLog(logger, 50);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(45);
+    expect(written.some((l) => l.includes('last words'))).toBe(true);
+
+    const plain = createLogger('info', { write: () => {} });
+    const before = performance.now();
+    await closeLog(plain, 5_000);
+    expect(performance.now() - before).toBeLessThan(1_000);
   });
 });
