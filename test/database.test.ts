@@ -1,11 +1,14 @@
-// The database handle: transactions on the one connection, and planner statistics are kept without STAT4 samples (see analyze() in
-// db/client.ts: with samples, every prepared statement is planned again on each execution).
+// The database handle: transactions on the one connection, planner statistics without STAT4 samples (see analyze() in
+// db/client.ts: with samples, every prepared statement is planned again on each execution), background checkpoints, and
+// migrations that rebuild a table keep its rows.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { drizzle } from 'drizzle-orm/better-sqlite3';
+import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { afterEach, describe, expect, it } from 'vitest';
 import { analyze, inTransaction, openDatabase, startBackgroundCheckpoints } from '../db/client';
 import { fileGrows, fillWal } from './helpers/checkpoints';
@@ -131,5 +134,67 @@ describe('background checkpoints', () => {
       { timeout: 30_000 },
     );
     expect(JSON.parse(stdout)).toEqual({ grew: true, autocheckpoint: 20_000, warnings: [] });
+  });
+});
+
+/** A copy of db/migrations holding only the migrations before `tag`, to build an older database. */
+function migrationsBefore(tag: string): string {
+  const folder = path.join(mkdtempSync(path.join(tmpdir(), 'lms-migrations-')), 'migrations');
+  dirs.push(path.dirname(folder));
+  cpSync(path.join(import.meta.dirname, '..', 'db', 'migrations'), folder, { recursive: true });
+  const journalFile = path.join(folder, 'meta', '_journal.json');
+  const journal = JSON.parse(readFileSync(journalFile, 'utf8')) as { entries: { tag: string }[] };
+  const at = journal.entries.findIndex((entry) => entry.tag === tag);
+  expect(at).toBeGreaterThan(0);
+  journal.entries = journal.entries.slice(0, at);
+  writeFileSync(journalFile, JSON.stringify(journal));
+  return folder;
+}
+
+describe('migration 0013: document_updates without AUTOINCREMENT', () => {
+  it('keeps every row and id of an existing log, and new ids follow the largest', () => {
+    const file = tempDbFile();
+    const old = new Database(file);
+    old.pragma('journal_mode = WAL');
+    old.pragma('foreign_keys = ON');
+    migrate(drizzle(old), { migrationsFolder: migrationsBefore('0013_document_updates_rowid') });
+    const at = '2026-11-23T12:00:00.000Z';
+    old.prepare('INSERT INTO tenants (id, name, slug, created_at) VALUES (?, ?, ?, ?)').run('t1', 'T', 't', at);
+    old.prepare('INSERT INTO users (id, tenant_id, email, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)').run('u1', 't1', 'u@example.com', 'U', at, at);
+    const insertDocument = old.prepare('INSERT INTO documents (id, tenant_id, title, created_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)');
+    insertDocument.run('d1', 't1', 'One', 'u1', at, at);
+    insertDocument.run('d2', 't1', 'Two', 'u1', at, at);
+    const insertUpdate = old.prepare(
+      'INSERT INTO document_updates (id, document_id, tenant_id, user_id, created_at, bytes, data) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    );
+    insertUpdate.run(1, 'd1', 't1', 'u1', at, 2, Buffer.from([1, 2]));
+    insertUpdate.run(2, 'd1', 't1', null, at, 3, null);
+    insertUpdate.run(7, 'd2', 't1', 'u1', at, 1, Buffer.from([9]));
+    const rowsBefore = old.prepare('SELECT * FROM document_updates ORDER BY id').all();
+    expect(old.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'document_updates'").get()).toEqual({ seq: 7 });
+    old.close();
+
+    const database = openDatabase(file);
+    try {
+      const sqlite = database.sqlite;
+      expect(sqlite.prepare('SELECT * FROM document_updates ORDER BY id').all()).toEqual(rowsBefore);
+      const tableSql = (sqlite.prepare("SELECT sql FROM sqlite_schema WHERE name = 'document_updates'").get() as { sql: string }).sql;
+      expect(tableSql).not.toMatch(/AUTOINCREMENT/i);
+      expect(count(sqlite, "sqlite_sequence WHERE name = 'document_updates'")).toBe(0);
+      expect(count(sqlite, "sqlite_schema WHERE type = 'index' AND name = 'document_updates_doc_idx'")).toBe(1);
+
+      const append = sqlite.prepare(
+        'INSERT INTO document_updates (document_id, tenant_id, user_id, created_at, bytes, data) VALUES (?, ?, ?, ?, ?, ?)',
+      );
+      expect(Number(append.run('d1', 't1', 'u1', at, 1, Buffer.from([3])).lastInsertRowid)).toBe(8);
+      // The foreign keys hold as before: no row for an unknown document, and an erased document
+      // takes its rows with it.
+      expect(() => append.run('nope', 't1', 'u1', at, 1, Buffer.from([4]))).toThrow(/FOREIGN KEY/);
+      sqlite.prepare("DELETE FROM documents WHERE id = 'd2'").run();
+      expect(sqlite.prepare('SELECT id FROM document_updates ORDER BY id').all()).toEqual([{ id: 1 }, { id: 2 }, { id: 8 }]);
+      expect(sqlite.pragma('foreign_key_check')).toEqual([]);
+    } finally {
+      database.close();
+    }
   });
 });

@@ -43,7 +43,12 @@ export const documents = sqliteTable(
 export const documentUpdates = sqliteTable(
   'document_updates',
   {
-    id: integer('id').primaryKey({ autoIncrement: true }),
+    /**
+     * The rowid, without AUTOINCREMENT: each insert would also rewrite the table's row in
+     * sqlite_sequence, a third page in every one-update commit (the hot path of live editing).
+     * Ids still only grow within a document: rows leave only with their document (erase).
+     */
+    id: integer('id').primaryKey(),
     documentId: text('document_id')
       .notNull()
       .references(() => documents.id, { onDelete: 'cascade' }),
