@@ -10,10 +10,10 @@
 // (and, for ours, equality with what the server stored, before and after the documents unload),
 // server CPU, and this process's event-loop delay (the clients must not be the bottleneck).
 // Then the RSS of a fresh server process with 1,000 idle open documents (1 synced client each).
-// The workloads run in three rounds, each server once per workload and round, in an order that
-// rotates from round to round (on this 2-core VM a server's tail moves 2-5x between runs, and the
-// first server after a quiet spell or a burst of disk writes fared worse); the goal is judged on
-// the median of each server's three p99s, and every round's p99 is reported.
+// Everything runs in three rounds, each server once per workload and round, in an order that
+// rotates from round to round (on this 2-core VM a server's tail moves 2-5x between runs, idle RSS
+// by half, and the first server after a quiet spell or a burst of disk writes fared worse); the
+// goal is judged on the median of each server's three figures, and every round's is reported.
 //   npx tsx bench/collab.ts            full run; writes the "Live editing (issue 7)" section of bench/RESULTS.md
 //   npx tsx bench/collab.ts --quick    one 5 s round, 100 idle documents: a smoke run; writes nothing
 //   --rounds=N                         N rounds instead of three
@@ -79,8 +79,8 @@ const SETTLE_MS = 5_000;
  * 28 MiB about 8 s after start, in steps), which a baseline read earlier counts against nothing.
  */
 const BASELINE_QUIET_MS = 20_000;
-/** The whole run is killed past this, children included: a round takes about three minutes. */
-const RUN_DEADLINE_MS = (6 + 4 * ROUNDS) * 60_000;
+/** The whole run is killed past this, children included: a round takes about seven minutes. */
+const RUN_DEADLINE_MS = (6 + 8 * ROUNDS) * 60_000;
 const ADMIN = { email: 'bench@example.org', password: 'bench-password-1' };
 
 type Kind = 'ours' | 'yws' | 'hocuspocus';
@@ -603,6 +603,8 @@ async function runWorkload(target: Target, w: Workload, round: number, base?: { 
 
 interface RssResult {
   kind: Kind;
+  /** 0-based round of the run. */
+  round: number;
   docs: number;
   baseline: MemoryReading;
   loaded: MemoryReading;
@@ -614,7 +616,7 @@ interface RssResult {
   heapGrowth?: string[];
 }
 
-async function measureIdleRss(target: Target): Promise<RssResult> {
+async function measureIdleRss(target: Target, round: number): Promise<RssResult> {
   const pid = target.server.pid;
   const warm = await connectAll(target, target.takeDocuments(WARMUP_DOCS), 1);
   for (const c of warm.flat()) c.destroy();
@@ -642,6 +644,7 @@ async function measureIdleRss(target: Target): Promise<RssResult> {
   return {
     heapGrowth,
     kind: target.kind,
+    round,
     docs: IDLE_DOCS,
     baseline,
     loaded,
@@ -853,15 +856,49 @@ function workloadTable(summaries: WorkloadSummary[]): string[] {
   return lines;
 }
 
-function rssTable(results: RssResult[]): string[] {
+/** One server's idle readings over every round; the figures are the medians of the rounds. */
+interface IdleSummary {
+  kind: Kind;
+  docs: number;
+  rounds: RssResult[];
+  /** The round whose anonymous RSS per document is the median (the lower middle for an even count). */
+  middle: RssResult;
+  anonPerDocKiB: number;
+  perDocKiB: number;
+  heapPerDocKiB: number;
+  connectSeconds: number;
+}
+
+function summariseIdle(results: RssResult[]): IdleSummary[] {
+  return KINDS.flatMap((kind) => {
+    const rounds = results.filter((r) => r.kind === kind).sort((a, b) => a.round - b.round);
+    if (rounds.length === 0) return [];
+    const byAnon = [...rounds].sort((a, b) => a.anonPerDocKiB - b.anonPerDocKiB);
+    return [
+      {
+        kind,
+        docs: rounds[0]!.docs,
+        rounds,
+        middle: byAnon[Math.floor((byAnon.length - 1) / 2)]!,
+        anonPerDocKiB: median(rounds.map((r) => r.anonPerDocKiB)),
+        perDocKiB: median(rounds.map((r) => r.perDocKiB)),
+        heapPerDocKiB: median(rounds.map((r) => r.heapPerDocKiB)),
+        connectSeconds: median(rounds.map((r) => r.connectSeconds)),
+      },
+    ];
+  });
+}
+
+function rssTable(summaries: IdleSummary[]): string[] {
   const mib = (kib: number) => (kib / 1024).toFixed(1);
   return [
-    '| Server | idle documents | RSS before → with clients (MiB) | anonymous RSS before → with clients (MiB) | anonymous RSS per document (KiB) | RSS per document (KiB) | V8 heap + external per document (KiB) | connect + sync all (s) |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|',
-    ...results.map(
+    '| Server | idle documents | RSS before → with clients (MiB) | anonymous RSS before → with clients (MiB) | anonymous RSS per document (KiB) | by round | RSS per document (KiB) | V8 heap + external per document (KiB) | connect + sync all (s) |',
+    '|---|---:|---:|---:|---:|---|---:|---:|---:|',
+    ...summaries.map(
       (r) =>
-        `| ${LABEL[r.kind]} | ${r.docs} | ${mib(r.baseline.rssKiB)} → ${mib(r.loaded.rssKiB)} | ${mib(r.baseline.anonKiB)} → ${mib(r.loaded.anonKiB)} | ` +
-          `${fmt(r.anonPerDocKiB)} | ${fmt(r.perDocKiB)} | ${fmt(r.heapPerDocKiB)} | ${fmt(r.connectSeconds)} |`,
+        `| ${LABEL[r.kind]} | ${r.docs} | ${mib(r.middle.baseline.rssKiB)} → ${mib(r.middle.loaded.rssKiB)} | ` +
+          `${mib(r.middle.baseline.anonKiB)} → ${mib(r.middle.loaded.anonKiB)} | ${fmt(r.anonPerDocKiB)} | ` +
+          `${r.rounds.map((x) => fmt(x.anonPerDocKiB)).join(' / ')} | ${fmt(r.perDocKiB)} | ${fmt(r.heapPerDocKiB)} | ${fmt(r.connectSeconds)} |`,
     ),
   ];
 }
@@ -871,7 +908,7 @@ interface Verdict {
   lines: string[];
 }
 
-function judge(workloads: WorkloadSummary[], rss: RssResult[]): Verdict {
+function judge(workloads: WorkloadSummary[], rss: IdleSummary[]): Verdict {
   const lines: string[] = [];
   let ok = true;
   for (const w of WORKLOADS) {
@@ -893,7 +930,7 @@ function judge(workloads: WorkloadSummary[], rss: RssResult[]): Verdict {
   const pass = valid && ours.anonPerDocKiB <= best.anonPerDocKiB;
   ok &&= pass;
   lines.push(
-    `${pass ? 'PASS' : valid ? 'MISS' : 'NO READING'} idle memory: ours ${fmt(ours.anonPerDocKiB)} KiB of anonymous RSS per document vs best peer ` +
+    `${pass ? 'PASS' : valid ? 'MISS' : 'NO READING'} idle memory: ours ${fmt(ours.anonPerDocKiB)} KiB of anonymous RSS per document (median) vs best peer ` +
       `(${LABEL[best.kind]}) ${fmt(best.anonPerDocKiB)} KiB (VmRSS: ours ${fmt(ours.perDocKiB)}, ${LABEL[best.kind]} ${fmt(best.perDocKiB)} KiB)`,
   );
   return { ok, lines };
@@ -947,7 +984,7 @@ async function main(): Promise<void> {
     token = (await api<{ access_token: string }>(base, 'POST', '/api/auth/token', undefined, ADMIN)).access_token;
     await waitForDocumentsApi(base, token);
     const perRound = WORKLOADS.reduce((n, w) => n + w.docs, 0);
-    const needed = ROUNDS * perRound + WARMUP_DOCS + IDLE_DOCS;
+    const needed = ROUNDS * (perRound + WARMUP_DOCS + IDLE_DOCS);
     const created = performance.now();
     const ids = await inBatches(Array.from({ length: needed }, (_, i) => i), 8, async (i) =>
       (await api<{ id: string }>(base, 'POST', '/api/documents', token, { title: `bench ${i}` })).id,
@@ -997,30 +1034,33 @@ async function main(): Promise<void> {
     } else profileLines = ['(no profile was written)'];
   }
 
-  // Idle RSS: a fresh process per server, one after another, so none shares the machine's memory
-  // pressure or the heap left by the workloads.
+  // Idle RSS: a fresh process per server and round, one after another, so none shares the
+  // machine's memory pressure or the heap left by the workloads; rounds as for the workloads.
   const rssResults: RssResult[] = [];
-  for (const kind of NO_IDLE ? [] : KINDS) {
-    const server = kind === 'ours' ? await startOurs('idle') : await startPeer(kind);
-    try {
-      const target = kind === 'ours' ? oursTarget(server, token, idlePool) : peerTarget(server, 'idle');
-      const r = await measureIdleRss(target);
-      rssResults.push(r);
-      console.log(
-        `  idle ${LABEL[kind]}: RSS ${(r.baseline.rssKiB / 1024).toFixed(1)} → ${(r.loaded.rssKiB / 1024).toFixed(1)} MiB ` +
-          `(anonymous ${(r.baseline.anonKiB / 1024).toFixed(1)} → ${(r.loaded.anonKiB / 1024).toFixed(1)}), ` +
-          `${fmt(r.anonPerDocKiB)} KiB anonymous / ${fmt(r.perDocKiB)} KiB RSS per open document (V8 heap + external ${fmt(r.heapPerDocKiB)} KiB); ` +
-          `connect + sync ${fmt(r.connectSeconds)} s`,
-      );
-      for (const line of r.heapGrowth ?? []) console.log(`    ${line}`);
-    } finally {
-      await stopChild(server.child);
+  for (let round = 0; round < (NO_IDLE ? 0 : ROUNDS); round++) {
+    for (const kind of KINDS.map((_, i) => KINDS[(i + round) % KINDS.length]!)) {
+      const server = kind === 'ours' ? await startOurs(`idle-${round + 1}`) : await startPeer(kind);
+      try {
+        const target = kind === 'ours' ? oursTarget(server, token, idlePool) : peerTarget(server, `idle-${round + 1}`);
+        const r = await measureIdleRss(target, round);
+        rssResults.push(r);
+        console.log(
+          `  round ${round + 1} idle ${LABEL[kind]}: RSS ${(r.baseline.rssKiB / 1024).toFixed(1)} → ${(r.loaded.rssKiB / 1024).toFixed(1)} MiB ` +
+            `(anonymous ${(r.baseline.anonKiB / 1024).toFixed(1)} → ${(r.loaded.anonKiB / 1024).toFixed(1)}), ` +
+            `${fmt(r.anonPerDocKiB)} KiB anonymous / ${fmt(r.perDocKiB)} KiB RSS per open document (V8 heap + external ${fmt(r.heapPerDocKiB)} KiB); ` +
+            `connect + sync ${fmt(r.connectSeconds)} s`,
+        );
+        for (const line of r.heapGrowth ?? []) console.log(`    ${line}`);
+      } finally {
+        await stopChild(server.child);
+      }
     }
   }
+  const idleSummaries = summariseIdle(rssResults);
 
   const loadAfter = loadavg();
   const judgeable = !IDLE_ONLY && !NO_IDLE && KINDS.length === ALL_KINDS.length && WORKLOADS.length === ALL_WORKLOADS.length;
-  const verdict = !judgeable ? { ok: true, lines: ['(partial run: no verdict)'] } : judge(summaries, rssResults);
+  const verdict = !judgeable ? { ok: true, lines: ['(partial run: no verdict)'] } : judge(summaries, idleSummaries);
   const lagWorst = Math.max(...workloadResults.map((r) => r.lagP99));
   const body = [
     `Run ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC with \`npx tsx bench/collab.ts\`. Machine: ${machine} ` +
@@ -1047,7 +1087,8 @@ async function main(): Promise<void> {
     '',
     ...workloadTable(summaries),
     '',
-    `Idle memory: a fresh server process, ${WARMUP_DOCS} documents opened and closed first, then ${BASELINE_QUIET_MS / 1000} s of quiet ` +
+    `Idle memory, in ${ROUNDS} round${ROUNDS === 1 ? '' : 's'} as above (the figures are the medians; before → with clients from the ` +
+      `median round): a fresh server process, ${WARMUP_DOCS} documents opened and closed first, then ${BASELINE_QUIET_MS / 1000} s of quiet ` +
       `and the baseline; then ${IDLE_DOCS} documents each with one connected, synced, idle client, and ${SETTLE_MS / 1000} s more. ` +
       'Each reading is VmRSS and its anonymous part RssAnon from /proc/<pid>/status right after two full garbage collections, ' +
       'which every server process (ours and the peers alike) runs on SIGUSR2 through a preloaded probe ' +
@@ -1056,7 +1097,7 @@ async function main(): Promise<void> {
       'in steps seconds apart after start-up). The goal is judged on anonymous RSS, the memory the documents and their ' +
       'connections take; the rest of RSS is mapped files (the node binary, libraries), shared and reclaimable.',
     '',
-    ...rssTable(rssResults),
+    ...rssTable(idleSummaries),
     '',
     `Client process: worst event-loop delay p99 ${fmt(lagWorst)} ms (monitorEventLoopDelay, 10 ms resolution), ` +
       `longest GC pause ${fmt(Math.max(...workloadResults.map((r) => r.clientGcMaxMs)))} ms, ` +
@@ -1069,7 +1110,7 @@ async function main(): Promise<void> {
   ];
 
   console.log('');
-  const printed = [...(summaries.length ? [...workloadTable(summaries), ''] : []), ...(rssResults.length ? [...rssTable(rssResults), ''] : []), ...verdict.lines];
+  const printed = [...(summaries.length ? [...workloadTable(summaries), ''] : []), ...(idleSummaries.length ? [...rssTable(idleSummaries), ''] : []), ...verdict.lines];
   for (const line of printed) console.log(line);
   if (profileLines.length) {
     console.log('\nOur server, CPU profile over both workloads:');
