@@ -79,8 +79,8 @@ const SETTLE_MS = 5_000;
  * 28 MiB about 8 s after start, in steps), which a baseline read earlier counts against nothing.
  */
 const BASELINE_QUIET_MS = 20_000;
-/** The whole run is killed past this, children included: a round takes about seven minutes. */
-const RUN_DEADLINE_MS = (6 + 8 * ROUNDS) * 60_000;
+/** The whole run is killed past this, children included: a round takes about nine minutes. */
+const RUN_DEADLINE_MS = (6 + 10 * ROUNDS) * 60_000;
 const ADMIN = { email: 'bench@example.org', password: 'bench-password-1' };
 
 type Kind = 'ours' | 'yws' | 'hocuspocus';
@@ -709,7 +709,13 @@ function peerTarget(server: ServerProcess, prefix: string): Target {
   };
 }
 
-function oursTarget(server: ServerProcess, token: string, pool: string[]): Target {
+/** A fresh access token: they live 15 minutes, and a full run takes longer. */
+async function signIn(server: ServerProcess): Promise<string> {
+  return (await api<{ access_token: string }>(`http://127.0.0.1:${server.port}`, 'POST', '/api/auth/token', undefined, ADMIN)).access_token;
+}
+
+/** Our server, its clients signing in with whatever `token()` holds when they connect. */
+function oursTarget(server: ServerProcess, token: () => string, pool: string[]): Target {
   return {
     kind: 'ours',
     server,
@@ -717,7 +723,7 @@ function oursTarget(server: ServerProcess, token: string, pool: string[]): Targe
       if (pool.length < n) throw new Error('not enough pre-created documents');
       return pool.splice(0, n);
     },
-    connect: (id) => yWebsocketClient(`ws://127.0.0.1:${server.port}/collab`, id, { token }),
+    connect: (id) => yWebsocketClient(`ws://127.0.0.1:${server.port}/collab`, id, { token: token() }),
   };
 }
 
@@ -981,7 +987,7 @@ async function main(): Promise<void> {
   let idlePool: string[] = [];
   if (ours) {
     const base = `http://127.0.0.1:${ours.port}`;
-    token = (await api<{ access_token: string }>(base, 'POST', '/api/auth/token', undefined, ADMIN)).access_token;
+    token = await signIn(ours);
     await waitForDocumentsApi(base, token);
     const perRound = WORKLOADS.reduce((n, w) => n + w.docs, 0);
     const needed = ROUNDS * (perRound + WARMUP_DOCS + IDLE_DOCS);
@@ -997,13 +1003,14 @@ async function main(): Promise<void> {
     idlePool = ids.slice(workloadPool.length);
   }
 
-  const targets = servers.map((server) => (server.kind === 'ours' ? oursTarget(server, token, workloadPool) : peerTarget(server, 'workload')));
+  const targets = servers.map((server) => (server.kind === 'ours' ? oursTarget(server, () => token, workloadPool) : peerTarget(server, 'workload')));
   const workloadResults: WorkloadResult[] = [];
   for (let round = 0; round < (IDLE_ONLY ? 0 : ROUNDS); round++) {
     // Round r starts with the r-th server: over three rounds each server runs first, second and last once.
     const order = targets.map((_, i) => targets[(i + round) % targets.length]!);
     for (const w of WORKLOADS) {
       for (const target of order) {
+        if (target.kind === 'ours') token = await signIn(target.server);
         const r = await runWorkload(target, w, round, target.kind === 'ours' ? { url: `http://127.0.0.1:${target.server.port}`, token } : undefined);
         workloadResults.push(r);
         console.log(
@@ -1041,7 +1048,8 @@ async function main(): Promise<void> {
     for (const kind of KINDS.map((_, i) => KINDS[(i + round) % KINDS.length]!)) {
       const server = kind === 'ours' ? await startOurs(`idle-${round + 1}`) : await startPeer(kind);
       try {
-        const target = kind === 'ours' ? oursTarget(server, token, idlePool) : peerTarget(server, `idle-${round + 1}`);
+        if (kind === 'ours') token = await signIn(server);
+        const target = kind === 'ours' ? oursTarget(server, () => token, idlePool) : peerTarget(server, `idle-${round + 1}`);
         const r = await measureIdleRss(target, round);
         rssResults.push(r);
         console.log(
