@@ -771,31 +771,36 @@ function workloadLine(w: Workload): string {
   return `${w.docs} documents × ${w.clientsPerDoc} clients, ${w.editsPerSecond} edits/s each for ${w.seconds} s`;
 }
 
-/** One server on one workload over every round. */
-interface WorkloadSummary {
-  kind: Kind;
-  workload: Workload;
+/**
+ * One server on one workload over every round: p50 and p99 are the medians of the rounds', max and
+ * the client loop delay the largest, the rates and CPU share means, and the counts sums.
+ */
+interface WorkloadSummary
+  extends Pick<
+    WorkloadResult,
+    | 'kind'
+    | 'workload'
+    | 'edits'
+    | 'expected'
+    | 'observed'
+    | 'lost'
+    | 'p50'
+    | 'p99'
+    | 'max'
+    | 'deliveriesPerSecond'
+    | 'converged'
+    | 'complete'
+    | 'serverEqualLive'
+    | 'serverEqualReloaded'
+    | 'logComplete'
+    | 'serverCpuPct'
+    | 'serverCpuMsPerEdit'
+    | 'lagP99'
+    | 'lagMax'
+  > {
   rounds: WorkloadResult[];
-  edits: number;
-  expected: number;
-  observed: number;
-  lost: number;
-  /** Medians of the rounds' p50 and p99. */
-  p50: number;
-  p99: number;
-  max: number;
-  deliveriesPerSecond: number;
-  converged: number;
-  complete: number;
   /** How many documents the rounds held in all (the workload's documents × rounds). */
   docs: number;
-  serverEqualLive?: number;
-  serverEqualReloaded?: number;
-  logComplete?: number;
-  serverCpuPct: number;
-  serverCpuMsPerEdit: number;
-  lagP99: number;
-  lagMax: number;
 }
 
 function median(values: number[]): number {
@@ -862,17 +867,11 @@ function workloadTable(summaries: WorkloadSummary[]): string[] {
   return lines;
 }
 
-/** One server's idle readings over every round; the figures are the medians of the rounds. */
-interface IdleSummary {
-  kind: Kind;
-  docs: number;
+/** One server's idle readings over every round; the figures are the medians of the valid rounds'. */
+interface IdleSummary extends Pick<RssResult, 'kind' | 'docs' | 'anonPerDocKiB' | 'perDocKiB' | 'heapPerDocKiB' | 'connectSeconds'> {
   rounds: RssResult[];
   /** The round whose anonymous RSS per document is the median (the lower middle for an even count). */
   middle: RssResult;
-  anonPerDocKiB: number;
-  perDocKiB: number;
-  heapPerDocKiB: number;
-  connectSeconds: number;
 }
 
 function summariseIdle(results: RssResult[]): IdleSummary[] {
