@@ -59,6 +59,9 @@ export interface DocumentSubscriber {
   onDropped?(err: Error): void;
 }
 
+/** A document's subscribers before the first and after the last: one shared empty list. */
+const NO_SUBSCRIBERS: readonly DocumentSubscriber[] = Object.freeze([]);
+
 /** Thrown for bytes that are not a valid Yjs update; nothing was stored. */
 export class InvalidUpdateError extends Error {}
 
@@ -82,7 +85,8 @@ interface LoadedDoc {
   doc: Y.Doc;
   /** Live holders (WebSocket connections); 0 for a transient load. */
   refs: number;
-  listeners: Set<DocumentSubscriber>;
+  /** Replaced, never changed in place, so that a broadcast in progress is not disturbed by a change. */
+  subscribers: readonly DocumentSubscriber[];
   updatesSinceCompaction: number;
   /** When `documents.updated_at` was last written for this document, and when it last changed (ms). */
   touchedAt: number;
@@ -119,6 +123,11 @@ export interface ChangeRow {
 export class DocumentStore {
   private readonly live = new Map<string, LoadedDoc>();
   private readonly changeListeners = new Set<(documentId: string) => void>();
+  /**
+   * One string per tenant id for all loaded documents: each read of the column is a new string,
+   * and a thousand open documents of one tenant would hold a thousand copies.
+   */
+  private readonly tenantIds = new Map<string, string>();
   private readonly db: Db;
   private readonly clock: Clock;
   private readonly logger?: Logger;
@@ -239,7 +248,7 @@ export class DocumentStore {
       // The log already holds every update; a failed compaction only costs load time later.
       this.logger?.warn({ err, documentId }, 'compaction on unload failed');
     } finally {
-      loaded.listeners.clear();
+      loaded.subscribers = NO_SUBSCRIBERS;
       loaded.doc.destroy();
     }
   }
@@ -259,11 +268,14 @@ export class DocumentStore {
   subscribe(documentId: string, subscriber: DocumentSubscriber): void {
     const loaded = this.live.get(documentId);
     if (!loaded) throw new Error(`subscribe needs an acquired document (${documentId})`);
-    loaded.listeners.add(subscriber);
+    // A literal for the usual one subscriber (the hub's room): a spread allocates spare room.
+    if (loaded.subscribers.length === 0) loaded.subscribers = [subscriber];
+    else if (!loaded.subscribers.includes(subscriber)) loaded.subscribers = loaded.subscribers.concat([subscriber]);
   }
 
   unsubscribe(documentId: string, subscriber: DocumentSubscriber): void {
-    this.live.get(documentId)?.listeners.delete(subscriber);
+    const loaded = this.live.get(documentId);
+    if (loaded) loaded.subscribers = loaded.subscribers.filter((s) => s !== subscriber);
   }
 
   /** Fired after any stored change of any document (REST or live); the search index listens. */
@@ -440,10 +452,10 @@ export class DocumentStore {
     });
     const loaded: LoadedDoc = {
       id: documentId,
-      tenantId: meta.tenantId,
+      tenantId: this.sharedTenantId(meta.tenantId),
       doc,
       refs: 0,
-      listeners: new Set(),
+      subscribers: NO_SUBSCRIBERS,
       updatesSinceCompaction: log.length,
       lastUpdateId: log.at(-1)?.id ?? through,
       touchedAt: 0,
@@ -451,6 +463,13 @@ export class DocumentStore {
     };
     doc.on('update', (update: Uint8Array, origin: unknown) => this.onDocUpdate(loaded, update, origin));
     return loaded;
+  }
+
+  private sharedTenantId(tenantId: string): string {
+    const shared = this.tenantIds.get(tenantId);
+    if (shared !== undefined) return shared;
+    this.tenantIds.set(tenantId, tenantId);
+    return tenantId;
   }
 
   /**
@@ -523,7 +542,7 @@ export class DocumentStore {
       if (loaded) {
         loaded.lastUpdateId = ids[i]!;
         loaded.updatesSinceCompaction += 1;
-        for (const subscriber of loaded.listeners) {
+        for (const subscriber of loaded.subscribers) {
           try {
             subscriber.onUpdate(update, origin);
           } catch (err) {
@@ -571,8 +590,8 @@ export class DocumentStore {
   private drop(loaded: LoadedDoc, err: Error): void {
     if (this.live.get(loaded.id) !== loaded) return;
     this.live.delete(loaded.id);
-    const subscribers = [...loaded.listeners];
-    loaded.listeners.clear();
+    const subscribers = loaded.subscribers;
+    loaded.subscribers = NO_SUBSCRIBERS;
     for (const subscriber of subscribers) {
       try {
         subscriber.onDropped?.(err);

@@ -351,6 +351,44 @@ describe('GET /.well-known/jwks.json', () => {
   });
 });
 
+describe('the caller behind a credential', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await makeTestApp();
+  });
+  afterAll(() => t.close());
+
+  it('is one frozen actor per user for access tokens, replaced (not changed) after a write to the user', async () => {
+    const member = await t.newUser({ name: 'Shared Actor' });
+    const auth = t.deps.auth;
+    const first = await auth.authenticate(member.token);
+    const again = await auth.authenticate(await t.tokenFor(member.user));
+    expect(first).not.toBeNull();
+    // Every open WebSocket keeps its caller's actor: one per user, not one per connection.
+    expect(again).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(() => {
+      (first as { role: string }).role = 'admin';
+    }).toThrow(TypeError);
+
+    const renamed = await t.call('PATCH', `/api/users/${member.user.id}`, { as: t.admin, body: { name: 'Renamed Actor' } });
+    expect(renamed.status).toBe(200);
+    const after = await auth.authenticate(member.token);
+    expect(after).not.toBe(first);
+    expect(after).toMatchObject({ userId: member.user.id, name: 'Renamed Actor', via: 'jwt' });
+    expect(first).toMatchObject({ name: 'Shared Actor' });
+    expect(auth.recheck(first!)).toBe(after);
+  });
+
+  it('is an actor of its own for an API key, naming the key', async () => {
+    const member = await t.newUser();
+    const { key, id } = await t.newApiKey(member);
+    const viaKey = await t.deps.auth.authenticate(key);
+    expect(viaKey).toMatchObject({ userId: member.user.id, via: 'api_key', apiKeyId: id });
+    expect(viaKey).not.toBe(await t.deps.auth.authenticate(member.token));
+  });
+});
+
 describe('credentials that must be refused', () => {
   let t: TestApp;
   let member: TestUser;

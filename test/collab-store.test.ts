@@ -174,6 +174,7 @@ describe('DocumentStore', () => {
     const later: unknown[] = [];
     const second = { onUpdate: (_update: Uint8Array, origin: unknown) => later.push(origin) };
     store.subscribe(doc.id, second);
+    store.subscribe(doc.id, second); // a second subscribe of the same subscriber changes nothing
     c.text.insert(5, ' world');
     store.applyUpdate(doc.id, c.updates.pop()!, userId, 'connection-2');
     store.unsubscribe(doc.id, second);

@@ -15,17 +15,21 @@ import type { TokenSigner } from './tokens';
 
 export type TenantRole = 'admin' | 'member';
 
+/**
+ * The caller of a request or a live connection. Never changed once built: one actor is shared by
+ * every request and connection that presents an access token of the same user (see actorOf).
+ */
 export interface Actor {
-  userId: string;
-  tenantId: string;
-  role: TenantRole;
-  isPlatformAdmin: boolean;
-  email: string;
-  name: string;
+  readonly userId: string;
+  readonly tenantId: string;
+  readonly role: TenantRole;
+  readonly isPlatformAdmin: boolean;
+  readonly email: string;
+  readonly name: string;
   /** How the caller proved who they are. */
-  via: 'jwt' | 'api_key';
+  readonly via: 'jwt' | 'api_key';
   /** The API key behind the credential: the key itself, or an access token obtained with it. */
-  apiKeyId?: string;
+  readonly apiKeyId?: string;
 }
 
 interface CachedClaims {
@@ -54,7 +58,8 @@ interface CachedKey {
 export type UserProfile = Pick<typeof users.$inferSelect, 'id' | 'tenantId' | 'email' | 'name' | 'role' | 'createdAt' | 'updatedAt' | 'deletedAt'>;
 
 interface CachedUser {
-  actor: Omit<Actor, 'via' | 'apiKeyId'>;
+  /** The user as the caller of an access token not obtained with an API key (the common case). */
+  actor: Actor;
   profile: UserProfile;
   epoch: number;
 }
@@ -62,13 +67,21 @@ interface CachedUser {
 const LAST_USED_WRITE_INTERVAL_MS = 60_000;
 
 /**
- * An Actor, always built by this one literal so that every actor shares one hidden class. Spread
- * copies (`{ ...user, via }`) of the cached user got a hidden class of their own each in the
- * running server: ~330 bytes more per actor, and the code reading actors met a new hidden class
- * every time (megamorphic property reads). Each open WebSocket keeps its actor (see the Live
- * editing section of bench/RESULTS.md).
+ * The user's actor for a credential: the cached user's own for an access token not obtained with
+ * an API key, so that the requests and open WebSockets of one user share one object (each open
+ * WebSocket keeps its actor; see the Live editing section of bench/RESULTS.md).
  */
-function actorOf(user: CachedUser['actor'], via: Actor['via'], apiKeyId: string | undefined): Actor {
+function actorOf(user: Actor, via: Actor['via'], apiKeyId: string | undefined): Actor {
+  return via === user.via && apiKeyId === user.apiKeyId ? user : newActor(user, via, apiKeyId);
+}
+
+/**
+ * Every Actor is built by this one literal, so that all share one hidden class. Spread copies
+ * (`{ ...user, via }`) got a hidden class of their own each in the running server: ~330 bytes
+ * more per actor, and the code reading actors met a new hidden class every time (megamorphic
+ * property reads).
+ */
+function newActor(user: Omit<Actor, 'via' | 'apiKeyId'>, via: Actor['via'], apiKeyId: string | undefined): Actor {
   return {
     userId: user.userId,
     tenantId: user.tenantId,
@@ -229,7 +242,14 @@ export class Authenticator {
       return null;
     }
     const entry: CachedUser = {
-      actor: { userId: row.id, tenantId: row.tenantId, role: row.role, isPlatformAdmin: row.isPlatformAdmin, email: row.email, name: row.name },
+      // Frozen: shared by every request and connection of the user, none may change it for the others.
+      actor: Object.freeze(
+        newActor(
+          { userId: row.id, tenantId: row.tenantId, role: row.role, isPlatformAdmin: row.isPlatformAdmin, email: row.email, name: row.name },
+          'jwt',
+          undefined,
+        ),
+      ),
       profile: {
         id: row.id,
         tenantId: row.tenantId,
