@@ -274,7 +274,9 @@ export class DocumentStore {
 
   unsubscribe(documentId: string, subscriber: DocumentSubscriber): void {
     const loaded = this.live.get(documentId);
-    if (loaded) loaded.subscribers = loaded.subscribers.filter((s) => s !== subscriber);
+    if (!loaded) return;
+    const rest = loaded.subscribers.filter((s) => s !== subscriber);
+    loaded.subscribers = rest.length > 0 ? rest : NO_SUBSCRIBERS;
   }
 
   /** Fired after any stored change of any document (REST or live); the search index listens. */

@@ -36,6 +36,11 @@ function editorFor(documentId: string, user: TestUser | string): Editor {
   return e;
 }
 
+function closeEditor(e: Editor): void {
+  open.splice(open.indexOf(e), 1);
+  e.destroy();
+}
+
 async function newDocument(content = ''): Promise<string> {
   const res = await t.call('POST', '/api/documents', { as: owner, body: { title: 'Live doc', content } });
   expect(res.status).toBe(201);
@@ -117,6 +122,12 @@ describe('live editing with y-websocket clients', () => {
     await eventually(() => a.text.toString() === b.text.toString() && a.text.length === 'Hello'.length + 12, 5_000, 'convergence');
     await eventually(async () => (await contentOf(id)) === a.text.toString(), 5_000, 'stored content');
     for (const part of ['A1 ', ' B1', ' A2', 'B2 ', 'Hello']) expect(a.text.toString()).toContain(part);
+
+    // Once the last editor has left, the document leaves memory; what the disk holds is the same.
+    const final = a.text.toString();
+    for (const e of [a, b]) closeEditor(e);
+    await eventually(() => !t.deps.documents.isLive(id), 5_000, 'document unloaded');
+    expect(await contentOf(id)).toBe(final);
   });
 
   it('a late joiner receives the full state', async () => {
@@ -398,6 +409,41 @@ describe('faults stay with the faulty connection', () => {
     } finally {
       await smallServer.close();
       small.close();
+    }
+  });
+
+  it('drops a peer that stops answering pings; a peer that answers stays and keeps editing', async () => {
+    const own = await makeTestApp();
+    const ownServer = await startCollabServer(own, { pingIntervalMs: 100 });
+    let live: Editor | undefined;
+    try {
+      const me = await own.newUser();
+      const id = (await own.call('POST', '/api/documents', { as: me, body: { title: 'keep-alive' } })).body.id as string;
+      live = connectEditor(ownServer.port, id, me.token);
+      await synced(live);
+      // Connected, then silent: it neither sends nor answers the hub's pings, like a peer whose
+      // network went away without a close.
+      const silent = rawClient(ownServer.port, `/collab/${id}?token=${me.token}`, { autoPong: false });
+      await silent.opened;
+      await eventually(() => ownServer.hub.connectionCount === 2, 2_000, 'both connected');
+      // Terminated (no close frame) after one unanswered ping.
+      await eventually(() => silent.ws.readyState === silent.ws.CLOSED, 3_000, 'silent peer dropped');
+      expect((await silent.closed).code).toBe(1006);
+      await eventually(() => ownServer.hub.connectionCount === 1, 2_000, 'dead peer released');
+      // Several more ping rounds later the answering peer is still there and its edits still land.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(ownServer.hub.connectionCount).toBe(1);
+      expect(live.provider.wsconnected).toBe(true);
+      live.text.insert(0, 'still here');
+      await eventually(
+        async () => (await own.call('GET', `/api/documents/${id}?include=content`, { as: me })).body.content === 'still here',
+        2_000,
+        'edit stored',
+      );
+    } finally {
+      live?.destroy();
+      await ownServer.close();
+      own.close();
     }
   });
 

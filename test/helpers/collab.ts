@@ -81,9 +81,9 @@ export interface RawClient {
   closed: Promise<{ code: number; reason: string }>;
 }
 
-/** A bare WebSocket to the hub, for close codes and hand-made frames. */
-export function rawClient(port: number, path: string, options: { maxPayload?: number } = {}): RawClient {
-  const ws = new WebSocket(`ws://127.0.0.1:${port}${path}`, { maxPayload: options.maxPayload });
+/** A bare WebSocket to the hub, for close codes and hand-made frames (`autoPong: false`: a dead peer). */
+export function rawClient(port: number, path: string, options: { maxPayload?: number; autoPong?: boolean } = {}): RawClient {
+  const ws = new WebSocket(`ws://127.0.0.1:${port}${path}`, { maxPayload: options.maxPayload, autoPong: options.autoPong ?? true });
   const messages: Uint8Array[] = [];
   ws.on('message', (data: Buffer) => messages.push(new Uint8Array(data)));
   const opened = new Promise<void>((resolve, reject) => {
