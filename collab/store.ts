@@ -610,7 +610,7 @@ export class DocumentStore {
     const now = this.clock.now().toISOString();
     this.db
       .insert(documentStates)
-      .values({ documentId: loaded.id, state, throughUpdateId: through, updatedAt: now })
+      .values({ documentId: loaded.id, tenantId: loaded.tenantId, state, throughUpdateId: through, updatedAt: now })
       .onConflictDoUpdate({ target: documentStates.documentId, set: { state, throughUpdateId: through, updatedAt: now } })
       .run();
     loaded.updatesSinceCompaction = 0;

@@ -144,7 +144,8 @@ describe('DocumentStore', () => {
     }
     compacting.compact(doc.id);
     const state = database.db.select().from(documentStates).where(eq(documentStates.documentId, doc.id)).get();
-    expect(state).toBeDefined();
+    // The state row belongs to the document's tenant, as every tenant's row does.
+    expect(state).toMatchObject({ documentId: doc.id, tenantId: doc.tenantId });
     const remaining = database.db
       .select({ n: count() })
       .from(documentUpdates)

@@ -1,6 +1,6 @@
-// The database handle: transactions on the one connection, planner statistics without STAT4 samples (see analyze() in
-// db/client.ts: with samples, every prepared statement is planned again on each execution), background checkpoints, and
-// migrations that rebuild a table keep its rows.
+// The database handle: its pragmas, transactions on the one connection, planner statistics without STAT4 samples (see
+// analyze() in db/client.ts: with samples, every prepared statement is planned again on each execution), background
+// checkpoints, tenant_id on every tenant's table, and migrations that rebuild a table keep its rows.
 import { execFile } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { promisify } from 'node:util';
@@ -35,6 +35,41 @@ function fill(sqlite: Database.Database): void {
     for (let i = 0; i < 2_000; i++) insert.run(i % 50, `row ${i}`);
   })();
 }
+
+describe('the database file', () => {
+  it('opens with the pragmas of the design: WAL, foreign keys, NORMAL sync, a busy timeout', () => {
+    const database = openDatabase(tempDbFile());
+    try {
+      const sqlite = database.sqlite;
+      expect(sqlite.pragma('journal_mode', { simple: true })).toBe('wal');
+      expect(sqlite.pragma('foreign_keys', { simple: true })).toBe(1);
+      expect(sqlite.pragma('synchronous', { simple: true })).toBe(1); // NORMAL
+      expect(sqlite.pragma('busy_timeout', { simple: true })).toBe(5000);
+      expect(sqlite.pragma('temp_store', { simple: true })).toBe(2); // MEMORY
+    } finally {
+      database.close();
+    }
+  });
+
+  it('has tenant_id in every table but the platform-wide ones', () => {
+    const database = openDatabase(':memory:');
+    try {
+      const sqlite = database.sqlite;
+      // Platform-wide: the tenants themselves, the signing keys, the first-start record, drizzle's
+      // journal, and the full-text index (FTS5 and its shadow tables, keyed by document_search rows).
+      const global = /^(tenants|signing_keys|system_state|__drizzle_migrations|documents_fts(_\w+)?|sqlite_\w+)$/;
+      const tables = (sqlite.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").all() as { name: string }[]).map((t) => t.name);
+      const tenantTables = tables.filter((name) => !global.test(name));
+      expect(tenantTables.length).toBeGreaterThan(20);
+      const withoutTenant = tenantTables.filter(
+        (name) => !(sqlite.prepare(`SELECT name FROM pragma_table_info(?)`).all(name) as { name: string }[]).some((c) => c.name === 'tenant_id'),
+      );
+      expect(withoutTenant).toEqual([]);
+    } finally {
+      database.close();
+    }
+  });
+});
 
 describe('planner statistics', () => {
   it('analyze() keeps sqlite_stat1 and no sqlite_stat4 samples', () => {
@@ -192,6 +227,56 @@ describe('migration 0013: document_updates without AUTOINCREMENT', () => {
       expect(() => append.run('nope', 't1', 'u1', at, 1, Buffer.from([4]))).toThrow(/FOREIGN KEY/);
       sqlite.prepare("DELETE FROM documents WHERE id = 'd2'").run();
       expect(sqlite.prepare('SELECT id FROM document_updates ORDER BY id').all()).toEqual([{ id: 1 }, { id: 2 }, { id: 8 }]);
+      expect(sqlite.pragma('foreign_key_check')).toEqual([]);
+    } finally {
+      database.close();
+    }
+  });
+});
+
+describe('migration 0014: document_states with tenant_id', () => {
+  it("gives every existing state its document's tenant and keeps the rest of the row", () => {
+    const file = tempDbFile();
+    const old = new Database(file);
+    old.pragma('journal_mode = WAL');
+    old.pragma('foreign_keys = ON');
+    migrate(drizzle(old), { migrationsFolder: migrationsBefore('0014_document_states_tenant') });
+    const at = '2026-11-23T12:00:00.000Z';
+    const insertTenant = old.prepare('INSERT INTO tenants (id, name, slug, created_at) VALUES (?, ?, ?, ?)');
+    insertTenant.run('t1', 'One', 'one', at);
+    insertTenant.run('t2', 'Two', 'two', at);
+    const insertUser = old.prepare('INSERT INTO users (id, tenant_id, email, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)');
+    insertUser.run('u1', 't1', 'u1@example.com', 'U1', at, at);
+    insertUser.run('u2', 't2', 'u2@example.com', 'U2', at, at);
+    const insertDocument = old.prepare('INSERT INTO documents (id, tenant_id, title, created_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)');
+    insertDocument.run('d1', 't1', 'One', 'u1', at, at);
+    insertDocument.run('d2', 't2', 'Two', 'u2', at, at);
+    const insertState = old.prepare(
+      'INSERT INTO document_states (document_id, state, through_update_id, cleared_through_update_id, updated_at) VALUES (?, ?, ?, ?, ?)',
+    );
+    insertState.run('d1', Buffer.from([1, 2, 3]), 40, 40, at);
+    insertState.run('d2', Buffer.from([4]), 9, 3, at);
+    old.close();
+
+    const database = openDatabase(file);
+    try {
+      const sqlite = database.sqlite;
+      expect(sqlite.prepare('SELECT * FROM document_states ORDER BY document_id').all()).toEqual([
+        { document_id: 'd1', tenant_id: 't1', state: Buffer.from([1, 2, 3]), through_update_id: 40, cleared_through_update_id: 40, updated_at: at },
+        { document_id: 'd2', tenant_id: 't2', state: Buffer.from([4]), through_update_id: 9, cleared_through_update_id: 3, updated_at: at },
+      ]);
+      // The partial index of unfinished clearings is back, and still only holds d2.
+      expect(count(sqlite, "sqlite_schema WHERE type = 'index' AND name = 'document_states_uncleared_idx'")).toBe(1);
+      expect(
+        sqlite.prepare('SELECT document_id FROM document_states INDEXED BY document_states_uncleared_idx WHERE cleared_through_update_id < through_update_id').all(),
+      ).toEqual([{ document_id: 'd2' }]);
+      // The foreign keys hold: a state needs a known tenant, and an erased document takes its state with it.
+      sqlite.prepare("DELETE FROM document_states WHERE document_id = 'd1'").run();
+      expect(() =>
+        sqlite.prepare("INSERT INTO document_states (document_id, tenant_id, state, through_update_id, updated_at) VALUES ('d1', 'nope', x'00', 1, ?)").run(at),
+      ).toThrow(/FOREIGN KEY/);
+      sqlite.prepare("DELETE FROM documents WHERE id = 'd2'").run();
+      expect(count(sqlite, 'document_states')).toBe(0);
       expect(sqlite.pragma('foreign_key_check')).toEqual([]);
     } finally {
       database.close();

@@ -72,6 +72,9 @@ export const documentStates = sqliteTable(
     documentId: text('document_id')
       .primaryKey()
       .references(() => documents.id, { onDelete: 'cascade' }),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id),
     state: blob('state', { mode: 'buffer' }).notNull(),
     throughUpdateId: integer('through_update_id').notNull(),
     /**
