@@ -1,5 +1,6 @@
 // Authentication: token grants, rate limits, refresh rotation and reuse detection, logout, JWKS,
 // and every way a forged, stale or foreign credential must be refused.
+import { createHash } from 'node:crypto';
 import { createLocalJWKSet, decodeJwt, jwtVerify, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TokenSigner } from '../src/auth/tokens';
@@ -43,6 +44,30 @@ describe('POST /api/auth/token: password grant', () => {
     const me = await t.call('GET', '/api/users/me', { as: res.body.access_token });
     expect(me.status).toBe(200);
     expect(me.body.id).toBe(t.admin.user.id);
+  });
+
+  it('stores no secret: the password as an scrypt hash, refresh tokens and API keys as SHA-256 digests', async () => {
+    const password = 'stored-only-as-a-hash';
+    const member = await t.newUser({ password });
+    const signIn = await t.call('POST', '/api/auth/token', { body: { email: member.user.email, password } });
+    expect(signIn.status).toBe(200);
+    const created = await t.call('POST', '/api/api-keys', { as: member, body: { name: 'hashed' } });
+    expect(created.status).toBe(201);
+    const digest = (secret: string) => createHash('sha256').update(secret).digest('base64url');
+    const sqlite = t.deps.sqlite;
+
+    const { password_hash: passwordHash } = sqlite.prepare('SELECT password_hash FROM users WHERE id = ?').get(member.user.id) as { password_hash: string };
+    expect(passwordHash).toMatch(/^scrypt\$\d+\$8\$1\$[\w-]+\$[\w-]+$/);
+    expect(passwordHash).not.toContain(password);
+
+    const refreshRows = sqlite.prepare('SELECT * FROM refresh_tokens WHERE user_id = ?').all(member.user.id) as Record<string, unknown>[];
+    expect(refreshRows.map((row) => row.token_hash)).toEqual([digest(signIn.body.refresh_token)]);
+    expect(JSON.stringify(refreshRows)).not.toContain(signIn.body.refresh_token);
+
+    const keyRows = sqlite.prepare('SELECT * FROM api_keys WHERE user_id = ?').all(member.user.id) as Record<string, unknown>[];
+    expect(keyRows.map((row) => row.key_hash)).toEqual([digest(created.body.key)]);
+    const secretPart = (created.body.key as string).split('_').slice(2).join('_');
+    expect(JSON.stringify(keyRows)).not.toContain(secretPart);
   });
 
   it('treats the email case-insensitively', async () => {
@@ -189,6 +214,32 @@ describe('POST /api/auth/token: failed sign-ins are rate limited', () => {
     const blocked = await t.call('POST', '/api/auth/token', { body: { api_key: 'lms_bad_again' }, headers: fromIp('10.0.4.1') });
     expect(blocked.status).toBe(429);
     expect(blocked.headers.get('retry-after')).not.toBeNull();
+  });
+});
+
+describe('POST /api/auth/token: the address a limit counts', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    // TRUST_PROXY off, as by default: no proxy in front, so X-Forwarded-For is the client's own word.
+    t = await makeTestApp({ config: { signInMaxFailures: 3, signInMaxFailuresPerIp: 5, signInWindowSeconds: 60 } });
+  });
+  afterAll(() => t.close());
+
+  it('ignores X-Forwarded-For unless a proxy is trusted: a forged header does not escape the limit', async () => {
+    const { user } = await t.newUser({ password: 'right-password' });
+    for (let i = 0; i < 5; i++) {
+      const res = await t.call('POST', '/api/auth/token', {
+        body: { email: `guess${i}@example.com`, password: 'wrong-password' },
+        headers: { 'X-Forwarded-For': `192.0.2.${i}` },
+      });
+      expect(res.status).toBe(401);
+    }
+    const blocked = await t.call('POST', '/api/auth/token', {
+      body: { email: user.email, password: 'right-password' },
+      headers: { 'X-Forwarded-For': '198.51.100.7' },
+    });
+    expect(blocked.status).toBe(429);
+    expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
   });
 });
 

@@ -30,6 +30,19 @@ function links(header: string | null): Record<string, URLSearchParams & { path: 
   return out;
 }
 
+
+/** A log destination that keeps every line, for tests that read what was logged. */
+function captureLogs(): { lines: string[]; sink: Writable } {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
+  return { lines, sink };
+}
+
 describe('health and system', () => {
   let t: TestApp;
   beforeAll(async () => {
@@ -220,13 +233,7 @@ describe('errors are problem+json', () => {
 
 describe('unexpected errors', () => {
   it('answer 500 internal with nothing of the error, and log it with the request id', async () => {
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(String(chunk));
-        done();
-      },
-    });
+    const { lines, sink } = captureLogs();
     const t = await makeTestApp({ logger: createLogger('error', sink) });
     try {
       const app = createApp(t.deps);
@@ -247,6 +254,28 @@ describe('unexpected errors', () => {
       expect(logged!.err.message).toContain('secret_sauce');
     } finally {
       t.close();
+    }
+  });
+
+  it('the log level (LOG_LEVEL) decides what is written: one access line per request at info, none at warn, errors at both', async () => {
+    for (const level of ['info', 'warn'] as const) {
+      const { lines, sink } = captureLogs();
+      const t = await makeTestApp({ logger: createLogger(level, sink) });
+      try {
+        const app = createApp(t.deps);
+        app.get('/api/boom', () => {
+          throw new Error('boom');
+        });
+        expect((await app.request('/api/health', { headers: { 'X-Request-Id': `health-${level}` } })).status).toBe(200);
+        expect((await app.request('/api/boom', { headers: { Authorization: `Bearer ${t.admin.token}` } })).status).toBe(500);
+        const logged = lines.map((l) => JSON.parse(l) as Record<string, any>);
+        const accessLines = logged.filter((l) => l.msg === 'request');
+        if (level === 'info') expect(accessLines.find((l) => l.requestId === 'health-info')).toMatchObject({ method: 'GET', path: '/api/health', status: 200 });
+        else expect(accessLines).toEqual([]);
+        expect(logged.filter((l) => l.msg === 'unhandled error')).toHaveLength(1);
+      } finally {
+        t.close();
+      }
     }
   });
 });

@@ -1,5 +1,5 @@
 // The real server as a child process on port 0: it starts, answers over HTTP, shuts down cleanly
-// on SIGTERM (exit 0), and a second start on the same data directory keeps the first admin.
+// on SIGTERM and SIGINT (exit 0), and a second start on the same data directory keeps the first admin.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
@@ -68,8 +68,8 @@ async function waitForLog(server: RunningServer, match: (line: Record<string, an
   if (!server.logs.some(match)) throw new Error('expected log line did not come');
 }
 
-async function stop(server: RunningServer) {
-  server.child.kill('SIGTERM');
+async function stop(server: RunningServer, signal: NodeJS.Signals = 'SIGTERM') {
+  server.child.kill(signal);
   return server.exited;
 }
 
@@ -190,7 +190,7 @@ describe('the real server', () => {
     expect(stderr).toMatch(/LOG_LEVEL/);
   });
 
-  it('a second start on the same data directory keeps the first admin and does not create another', async () => {
+  it('a second start on the same data directory keeps the first admin and does not create another; SIGINT stops it cleanly', async () => {
     const server = await startServer(dataDir, { ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: 'a-different-password' });
     try {
       expect(server.logs.some((l) => l.msg === 'created the default tenant and its admin')).toBe(false);
@@ -201,8 +201,12 @@ describe('the real server', () => {
       const admins = await fetch(`${server.baseUrl}/api/users?role=admin`, { headers: { Authorization: `Bearer ${access_token}` } });
       expect(((await admins.json()) as { pagination: { total: number } }).pagination.total).toBe(1);
     } finally {
-      const { code } = await stop(server);
+      // Ctrl-C in a terminal: the same graceful shutdown as SIGTERM, down to the closed database.
+      const { code, signal } = await stop(server, 'SIGINT');
+      expect(signal).toBeNull();
       expect(code).toBe(0);
+      expect(server.logs.some((l) => /shutting down/.test(l.msg) && l.signal === 'SIGINT')).toBe(true);
+      expect(server.logs.at(-1)?.msg).toBe('stopped');
     }
   });
 });
