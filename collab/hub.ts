@@ -140,6 +140,11 @@ export class CollabHub {
     return PATH.test(new URL(url ?? '/', 'http://localhost').pathname);
   }
 
+  /** False once a shutdown has begun: new connections are refused from then on. */
+  get accepting(): boolean {
+    return !this.closing;
+  }
+
   get connectionCount(): number {
     return this.connections.size;
   }

@@ -46,7 +46,9 @@ export function createCollabHub(deps: Deps, options: Partial<ConstructorParamete
     logger: deps.logger,
     ...options,
   });
-  deps.capabilities.collab = { available: () => true };
+  // Collab works while a hub of this app accepts connections (tests may run a second one beside it).
+  const earlier = deps.capabilities.collab;
+  deps.capabilities.collab = { available: async () => hub.accepting || ((await earlier?.available()) ?? false) };
   // Live edits must reach the search index even before any REST call has touched documents.
   searchIndexOf(deps);
   return hub;

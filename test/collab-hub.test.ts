@@ -164,28 +164,39 @@ describe('live editing with y-websocket clients', () => {
     expect(found.body.data.map((d: { id: string }) => d.id)).toContain(id);
   });
 
-  it("refuses a viewer's edits with permission-denied and never stores them, while the viewer still receives updates", async () => {
-    const id = await newDocument('shared text');
-    const v = rawClient(server.port, `/collab/${id}?token=${viewer.token}`);
-    await v.opened;
-    const before = storedCount(id);
-    v.ws.send(syncUpdateMessage(insertUpdate('viewer was here')));
-    await eventually(() => v.messages.some((m) => m[0] === 2), 5_000, 'permission denied message');
-    const denied = decoding.createDecoder(v.messages.find((m) => m[0] === 2)!);
-    expect(decoding.readVarUint(denied)).toBe(2);
-    expect(decoding.readVarUint(denied)).toBe(0); // messagePermissionDenied
-    expect(decoding.readVarString(denied)).toMatch(/read-only/);
-    expect(storedCount(id)).toBe(before);
-    expect(await contentOf(id)).toBe('shared text');
+  it.each(['viewer', 'commenter'] as const)(
+    "refuses a %s's edits with permission-denied and never stores them, while updates still reach them",
+    async (role) => {
+      const id = await newDocument('shared text');
+      const reader = role === 'viewer' ? viewer : await t.newUser();
+      if (role === 'commenter') {
+        const shared = await t.call('POST', `/api/documents/${id}/collaborators`, {
+          as: owner,
+          body: { principal_type: 'user', principal_id: reader.user.id, role },
+        });
+        expect(shared.status).toBeLessThan(300);
+      }
+      const v = rawClient(server.port, `/collab/${id}?token=${reader.token}`);
+      await v.opened;
+      const before = storedCount(id);
+      v.ws.send(syncUpdateMessage(insertUpdate(`${role} was here`)));
+      await eventually(() => v.messages.some((m) => m[0] === 2), 5_000, 'permission denied message');
+      const denied = decoding.createDecoder(v.messages.find((m) => m[0] === 2)!);
+      expect(decoding.readVarUint(denied)).toBe(2);
+      expect(decoding.readVarUint(denied)).toBe(0); // messagePermissionDenied
+      expect(decoding.readVarString(denied)).toMatch(/read-only/);
+      expect(storedCount(id)).toBe(before);
+      expect(await contentOf(id)).toBe('shared text');
 
-    // ...and what editors write still reaches the viewer.
-    const received = v.messages.length;
-    const w = editorFor(id, editor);
-    await synced(w);
-    w.text.insert(0, 'editor update ');
-    await eventually(() => v.messages.slice(received).some((m) => m[0] === 0), 5_000, 'update at viewer');
-    v.ws.close();
-  });
+      // ...and what editors write still reaches them.
+      const received = v.messages.length;
+      const w = editorFor(id, editor);
+      await synced(w);
+      w.text.insert(0, 'editor update ');
+      await eventually(() => v.messages.slice(received).some((m) => m[0] === 0), 5_000, `update at ${role}`);
+      v.ws.close();
+    },
+  );
 
   it('a REST revert reaches a connected editor at once', async () => {
     const id = await newDocument('original text');
@@ -198,6 +209,22 @@ describe('live editing with y-websocket clients', () => {
     const revert = await t.call('POST', `/api/documents/${id}/versions/${version.body.id}/revert`, { as: owner });
     expect(revert.status).toBeLessThan(300);
     await eventually(() => a.text.toString() === 'original text', 5_000, 'revert at editor');
+  });
+
+  it('a named version saved after live edits holds them; the history names their author', async () => {
+    const id = await newDocument('base');
+    const a = editorFor(id, editor);
+    await synced(a);
+    const before = storedCount(id);
+    a.text.insert(a.text.length, ' typed live');
+    await eventually(() => storedCount(id) > before, 5_000, 'live edit stored');
+    const saved = await t.call('POST', `/api/documents/${id}/versions`, { as: owner, body: { name: 'after typing' } });
+    expect(saved.status).toBe(201);
+    const version = await t.call('GET', `/api/documents/${id}/versions/${saved.body.id}`, { as: owner });
+    expect(version.status).toBe(200);
+    expect(version.body.content).toBe('base typed live');
+    const changes = await t.call('GET', `/api/documents/${id}/changes`, { as: owner });
+    expect(changes.body.data[0].user_id).toBe(editor.user.id);
   });
 
   it("relays awareness and removes a client's presence when it leaves", async () => {
@@ -271,6 +298,36 @@ describe('admission and close codes', () => {
     await d.opened;
     expect((await t.call('DELETE', `/api/users/${doomed.user.id}`, { as: t.admin })).status).toBe(204);
     expect((await d.closed).code).toBe(4401);
+  });
+
+  it('disconnects at once when the group that gave access loses the user, or the API key they connected with is deleted', async () => {
+    const id = await newDocument();
+    const member = await t.newUser();
+    const group = await t.call('POST', '/api/groups', { as: t.admin, body: { name: `Live editors ${member.user.id}` } });
+    expect(group.status).toBe(201);
+    expect((await t.call('PUT', `/api/groups/${group.body.id}/members/${member.user.id}`, { as: t.admin })).status).toBe(204);
+    const shared = await t.call('POST', `/api/documents/${id}/collaborators`, {
+      as: owner,
+      body: { principal_type: 'group', principal_id: group.body.id, role: 'editor' },
+    });
+    expect(shared.status).toBeLessThan(300);
+    const viaGroup = rawClient(server.port, `/collab/${id}?token=${member.token}`);
+    await viaGroup.opened;
+    expect((await t.call('DELETE', `/api/groups/${group.body.id}/members/${member.user.id}`, { as: t.admin })).status).toBe(204);
+    expect((await viaGroup.closed).code).toBe(4403);
+
+    const key = await t.call('POST', '/api/api-keys', { as: editor, body: { name: 'live client' } });
+    expect(key.status).toBe(201);
+    const viaKey = rawClient(server.port, `/collab/${id}?token=${key.body.key}`);
+    await viaKey.opened;
+    // The same user's access token connection is not touched by the key's deletion.
+    const viaToken = rawClient(server.port, `/collab/${id}?token=${editor.token}`);
+    await viaToken.opened;
+    expect((await t.call('DELETE', `/api/api-keys/${key.body.id}`, { as: editor })).status).toBe(204);
+    expect((await viaKey.closed).code).toBe(4401);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(viaToken.ws.readyState).toBe(viaToken.ws.OPEN);
+    viaToken.ws.close();
   });
 
   it("re-decides access once per user and document, however many of that user's connections are open", async () => {
@@ -393,6 +450,25 @@ describe('faults stay with the faulty connection', () => {
     }
   });
 
+  it('takes messages up to 10 MiB by default and closes one above it with 1009', async () => {
+    const id = await newDocument();
+    const watcher = editorFor(id, owner);
+    await synced(watcher);
+    // A 1 MiB paste is an ordinary message.
+    const paste = rawClient(server.port, `/collab/${id}?token=${editor.token}`);
+    await paste.opened;
+    paste.ws.send(syncUpdateMessage(insertUpdate('p'.repeat(1024 * 1024))));
+    await eventually(() => watcher.text.length === 1024 * 1024, 10_000, 'the paste at the other client');
+    expect(paste.ws.readyState).toBe(paste.ws.OPEN);
+    paste.ws.close();
+    // One byte over the default limit is not.
+    const big = rawClient(server.port, `/collab/${id}?token=${editor.token}`);
+    await big.opened;
+    big.ws.send(new Uint8Array(10 * 1024 * 1024 + 1));
+    expect((await big.closed).code).toBe(1009);
+    expect(watcher.provider.wsconnected).toBe(true);
+  });
+
   it('closes a connection that floods messages past its rate limit with 1008', async () => {
     const small = await makeTestApp();
     const smallServer = await startCollabServer(small, { messagesPerSecond: 5, messageBurst: 10 });
@@ -404,8 +480,15 @@ describe('faults stay with the faulty connection', () => {
       const query = encoding.createEncoder();
       encoding.writeVarUint(query, 3);
       const message = encoding.toUint8Array(query);
+      const good = connectEditor(smallServer.port, id, me.token);
+      const watcher = connectEditor(smallServer.port, id, me.token);
+      open.push(good, watcher);
+      await Promise.all([synced(good), synced(watcher)]);
       for (let i = 0; i < 50; i++) flood.ws.send(message);
       expect((await flood.closed).code).toBe(1008);
+      // The limit is per connection: the others of the same user and document go on.
+      good.text.insert(0, 'unaffected');
+      await eventually(() => watcher.text.toString() === 'unaffected', 5_000, 'others unaffected');
     } finally {
       await smallServer.close();
       small.close();
@@ -650,10 +733,22 @@ describe('awareness protocol over a raw socket', () => {
 });
 
 describe('health reports collab', () => {
-  it('has collab true in health and features once the hub runs', async () => {
+  it('has collab true in health and features while the hub runs, and false once it shuts down', async () => {
     const health = await t.call('GET', '/api/health');
     expect(health.body.checks.collab).toBe('ok');
     const features = await t.call('GET', '/api/system/features', { as: owner });
     expect(features.body.features.collab).toBe(true);
+
+    const own = await makeTestApp();
+    try {
+      expect((await own.call('GET', '/api/system/features', { as: own.admin })).body.features.collab).toBe(false);
+      const ownServer = await startCollabServer(own);
+      expect((await own.call('GET', '/api/system/features', { as: own.admin })).body.features.collab).toBe(true);
+      await ownServer.close();
+      expect((await own.call('GET', '/api/system/features', { as: own.admin })).body.features.collab).toBe(false);
+      expect((await own.call('GET', '/api/health')).body.checks.collab).not.toBe('ok');
+    } finally {
+      own.close();
+    }
   });
 });
