@@ -343,6 +343,21 @@ describe('GET /api/gradebook/offerings/{offering_id}/grades?format=csv', () => {
     expect(rows.flat().some((cell) => /^[=+\-@\t\r]/.test(cell))).toBe(false);
   });
 
+  it('quotes a cell holding a line break (LF or CR alone), so that every record stays one row', async () => {
+    const s = await setup(['Line one\nLine two']);
+    const [student] = s.students as [TestUser];
+    const a = await addAssignment(s, 'Part\rA', { score_maximum: 10 });
+    await grade(s, a.id, student.user.id, 7);
+    const res = await t.call('GET', `/api/gradebook/offerings/${s.offeringId}/grades?format=csv`, { as: s.instructor });
+    expect(res.status).toBe(200);
+    const rows: string[][] = parse(res.text, { bom: true });
+    expect(rows).toHaveLength(2);
+    expect(rows[0]![3]).toBe('Part\rA');
+    expect(rows[1]).toEqual([student.user.id, 'Line one\nLine two', student.user.email, '7', '70', 'C']);
+    // Outside quoted cells, the only line ends are the records' CRLFs.
+    expect(res.text.replace(/"[^"]*"/g, '').replace(/\r\n/g, '')).not.toMatch(/[\r\n]/);
+  });
+
   it('gives just the header for an offering without students or assignments', async () => {
     const s = await setup([]);
     const res = await t.call('GET', `/api/gradebook/offerings/${s.offeringId}/grades?format=csv`, { as: s.instructor });

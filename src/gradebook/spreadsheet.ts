@@ -21,5 +21,7 @@ export function gradebookCsv(gradebook: Gradebook): string {
     records.push(record);
   });
   // The header goes through as a record so that assignment labels are escaped like any other cell.
-  return stringify(records, { bom: true, record_delimiter: 'windows', escape_formulas: true });
+  // csv-stringify quotes a cell holding the whole record delimiter (CRLF) but not a lone LF or CR,
+  // which every spreadsheet still reads as the end of the row: quote those too.
+  return stringify(records, { bom: true, record_delimiter: 'windows', escape_formulas: true, quoted_match: /[\r\n]/ });
 }
