@@ -326,13 +326,19 @@ describe('pagination', () => {
   });
 
   it('400 above the maximum or below 1, never clamped', async () => {
-    for (const query of ['per_page=101', 'per_page=0', 'page=0', 'page=-1', 'page=1.5', 'per_page=ten']) {
+    for (const query of ['per_page=101', 'per_page=0', 'page=0', 'page=-1', 'page=1.5', 'per_page=ten', 'page=1000000001', 'page=1000000000000000']) {
       const res = await t.call('GET', `/api/users?${query}`, { as: t.admin });
       expectProblem(res, 400, 'validation_failed');
     }
     const tooMany = await t.call('GET', '/api/users?per_page=101', { as: t.admin });
     expect(tooMany.body.errors).toEqual([{ path: 'per_page', message: 'per_page must not exceed 100' }]);
     expect((await t.call('GET', '/api/users?per_page=100', { as: t.admin })).status).toBe(200);
+    // The largest page is still an (empty) page, not an error.
+    const farthest = await t.call('GET', '/api/users?page=1000000000', { as: t.admin });
+    expect(farthest.status).toBe(200);
+    expect(farthest.body.data).toEqual([]);
+    const tooFar = await t.call('GET', '/api/users?page=1000000001', { as: t.admin });
+    expect(tooFar.body.errors).toEqual([{ path: 'page', message: 'page must not exceed 1000000000' }]);
   });
 });
 

@@ -6,9 +6,17 @@ import { sqlLimit } from '../sql';
 import { setResponseHeader } from './request-context';
 
 export const MAX_PER_PAGE = 100;
+/** Far past any real list, and small enough that every page's offset is an exact integer for SQLite. */
+export const MAX_PAGE = 1_000_000_000;
 
 export const paginationQuery = z.object({
-  page: z.coerce.number().int().min(1).default(1).openapi({ example: 1, description: 'Page number, from 1' }),
+  page: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_PAGE, { message: `page must not exceed ${MAX_PAGE}` })
+    .default(1)
+    .openapi({ example: 1, description: `Page number, from 1 (at most ${MAX_PAGE})` }),
   per_page: z.coerce
     .number()
     .int()
