@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app';
 import { isPublicRoute } from '../src/http/auth';
 import { createLogger } from '../src/logger';
-import { makeTestApp, type TestApp } from './helpers/app';
+import { MISSING_ID, makeTestApp, type TestApp } from './helpers/app';
 
 const packageVersion = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -400,6 +400,27 @@ describe('OpenAPI document and reference', () => {
       }
       // Success is 2xx, or 101 for a WebSocket upgrade.
       expect(Object.keys(op.responses).some((s) => Number(s) < 300), `${where} documents success`).toBe(true);
+    }
+  });
+
+  it('every authenticated route answers 401 without a credential and with a garbage one, before looking at anything else', async () => {
+    const authenticated = routes().filter(
+      ({ method, path }) => (path.startsWith('/api/') || path.startsWith('/competencies/')) && !isPublicRoute(method.toUpperCase(), path),
+    );
+    expect(authenticated.length).toBeGreaterThan(60);
+    for (const { method, path } of authenticated) {
+      const url = path.replace(/\{\w+\}/g, MISSING_ID);
+      for (const headers of [{}, { Authorization: 'Bearer not-a-token' }, { 'X-API-Key': 'lms_nope_nope' }] as Record<string, string>[]) {
+        const res = await t.app.request(url, {
+          method: method.toUpperCase(),
+          headers: { ...headers, 'Content-Type': 'application/json' },
+          body: method === 'get' ? undefined : '{}',
+        });
+        const where = `${method.toUpperCase()} ${path} with ${JSON.stringify(headers)}`;
+        expect(res.status, where).toBe(401);
+        expect(res.headers.get('www-authenticate'), where).toBe('Bearer');
+        expect(((await res.json()) as { code: string }).code, where).toBe('unauthorized');
+      }
     }
   });
 
