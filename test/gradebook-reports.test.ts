@@ -358,10 +358,160 @@ describe('GET /api/gradebook/offerings/{offering_id}/grades?format=csv', () => {
     expect(res.text.replace(/"[^"]*"/g, '').replace(/\r\n/g, '')).not.toMatch(/[\r\n]/);
   });
 
+  it('leaves a dropped student out, as the summary does, though their grades stay stored', async () => {
+    const s = await setup(['Amy', 'Bud', 'Cal']);
+    const [amy, bud, cal] = s.students as [TestUser, TestUser, TestUser];
+    const a = await addAssignment(s, 'Quiz', { score_maximum: 10 });
+    await grade(s, a.id, amy.user.id, 9);
+    await grade(s, a.id, bud.user.id, 3);
+    await grade(s, a.id, cal.user.id, 7);
+    t.db.update(enrollments).set({ status: 'dropped' }).where(and(eq(enrollments.courseId, s.offeringId), eq(enrollments.userId, bud.user.id))).run();
+
+    const res = await t.call('GET', `/api/gradebook/offerings/${s.offeringId}/grades?format=csv`, { as: s.instructor });
+    expect(res.status).toBe(200);
+    expect(parse(res.text, { bom: true })).toEqual([
+      ['student_id', 'name', 'email', 'Quiz', 'weighted_percent', 'letter'],
+      [amy.user.id, 'Amy', amy.user.email, '9', '90', 'A'],
+      [cal.user.id, 'Cal', cal.user.email, '7', '70', 'C'],
+    ]);
+    const summary = await t.call('GET', `/api/gradebook/offerings/${s.offeringId}/summary`, { as: s.instructor });
+    expect(summary.body.students.map((x: any) => x.id)).toEqual([amy.user.id, cal.user.id]);
+    expect(summary.body.assignments[0]).toMatchObject({ count: 2, missing: 0, min: 7, max: 9 });
+    // Still stored: the dropped student reads it.
+    const own = await t.call('GET', `/api/gradebook/assignments/${a.id}/grades/${bud.user.id}`, { as: bud });
+    expect(own.status).toBe(200);
+    expect(own.body.score).toBe(3);
+  });
+
   it('gives just the header for an offering without students or assignments', async () => {
     const s = await setup([]);
     const res = await t.call('GET', `/api/gradebook/offerings/${s.offeringId}/grades?format=csv`, { as: s.instructor });
     expect(res.status).toBe(200);
     expect(parse(res.text, { bom: true })).toEqual([['student_id', 'name', 'email', 'weighted_percent', 'letter']]);
+  });
+});
+
+describe('rounding of percents through the API', () => {
+  const summaryOf = async (s: Setup) => {
+    const res = await t.call('GET', `/api/gradebook/offerings/${s.offeringId}/summary`, { as: s.instructor });
+    expect(res.status).toBe(200);
+    return res.body;
+  };
+  const csvOf = async (s: Setup) => {
+    const res = await t.call('GET', `/api/gradebook/offerings/${s.offeringId}/grades?format=csv`, { as: s.instructor });
+    expect(res.status).toBe(200);
+    return parse(res.text, { bom: true }) as string[][];
+  };
+  const studentView = async (s: Setup, student: TestUser) => {
+    const res = await t.call('GET', `/api/gradebook/offerings/${s.offeringId}/students/${student.user.id}/grades`, { as: s.instructor });
+    expect(res.status).toBe(200);
+    return res.body;
+  };
+
+  it('rounds 2 of 3 points to 66.67 in the summary, the CSV and the per-grade percent', async () => {
+    const s = await setup(['Ari', 'Bo']);
+    const [ari, bo] = s.students as [TestUser, TestUser];
+    const thirds = await addAssignment(s, 'Thirds', { score_maximum: 3 });
+    const sevenths = await addAssignment(s, 'Sevenths', { score_maximum: 7, weight: 2 });
+    await grade(s, thirds.id, ari.user.id, 2);
+    await grade(s, thirds.id, bo.user.id, 1);
+    await grade(s, sevenths.id, bo.user.id, 5);
+
+    const body = await summaryOf(s);
+    // Ari: 2/3 = 66.666…% → 66.67 (D). Bo: (1 × 1/3 + 2 × 5/7) / 3 = 58.730…% → 58.73 (F).
+    expect(body.students).toEqual([
+      { id: ari.user.id, name: 'Ari', email: ari.user.email, graded_count: 1, weighted_percent: 66.67, letter: 'D' },
+      { id: bo.user.id, name: 'Bo', email: bo.user.email, graded_count: 2, weighted_percent: 58.73, letter: 'F' },
+    ]);
+
+    const rows = await csvOf(s);
+    expect(rows).toEqual([
+      ['student_id', 'name', 'email', 'Thirds', 'Sevenths', 'weighted_percent', 'letter'],
+      [ari.user.id, 'Ari', ari.user.email, '2', '', '66.67', 'D'],
+      [bo.user.id, 'Bo', bo.user.email, '1', '5', '58.73', 'F'],
+    ]);
+
+    const view = await studentView(s, bo);
+    expect(view).toMatchObject({ weighted_percent: 58.73, letter: 'F' });
+    // 1/3 → 33.33, 5/7 = 71.428…% → 71.43
+    expect(view.grades.map((g: any) => [g.score, g.percent])).toEqual([
+      [1, 33.33],
+      [5, 71.43],
+    ]);
+    expect((await studentView(s, ari)).grades.map((g: any) => g.percent)).toEqual([66.67, null]);
+  });
+
+  it('reads the letter from the rounded percent: 89.995 is 90.00 (A), 89.994 is 89.99 (B)', async () => {
+    // Scores are any number within 0..score_maximum, so a percent can fall between two hundredths.
+    const s = await setup(['Ace', 'Bee']);
+    const [ace, bee] = s.students as [TestUser, TestUser];
+    const exam = await addAssignment(s, 'Exam', { score_maximum: 1000 });
+    await grade(s, exam.id, ace.user.id, 899.95);
+    await grade(s, exam.id, bee.user.id, 899.94);
+
+    const body = await summaryOf(s);
+    expect(body.students.map((x: any) => [x.id, x.weighted_percent, x.letter])).toEqual([
+      [ace.user.id, 90, 'A'],
+      [bee.user.id, 89.99, 'B'],
+    ]);
+    expect(body.distribution).toEqual([
+      { letter: 'A', count: 1 },
+      { letter: 'B', count: 1 },
+      { letter: 'C', count: 0 },
+      { letter: 'D', count: 0 },
+      { letter: 'F', count: 0 },
+    ]);
+    expect(body.assignments[0]).toMatchObject({ count: 2, min: 899.94, max: 899.95 });
+
+    const rows = await csvOf(s);
+    expect(rows.slice(1)).toEqual([
+      [ace.user.id, 'Ace', ace.user.email, '899.95', '90', 'A'],
+      [bee.user.id, 'Bee', bee.user.email, '899.94', '89.99', 'B'],
+    ]);
+
+    expect(await studentView(s, ace)).toMatchObject({ weighted_percent: 90, letter: 'A', grades: [{ score: 899.95, percent: 90 }] });
+    expect(await studentView(s, bee)).toMatchObject({ weighted_percent: 89.99, letter: 'B', grades: [{ score: 899.94, percent: 89.99 }] });
+  });
+
+  it('rounds the exact value, not its floating-point shadow: 8.9995 of 10 is 90.00 (A) everywhere', async () => {
+    // In binary floating point 100 × 8.9995 / 10 is 89.99499999999999.
+    const s = await setup(['Eli']);
+    const [eli] = s.students as [TestUser];
+    const quiz = await addAssignment(s, 'Quiz', { score_maximum: 10 });
+    await grade(s, quiz.id, eli.user.id, 8.9995);
+    expect((await summaryOf(s)).students[0]).toMatchObject({ weighted_percent: 90, letter: 'A' });
+    expect((await csvOf(s))[1]!.slice(-2)).toEqual(['90', 'A']);
+    expect(await studentView(s, eli)).toMatchObject({ weighted_percent: 90, letter: 'A', grades: [{ score: 8.9995, percent: 90 }] });
+  });
+
+  it('gives the letter of a fractional threshold that only the rounded percent reaches', async () => {
+    // 2/3 = 66.666…% is below a 66.67 threshold, its rounded value 66.67 is not.
+    const s = await setup(['Cy', 'Di']);
+    const [cy, di] = s.students as [TestUser, TestUser];
+    const a = await addAssignment(s, 'Thirds', { score_maximum: 3 });
+    await grade(s, a.id, cy.user.id, 2);
+    await grade(s, a.id, di.user.id, 1.99);
+    const scale = [
+      { letter: 'Pass', min_percent: 66.67 },
+      { letter: 'Fail', min_percent: 0 },
+    ];
+    const put = await t.call('PUT', `/api/gradebook/offerings/${s.offeringId}/settings`, { as: s.instructor, body: { letter_scale: scale } });
+    expect(put.status).toBe(200);
+
+    const body = await summaryOf(s);
+    // 1.99/3 = 66.333…% → 66.33
+    expect(body.students.map((x: any) => [x.id, x.weighted_percent, x.letter])).toEqual([
+      [cy.user.id, 66.67, 'Pass'],
+      [di.user.id, 66.33, 'Fail'],
+    ]);
+    expect(body.distribution).toEqual([
+      { letter: 'Pass', count: 1 },
+      { letter: 'Fail', count: 1 },
+    ]);
+    expect((await csvOf(s)).slice(1).map((r) => r.slice(-2))).toEqual([
+      ['66.67', 'Pass'],
+      ['66.33', 'Fail'],
+    ]);
+    expect(await studentView(s, cy)).toMatchObject({ weighted_percent: 66.67, letter: 'Pass' });
   });
 });

@@ -1,7 +1,7 @@
 // The gradebook's pure arithmetic and policy, checked on hand-worked cases.
 import { describe, expect, it } from 'vitest';
 import { canManageGradebook, canReadStudentGrades } from '../src/gradebook/policy';
-import { DEFAULT_LETTER_SCALE, describeScores, letterFor, WeightedPercent } from '../src/gradebook/statistics';
+import { DEFAULT_LETTER_SCALE, describeScores, letterFor, roundPercent, WeightedPercent } from '../src/gradebook/statistics';
 
 describe('describeScores', () => {
   it('gives nulls for no scores', () => {
@@ -59,6 +59,19 @@ describe('WeightedPercent', () => {
     w.add({ category: 'exam', weight: 1, fraction: 2 / 3 });
     expect(w.percent({ hw: 50, exam: 50 })).toBe(66.67);
     expect(w.percent({ hw: 1 })).toBeNull();
+  });
+});
+
+describe('roundPercent', () => {
+  it('rounds half up to two decimals, the exact value and not its floating-point error', () => {
+    expect(roundPercent((100 * 8.9995) / 10)).toBe(90);
+    expect(roundPercent((100 * 899.95) / 1000)).toBe(90);
+    expect(roundPercent(89.99499)).toBe(89.99);
+    expect(roundPercent((100 * 2) / 3)).toBe(66.67);
+    expect(roundPercent((100 * 1) / 3)).toBe(33.33);
+    expect(roundPercent(0.005)).toBe(0.01);
+    expect(roundPercent(100)).toBe(100);
+    expect(roundPercent(0)).toBe(0);
   });
 });
 

@@ -547,3 +547,156 @@ describe('GET/PUT /api/gradebook/offerings/{offering_id}/settings', () => {
     expect((await t.call('GET', `/api/gradebook/offerings/${foreignOfferingId}/settings`, { as: t.admin })).status).toBe(404);
   });
 });
+
+describe('a tenant member not enrolled and a dropped instructor', () => {
+  it('get 403 "Instructor access required" on grades, summary, settings and history, and their writes change nothing', async () => {
+    const o = await newOffering(1);
+    const student = o.students[0]!;
+    const a = await createAssignment(o, { grade_metadata: { score_maximum: 10 } });
+    expect((await t.call('PUT', gradePath(a.id, student.user.id), { as: o.instructor, body: { score: 6, comment: 'kept' } })).status).toBe(201);
+    const settingsPath = `/api/gradebook/offerings/${o.id}/settings`;
+    const settings = { category_weights: { general: 1 }, letter_scale: [{ letter: 'P', min_percent: 50 }, { letter: 'F', min_percent: 0 }] };
+    const saved = await t.call('PUT', settingsPath, { as: o.instructor, body: settings });
+    expect(saved.status).toBe(200);
+    const former = await enrolled(o.id, 'instructor');
+    setEnrollmentStatus(o.id, former.user.id, 'dropped');
+    const gradeBefore = (await t.call('GET', gradePath(a.id, student.user.id), { as: o.instructor })).body;
+    const historyPath = `${gradePath(a.id, student.user.id)}/history`;
+
+    const requests: [string, string, unknown?][] = [
+      ['PUT', gradePath(a.id, student.user.id), { score: 9, comment: 'changed' }],
+      ['GET', `/api/gradebook/offerings/${o.id}/grades`],
+      ['GET', `/api/gradebook/offerings/${o.id}/grades?format=csv`],
+      ['GET', `/api/gradebook/offerings/${o.id}/summary`],
+      ['GET', settingsPath],
+      ['PUT', settingsPath, { category_weights: { other: 1 } }],
+      ['GET', historyPath],
+    ];
+    for (const who of [o.outsider, former]) {
+      for (const [method, path, body] of requests) {
+        const res = await t.call(method, path, { as: who, body });
+        expect(res.status, `${method} ${path}`).toBe(403);
+        expect(res.headers.get('content-type')).toContain('application/problem+json');
+        expect(res.body).toMatchObject({ status: 403, code: 'forbidden', detail: 'Instructor access required' });
+      }
+    }
+
+    expect((await t.call('GET', gradePath(a.id, student.user.id), { as: o.instructor })).body).toEqual(gradeBefore);
+    const history = await t.call('GET', historyPath, { as: o.instructor });
+    expect(history.body.pagination.total).toBe(1);
+    expect(history.body.data[0]).toMatchObject({ old_score: null, new_score: 6, new_comment: 'kept', changed_by: o.instructor.user.id });
+    expect((await t.call('GET', settingsPath, { as: o.instructor })).body).toEqual(saved.body);
+  });
+});
+
+describe('a soft-deleted offering', () => {
+  it('answers 404 on its gradebook routes, to its instructor and to a tenant admin', async () => {
+    const o = await newOffering(1);
+    const student = o.students[0]!;
+    const a = await createAssignment(o);
+    expect((await t.call('PUT', gradePath(a.id, student.user.id), { as: o.instructor, body: { score: 5 } })).status).toBe(201);
+    expect((await t.call('GET', `/api/gradebook/offerings/${o.id}/summary`, { as: o.instructor })).status).toBe(200);
+    expect((await t.call('DELETE', `/api/courses/${o.id}`, { as: o.instructor })).status).toBe(204);
+
+    const paths = [
+      assignmentsPath(o.id),
+      `/api/gradebook/assignments/${a.id}`,
+      `/api/gradebook/offerings/${o.id}/grades`,
+      `/api/gradebook/offerings/${o.id}/grades?format=csv`,
+      `/api/gradebook/offerings/${o.id}/summary`,
+    ];
+    for (const who of [o.instructor, t.admin]) {
+      for (const path of paths) {
+        const res = await t.call('GET', path, { as: who });
+        expect(res.status, path).toBe(404);
+        expect(res.body.code).toBe('not_found');
+      }
+    }
+  });
+});
+
+describe('Link header of paginated gradebook lists', () => {
+  it('keeps the filters of /grades in first, prev, next and last', async () => {
+    const o = await newOffering(2);
+    const [me, other] = o.students as [TestUser, TestUser];
+    const assignments = [];
+    for (let i = 0; i < 3; i++) assignments.push(await createAssignment(o, { label: `A${i}` }));
+    for (const a of assignments) {
+      for (const s of [me, other]) expect((await t.call('PUT', gradePath(a.id, s.user.id), { as: o.instructor, body: { score: 4 } })).status).toBe(201);
+    }
+    const path = `/api/gradebook/offerings/${o.id}/grades`;
+    const filter = `student_id=${me.user.id}`;
+    const link = (page: number, rel: string) => `<${path}?${filter}&page=${page}&per_page=1>; rel="${rel}"`;
+
+    const middle = await t.call('GET', `${path}?${filter}&page=2&per_page=1`, { as: o.instructor });
+    expect(middle.status).toBe(200);
+    expect(middle.body.pagination).toEqual({ page: 2, per_page: 1, total: 3, total_pages: 3 });
+    expect(middle.body.data.map((g: any) => g.student_id)).toEqual([me.user.id]);
+    expect(middle.headers.get('link')).toBe([link(1, 'first'), link(1, 'prev'), link(3, 'next'), link(3, 'last')].join(', '));
+
+    const first = await t.call('GET', `${path}?per_page=1&${filter}`, { as: o.instructor });
+    expect(first.headers.get('link')).toBe([link(1, 'first'), link(2, 'next'), link(3, 'last')].join(', '));
+
+    const last = await t.call('GET', `${path}?${filter}&page=3&per_page=1`, { as: o.instructor });
+    expect(last.headers.get('link')).toBe([link(1, 'first'), link(2, 'prev'), link(3, 'last')].join(', '));
+
+    // Two filters at once, in the order the request gave them.
+    const both = `assignment_id=${assignments[1]!.id}&student_id=${other.user.id}`;
+    const one = await t.call('GET', `${path}?${both}&per_page=1`, { as: o.instructor });
+    expect(one.body.pagination).toEqual({ page: 1, per_page: 1, total: 1, total_pages: 1 });
+    expect(one.headers.get('link')).toBe([`<${path}?${both}&page=1&per_page=1>; rel="first"`, `<${path}?${both}&page=1&per_page=1>; rel="last"`].join(', '));
+  });
+
+  it('gives next and last on /history, and prev on a later page', async () => {
+    const o = await newOffering(1);
+    const student = o.students[0]!;
+    const a = await createAssignment(o);
+    for (const score of [1, 2, 3, 4, 5]) {
+      expect((await t.call('PUT', gradePath(a.id, student.user.id), { as: o.instructor, body: { score } })).status).toBeLessThan(300);
+      t.clock.advance(1000);
+    }
+    const path = `${gradePath(a.id, student.user.id)}/history`;
+    const link = (page: number, rel: string) => `<${path}?page=${page}&per_page=2>; rel="${rel}"`;
+
+    const first = await t.call('GET', `${path}?per_page=2`, { as: o.instructor });
+    expect(first.status).toBe(200);
+    expect(first.body.pagination).toEqual({ page: 1, per_page: 2, total: 5, total_pages: 3 });
+    expect(first.body.data.map((h: any) => h.new_score)).toEqual([5, 4]);
+    expect(first.headers.get('link')).toBe([link(1, 'first'), link(2, 'next'), link(3, 'last')].join(', '));
+
+    const second = await t.call('GET', `${path}?page=2&per_page=2`, { as: o.instructor });
+    expect(second.body.data.map((h: any) => h.new_score)).toEqual([3, 2]);
+    expect(second.headers.get('link')).toBe([link(1, 'first'), link(1, 'prev'), link(3, 'next'), link(3, 'last')].join(', '));
+
+    const third = await t.call('GET', `${path}?page=3&per_page=2`, { as: o.instructor });
+    expect(third.body.data.map((h: any) => h.new_score)).toEqual([1]);
+    expect(third.headers.get('link')).toBe([link(1, 'first'), link(2, 'prev'), link(3, 'last')].join(', '));
+  });
+});
+
+describe('grading_type percent', () => {
+  it('stores a score within 0..score_maximum like points, and answers 422 outside it without changing the grade', async () => {
+    const o = await newOffering(1);
+    const student = o.students[0]!.user.id;
+    const a = await createAssignment(o, { label: 'Lab', grade_metadata: { score_maximum: 100, grading_type: 'percent' } });
+    expect(a.grade_metadata).toEqual({ score_maximum: 100, weight: 1, category: 'general', due_at: null, grading_type: 'percent' });
+
+    const created = await t.call('PUT', gradePath(a.id, student), { as: o.instructor, body: { score: 87.5 } });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ assignment_id: a.id, student_id: student, score: 87.5, score_maximum: 100 });
+    for (const score of [0, 100]) expect((await t.call('PUT', gradePath(a.id, student), { as: o.instructor, body: { score } })).status).toBe(200);
+    expect((await t.call('PUT', gradePath(a.id, student), { as: o.instructor, body: { score: 87.5 } })).status).toBe(200);
+
+    for (const score of [100.01, 101, 150, -0.01, -5]) {
+      const res = await t.call('PUT', gradePath(a.id, student), { as: o.instructor, body: { score } });
+      expect(res.status, String(score)).toBe(422);
+      expect(res.body).toMatchObject({ status: 422, code: 'validation_failed' });
+      expect(res.body.errors).toEqual([{ path: 'score', message: "must be between 0 and 100 (the assignment's score_maximum)" }]);
+    }
+    expect((await t.call('GET', gradePath(a.id, student), { as: o.instructor })).body.score).toBe(87.5);
+    expect((await t.call('GET', `${gradePath(a.id, student)}/history`, { as: o.instructor })).body.pagination.total).toBe(4);
+
+    const view = await t.call('GET', `/api/gradebook/offerings/${o.id}/students/${student}/grades`, { as: o.instructor });
+    expect(view.body).toMatchObject({ weighted_percent: 87.5, letter: 'B', grades: [{ assignment_id: a.id, score: 87.5, percent: 87.5 }] });
+  });
+});

@@ -1,5 +1,6 @@
 // Gradebook rows → public JSON (snake_case); a drizzle row is never sent as it is.
 import type { AssignmentRow, GradebookSettings, GradeChangeRow, GradeRow, Offering, OfferingSummary, StudentRef } from './service';
+import { roundPercent } from './statistics';
 
 export const gradeMetadataOf = (a: AssignmentRow) => ({
   score_maximum: a.scoreMaximum,
@@ -80,7 +81,7 @@ export function presentStudentGrades(
       label: assignment.label,
       grade_metadata: gradeMetadataOf(assignment),
       score: grade?.score ?? null,
-      percent: grade ? Math.round((10_000 * grade.score) / assignment.scoreMaximum) / 100 : null,
+      percent: grade ? roundPercent((100 * grade.score) / assignment.scoreMaximum) : null,
       comment: grade?.comment ?? null,
       graded_at: grade?.updatedAt ?? null,
     })),

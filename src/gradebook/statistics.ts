@@ -140,7 +140,12 @@ export class WeightedPercent {
   }
 }
 
-export const roundPercent = (value: number): number => Math.round(value * 100) / 100;
+/**
+ * A percent rounded half up to 2 decimals, as a person would round the exact value. The arithmetic
+ * before it is binary floating point, which leaves 89.995 as 89.99499999999999; reading the
+ * hundredths to 12 significant digits first removes that noise (no real percent has more).
+ */
+export const roundPercent = (value: number): number => Math.round(Number((value * 100).toPrecision(12))) / 100;
 
 /** The letter of the highest threshold the percent reaches; the scale is sorted highest first. */
 export function letterFor(percent: number | null, scale: readonly LetterThreshold[]): string | null {
