@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eq } from 'drizzle-orm';
+import { and, eq, isNull } from 'drizzle-orm';
 import { courses, enrollments } from '../db/schema';
 import { MISSING_ID, makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { insertCourse, insertEnrollment } from './helpers/courses';
@@ -194,6 +194,90 @@ describe('courses', () => {
       expect(theirs.body.data.every((c: any) => c.slug !== 'intro-to-statistics')).toBe(true);
     });
 
+    it('filters the admin list by status: every draft, or every published course, of the tenant and no other', async () => {
+      const owner = await t.newUser();
+      const draft = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: owner.user.id, title: 'Admin filter draft', status: 'draft' });
+      const published = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: owner.user.id, title: 'Admin filter published' });
+      const deleted = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: owner.user.id, title: 'Admin filter deleted', status: 'draft' });
+      t.db.update(courses).set({ deletedAt: new Date().toISOString() }).where(eq(courses.id, deleted.id)).run();
+      const foreign = insertCourse(t.db, { tenantId: other.tenantId, createdBy: other.admin.user.id, title: 'Admin filter foreign', status: 'draft' });
+
+      const expected = (status: 'draft' | 'published') =>
+        t.db
+          .select()
+          .from(courses)
+          .where(and(eq(courses.tenantId, t.defaultTenantId), isNull(courses.deletedAt), eq(courses.status, status)))
+          .all()
+          .sort((x, y) => (x.title < y.title ? -1 : x.title > y.title ? 1 : x.id < y.id ? -1 : 1))
+          .map((c) => c.id);
+      const walk = async (query: string) => {
+        const seen: any[] = [];
+        let total = -1;
+        for (let page = 1; ; page++) {
+          const res = await t.call('GET', `/api/courses?${query ? `${query}&` : ''}per_page=100&page=${page}`, { as: t.admin });
+          expect(res.status, res.text).toBe(200);
+          total = res.body.pagination.total;
+          if (res.body.data.length === 0) return { seen, total };
+          seen.push(...res.body.data);
+        }
+      };
+
+      const drafts = await walk('status=draft');
+      const publishedOnes = await walk('status=published');
+      const everything = await walk('');
+      expect(drafts.seen.map((c) => c.id)).toEqual(expected('draft'));
+      expect(drafts.total).toBe(expected('draft').length);
+      expect(drafts.seen.every((c) => c.status === 'draft')).toBe(true);
+      expect(publishedOnes.seen.map((c) => c.id)).toEqual(expected('published'));
+      expect(publishedOnes.total).toBe(expected('published').length);
+      expect(publishedOnes.seen.every((c) => c.status === 'published')).toBe(true);
+      expect(drafts.total + publishedOnes.total).toBe(everything.total);
+
+      expect(drafts.seen.map((c) => c.id)).toContain(draft.id);
+      expect(publishedOnes.seen.map((c) => c.id)).not.toContain(draft.id);
+      expect(publishedOnes.seen.map((c) => c.id)).toContain(published.id);
+      expect(drafts.seen.map((c) => c.id)).not.toContain(published.id);
+      for (const hidden of [deleted.id, foreign.id]) {
+        expect(drafts.seen.map((c) => c.id)).not.toContain(hidden);
+        expect(publishedOnes.seen.map((c) => c.id)).not.toContain(hidden);
+      }
+      // The filtered row is the same representation as the single read.
+      const row = drafts.seen.find((c) => c.id === draft.id);
+      expect(row).toEqual((await t.call('GET', `/api/courses/${draft.id}`, { as: t.admin })).body);
+    });
+
+    it('no longer lists a soft-deleted course to a member who was enrolled in it', async () => {
+      const learner = await t.newUser();
+      const kept = await create(teacher, { title: 'Member kept course' });
+      const gone = await create(teacher, { title: 'Member gone course' });
+      for (const course of [kept, gone]) {
+        expect((await t.call('POST', `/api/courses/${course.id}/publish`, { as: teacher })).status).toBe(200);
+        insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: course.id, userId: learner.user.id });
+      }
+      const before = await t.call('GET', '/api/courses', { as: learner });
+      expect(before.body.data.map((c: any) => c.id)).toEqual([gone.id, kept.id]);
+      const teacherBefore = (await t.call('GET', '/api/courses?per_page=100', { as: teacher })).body;
+      expect(teacherBefore.data.some((c: any) => c.id === gone.id)).toBe(true);
+
+      expect((await t.call('DELETE', `/api/courses/${gone.id}`, { as: teacher })).status).toBe(204);
+
+      const after = await t.call('GET', '/api/courses', { as: learner });
+      expect(after.status).toBe(200);
+      expect(after.body.data.map((c: any) => c.id)).toEqual([kept.id]);
+      expect(after.body.pagination).toEqual({ page: 1, per_page: 100, total: 1, total_pages: 1 });
+      const published = await t.call('GET', '/api/courses?status=published', { as: learner });
+      expect(published.body.data.map((c: any) => c.id)).toEqual([kept.id]);
+      expect(published.body.pagination.total).toBe(1);
+      // The instructor who deleted it stops seeing it too.
+      const teacherAfter = (await t.call('GET', '/api/courses?per_page=100', { as: teacher })).body;
+      expect(teacherAfter.data.some((c: any) => c.id === gone.id)).toBe(false);
+      expect(teacherAfter.pagination.total).toBe(teacherBefore.pagination.total - 1);
+      // The learner's enrollment is kept, as the course is.
+      const rows = t.db.select().from(enrollments).where(and(eq(enrollments.courseId, gone.id), eq(enrollments.userId, learner.user.id))).all();
+      expect(rows).toHaveLength(1);
+      expect(rows[0]!.status).toBe('active');
+    });
+
     it('rejects a bad status filter and per_page above 100 with 400, and no credential with 401', async () => {
       expect((await t.call('GET', '/api/courses?status=archived', { as: teacher })).status).toBe(400);
       expect((await t.call('GET', '/api/courses?per_page=101', { as: teacher })).status).toBe(400);
@@ -257,6 +341,43 @@ describe('courses', () => {
       expect(again.status).toBe(409);
       expect(again.body.code).toBe('conflict');
       expect((await t.call('POST', '/api/courses/nope/publish', { as: teacher })).status).toBe(400);
+    });
+
+    it('answers 400 for a malformed id on PATCH and DELETE, and changes no course', async () => {
+      const before = t.db.select().from(courses).all();
+      const patch = await t.call('PATCH', '/api/courses/bad', { as: teacher, body: { title: 'Renamed' } });
+      expect(patch.status).toBe(400);
+      expect(patch.headers.get('content-type')).toContain('application/problem+json');
+      expect(patch.body).toMatchObject({ status: 400, code: 'validation_failed' });
+      expect(patch.body.errors[0].path).toBe('id');
+      const del = await t.call('DELETE', '/api/courses/bad', { as: t.admin });
+      expect(del.status).toBe(400);
+      expect(del.headers.get('content-type')).toContain('application/problem+json');
+      expect(del.body).toMatchObject({ status: 400, code: 'validation_failed' });
+      expect(del.body.errors[0].path).toBe('id');
+      expect(t.db.select().from(courses).all()).toEqual(before);
+    });
+
+    it('answers 401 with WWW-Authenticate without a credential, and changes nothing', async () => {
+      const course = await create(teacher, { title: 'Anonymous target', slug: 'anonymous-target' });
+      const before = t.db.select().from(courses).where(eq(courses.id, course.id)).get();
+      const attempts: [string, string, unknown?][] = [
+        ['GET', '/api/courses/slug/anonymous-target'],
+        ['PATCH', `/api/courses/${course.id}`, { title: 'Hijacked' }],
+        ['DELETE', `/api/courses/${course.id}`],
+        ['POST', `/api/courses/${course.id}/publish`],
+      ];
+      for (const [method, path, body] of attempts) {
+        for (const as of [undefined, 'not-a-credential']) {
+          const res = await t.call(method, path, { as, body });
+          expect(res.status, `${method} ${path} as ${as}`).toBe(401);
+          expect(res.headers.get('www-authenticate')).toBe('Bearer');
+          expect(res.headers.get('content-type')).toContain('application/problem+json');
+          expect(res.body).toMatchObject({ status: 401, code: 'unauthorized' });
+        }
+      }
+      expect(t.db.select().from(courses).where(eq(courses.id, course.id)).get()).toEqual(before);
+      expect(before).toMatchObject({ title: 'Anonymous target', status: 'draft', deletedAt: null });
     });
 
     it('soft deletes: 204, hidden from lookups and lists, kept in the database, slug free again', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { and, eq } from 'drizzle-orm';
-import { enrollments, users } from '../db/schema';
+import { and, eq, inArray, isNull } from 'drizzle-orm';
+import { courses, enrollments, users } from '../db/schema';
 import { newId } from '../src/ids';
 import { MISSING_ID, makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { insertEnrollment } from './helpers/courses';
@@ -230,6 +230,15 @@ describe('enrollments', () => {
       expect((await t.call('GET', path(learner.user.id))).status).toBe(401);
     });
 
+    it('answers 404 for an unknown course in the lookup by course and user', async () => {
+      for (const [who, userId] of [[learner, learner.user.id], [teacher, learner.user.id], [t.admin, learner.user.id]] as const) {
+        const res = await t.call('GET', `/api/enrollments/course/${MISSING_ID}/user/${userId}`, { as: who });
+        expect(res.status).toBe(404);
+        expect(res.headers.get('content-type')).toContain('application/problem+json');
+        expect(res.body).toMatchObject({ status: 404, code: 'not_found' });
+      }
+    });
+
     it('reports progress as 0 of 0 with every module at 0 until activities exist', async () => {
       const m1 = (await t.call('POST', `/api/courses/${courseId}/modules`, { as: teacher, body: { title: 'One' } })).body;
       const m2 = (await t.call('POST', `/api/courses/${courseId}/modules`, { as: teacher, body: { title: 'Two' } })).body;
@@ -455,6 +464,165 @@ describe('enrollments', () => {
       expect(await total('&status=completed')).toBe(1);
     });
 
+    /** Every enrollment id the caller sees for `query`, walking the pages; and the reported total. */
+    async function listAll(as: TestUser, query = '') {
+      const seen: string[] = [];
+      for (let page = 1; ; page++) {
+        const res = await t.call('GET', `/api/enrollments?${query ? `${query}&` : ''}per_page=100&page=${page}`, { as });
+        expect(res.status, res.text).toBe(200);
+        if (res.body.data.length === 0) return { ids: seen, total: res.body.pagination.total as number };
+        seen.push(...res.body.data.map((e: any) => e.id));
+      }
+    }
+    /** The tenant's enrollments in live courses, in enrolment order, from the database. */
+    const tenantEnrollments = (where?: (r: typeof enrollments.$inferSelect) => boolean) =>
+      t.db
+        .select({ e: enrollments })
+        .from(enrollments)
+        .innerJoin(courses, eq(courses.id, enrollments.courseId))
+        .where(and(eq(enrollments.tenantId, t.defaultTenantId), isNull(courses.deletedAt)))
+        .all()
+        .map((r) => r.e)
+        .filter((r) => !where || where(r))
+        .sort((x, y) => (x.enrolledAt < y.enrolledAt ? -1 : x.enrolledAt > y.enrolledAt ? 1 : x.id < y.id ? -1 : 1))
+        .map((r) => r.id);
+
+    it('gives an admin the roster of a course the admin is not enrolled in', async () => {
+      const courseId = await newCourse();
+      const [a, b] = [await t.newUser(), await t.newUser()];
+      await enrol(courseId, a);
+      t.clock.advance(1000);
+      await enrol(courseId, b);
+      expect(t.db.select().from(enrollments).where(and(eq(enrollments.courseId, courseId), eq(enrollments.userId, t.admin.user.id))).all()).toEqual([]);
+
+      const res = await t.call('GET', `/api/enrollments?course_id=${courseId}`, { as: t.admin });
+      expect(res.status).toBe(200);
+      expect(res.body.data.map((e: any) => e.user_id)).toEqual([teacher.user.id, a.user.id, b.user.id]);
+      expect(res.body.data.map((e: any) => e.role)).toEqual(['instructor', 'student', 'student']);
+      expect(res.body.pagination).toEqual({ page: 1, per_page: 100, total: 3, total_pages: 1 });
+      expect(res.body).toEqual((await t.call('GET', `/api/enrollments?course_id=${courseId}`, { as: teacher })).body);
+    });
+
+    it('shows an admin without filters every enrollment of the tenant, other users’ included', async () => {
+      const courseId = await newCourse();
+      const someone = await t.newUser();
+      const theirs = (await enrol(courseId, someone)).body;
+      const all = await listAll(t.admin);
+      expect(all.ids).toEqual(tenantEnrollments());
+      expect(all.total).toBe(all.ids.length);
+      expect(all.ids).toContain(theirs.id);
+      const ownerIds = new Set(t.db.select({ userId: enrollments.userId }).from(enrollments).where(inArray(enrollments.id, all.ids)).all().map((r) => r.userId));
+      expect(ownerIds.has(t.admin.user.id)).toBe(false);
+      expect(ownerIds.has(someone.user.id)).toBe(true);
+    });
+
+    it('filters by status without a course: a student their own, staff their courses’, an admin the tenant’s', async () => {
+      const taught = await newCourse();
+      const elsewhere = await newCourse();
+      const helper = await t.newUser();
+      const [dropper, stayer, finisher] = [await t.newUser(), await t.newUser(), await t.newUser()];
+      const helperEnrollment = (await enrol(taught, teacher, { user_id: helper.user.id, role: 'ta' })).body;
+      const dropped = (await enrol(taught, dropper)).body;
+      const active = (await enrol(taught, stayer)).body;
+      const completed = (await enrol(taught, finisher)).body;
+      const droppedElsewhere = (await enrol(elsewhere, dropper)).body;
+      expect((await t.call('POST', `/api/enrollments/${dropped.id}/drop`, { as: dropper })).status).toBe(200);
+      expect((await t.call('POST', `/api/enrollments/${droppedElsewhere.id}/drop`, { as: dropper })).status).toBe(200);
+      expect((await t.call('POST', `/api/enrollments/${completed.id}/complete`, { as: teacher })).status).toBe(200);
+      const instructorOfTaught = (await t.call('GET', `/api/enrollments/course/${taught}/user/${teacher.user.id}`, { as: teacher })).body;
+
+      // The TA of `taught` only: its enrollments of that status, nothing of `elsewhere`.
+      expect((await listAll(helper, 'status=dropped')).ids).toEqual([dropped.id]);
+      expect((await listAll(helper, 'status=completed')).ids).toEqual([completed.id]);
+      expect((await listAll(helper, 'status=active')).ids).toEqual([instructorOfTaught.id, helperEnrollment.id, active.id]);
+      // A student: their own of that status, in both courses.
+      expect((await listAll(dropper, 'status=dropped')).ids).toEqual([dropped.id, droppedElsewhere.id]);
+      expect((await listAll(dropper, 'status=active')).ids).toEqual([]);
+      expect((await listAll(stayer, 'status=dropped')).ids).toEqual([]);
+      // An admin: every enrollment of that status in the tenant.
+      for (const status of ['active', 'completed', 'dropped'] as const) {
+        const res = await listAll(t.admin, `status=${status}`);
+        expect(res.ids).toEqual(tenantEnrollments((r) => r.status === status));
+        expect(res.total).toBe(res.ids.length);
+      }
+      const adminDropped = (await listAll(t.admin, 'status=dropped')).ids;
+      expect(adminDropped).toEqual(expect.arrayContaining([dropped.id, droppedElsewhere.id]));
+    });
+
+    it('shows an instructor only their own enrollment in a course they do not teach, never its roster', async () => {
+      const otherTeacher = await t.newUser();
+      const own = (await t.call('POST', '/api/courses', { as: otherTeacher, body: { title: 'Not taught by teacher' } })).body;
+      expect((await t.call('POST', `/api/courses/${own.id}/publish`, { as: otherTeacher })).status).toBe(200);
+      const draft = (await t.call('POST', '/api/courses', { as: otherTeacher, body: { title: 'Draft not taught' } })).body;
+      const members = [await t.newUser(), await t.newUser()];
+      for (const m of members) {
+        await enrol(own.id, m);
+        await enrol(draft.id, otherTeacher, { user_id: m.user.id });
+      }
+      // `teacher` teaches other courses, but holds nothing in these two.
+      for (const courseId of [own.id, draft.id]) {
+        for (const query of ['', '&status=active', '&role=student', `&user_id=${members[0]!.user.id}`, `&user_id=${otherTeacher.user.id}`]) {
+          const res = await t.call('GET', `/api/enrollments?course_id=${courseId}${query}`, { as: teacher });
+          expect(res.status).toBe(200);
+          expect(res.body.data).toEqual([]);
+          expect(res.body.pagination.total).toBe(0);
+        }
+      }
+      // Enrolled as a student in `own`: exactly their own row, whatever the filters.
+      const mine = (await enrol(own.id, teacher)).body;
+      for (const query of ['', '&role=student', '&status=active', `&user_id=${teacher.user.id}`]) {
+        const res = await t.call('GET', `/api/enrollments?course_id=${own.id}${query}`, { as: teacher });
+        expect(res.body.data.map((e: any) => e.id)).toEqual([mine.id]);
+        expect(res.body.pagination.total).toBe(1);
+      }
+      for (const query of ['&role=instructor', '&status=dropped', `&user_id=${members[1]!.user.id}`]) {
+        const res = await t.call('GET', `/api/enrollments?course_id=${own.id}${query}`, { as: teacher });
+        expect(res.body.data).toEqual([]);
+        expect(res.body.pagination.total).toBe(0);
+      }
+      // The course's own instructor sees the whole roster.
+      expect((await t.call('GET', `/api/enrollments?course_id=${own.id}`, { as: otherTeacher })).body.pagination.total).toBe(4);
+    });
+
+    it('lets an instructor or TA look up a user across courses only where they teach', async () => {
+      const lead = await t.newUser();
+      const assistant = await t.newUser();
+      const otherLead = await t.newUser();
+      const pupil = await t.newUser();
+      const taught = (await t.call('POST', '/api/courses', { as: lead, body: { title: 'Taught by lead' } })).body;
+      const foreign = (await t.call('POST', '/api/courses', { as: otherLead, body: { title: 'Taught by other lead' } })).body;
+      expect((await t.call('POST', `/api/courses/${taught.id}/publish`, { as: lead })).status).toBe(200);
+      expect((await t.call('POST', `/api/courses/${foreign.id}/publish`, { as: otherLead })).status).toBe(200);
+      const assistantInTaught = (await enrol(taught.id, lead, { user_id: assistant.user.id, role: 'ta' })).body;
+      // The TA is a mere student of the other course: that teaches them nothing about its roster.
+      const assistantInForeign = (await enrol(foreign.id, assistant)).body;
+      const pupilInTaught = (await enrol(taught.id, pupil)).body;
+      const pupilInForeign = (await enrol(foreign.id, pupil)).body;
+      const leadInTaught = (await t.call('GET', `/api/enrollments/course/${taught.id}/user/${lead.user.id}`, { as: lead })).body;
+
+      for (const staff of [lead, assistant]) {
+        const res = await t.call('GET', `/api/enrollments?user_id=${pupil.user.id}`, { as: staff });
+        expect(res.status).toBe(200);
+        expect(res.body.data.map((e: any) => e.id)).toEqual([pupilInTaught.id]);
+        expect(res.body.pagination.total).toBe(1);
+        const theirLead = await t.call('GET', `/api/enrollments?user_id=${otherLead.user.id}`, { as: staff });
+        expect(theirLead.body.data).toEqual([]);
+        expect(theirLead.body.pagination.total).toBe(0);
+      }
+      expect((await listAll(assistant, `user_id=${lead.user.id}`)).ids).toEqual([leadInTaught.id]);
+      expect((await listAll(lead, `user_id=${assistant.user.id}`)).ids).toEqual([assistantInTaught.id]);
+      // Their own enrollments stay theirs to see, wherever they are.
+      expect((await listAll(assistant, `user_id=${assistant.user.id}`)).ids).toEqual([assistantInTaught.id, assistantInForeign.id]);
+      // The other course's instructor sees the pupil there, not in `taught`.
+      expect((await listAll(otherLead, `user_id=${pupil.user.id}`)).ids).toEqual([pupilInForeign.id]);
+      expect((await listAll(otherLead, `user_id=${assistant.user.id}`)).ids).toEqual([assistantInForeign.id]);
+
+      // A dropped TA teaches nothing any more.
+      expect((await t.call('POST', `/api/enrollments/${assistantInTaught.id}/drop`, { as: lead })).status).toBe(200);
+      expect((await listAll(assistant, `user_id=${pupil.user.id}`)).ids).toEqual([]);
+      expect((await listAll(assistant, `user_id=${lead.user.id}`)).ids).toEqual([]);
+    });
+
     it('rejects malformed filters (400) and no credential (401)', async () => {
       expect((await t.call('GET', '/api/enrollments?course_id=nope', { as: teacher })).status).toBe(400);
       expect((await t.call('GET', '/api/enrollments?status=paused', { as: teacher })).status).toBe(400);
@@ -522,6 +690,18 @@ describe('enrollments', () => {
       expect((await t.call('POST', `/api/enrollments/course/nope/bulk-enroll`, { as: teacher, body: { user_ids: ids } })).status).toBe(400);
       expect((await t.call('POST', `/api/enrollments/course/${courseId}/bulk-enroll`, { body: { user_ids: ids } })).status).toBe(401);
       expect(t.db.select().from(enrollments).where(eq(enrollments.courseId, courseId)).all()).toHaveLength(3);
+    });
+
+    it('answers 404 for an unknown course and enrols no one', async () => {
+      const ids = insertUsers(2);
+      for (const who of [teacher, t.admin]) {
+        const res = await bulk(MISSING_ID, who, { user_ids: ids });
+        expect(res.status).toBe(404);
+        expect(res.headers.get('content-type')).toContain('application/problem+json');
+        expect(res.body).toMatchObject({ status: 404, code: 'not_found' });
+      }
+      expect(t.db.select().from(enrollments).where(eq(enrollments.courseId, MISSING_ID)).all()).toEqual([]);
+      expect(t.db.select().from(enrollments).where(inArray(enrollments.userId, ids)).all()).toEqual([]);
     });
 
     it('lets an admin bulk-enrol into any course of the tenant', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
-import { courseModules } from '../db/schema';
+import { courseModules, courseSections } from '../db/schema';
 import { deleteModule, getModule, onModuleDelete } from '../src/courses/structure';
 import { MISSING_ID, makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { insertEnrollment } from './helpers/courses';
@@ -74,6 +74,50 @@ describe('sections and modules', () => {
       expect((await t.call('POST', `/api/courses/${courseId}/sections`, { as: teacher, body: { title: 'x', position: -1 } })).status).toBe(400);
       expect((await t.call('POST', `/api/courses/${courseId}/sections`, { as: teacher, body: {} })).status).toBe(400);
       expect((await t.call('GET', `/api/courses/${courseId}/sections`)).status).toBe(401);
+    });
+    it('answers 404 for creating a section in an unknown course, and 400 for a malformed section id', async () => {
+      const before = t.db.select().from(courseSections).all();
+      for (const as of [teacher, t.admin]) {
+        const res = await t.call('POST', `/api/courses/${MISSING_ID}/sections`, { as, body: { title: 'Nowhere' } });
+        expect(res.status).toBe(404);
+        expect(res.headers.get('content-type')).toContain('application/problem+json');
+        expect(res.body).toMatchObject({ status: 404, code: 'not_found' });
+      }
+      expect(t.db.select().from(courseSections).all()).toEqual(before);
+      const bad = await t.call('GET', '/api/sections/bad/modules', { as: teacher });
+      expect(bad.status).toBe(400);
+      expect(bad.headers.get('content-type')).toContain('application/problem+json');
+      expect(bad.body).toMatchObject({ status: 400, code: 'validation_failed' });
+      expect(bad.body.errors[0].path).toBe('id');
+    });
+
+    it('answers 401 with WWW-Authenticate without a credential on structure routes, and changes nothing', async () => {
+      const courseId = await newCourse();
+      const s = await section(courseId, 'S');
+      const m = await module(courseId, 'M', { section_id: s.id });
+      const snapshot = () => ({
+        sections: t.db.select().from(courseSections).where(eq(courseSections.courseId, courseId)).all(),
+        modules: t.db.select().from(courseModules).where(eq(courseModules.courseId, courseId)).all(),
+      });
+      const before = snapshot();
+      const attempts: [string, string, unknown?][] = [
+        ['POST', `/api/courses/${courseId}/sections`, { title: 'Anonymous section' }],
+        ['POST', `/api/courses/${courseId}/modules`, { title: 'Anonymous module' }],
+        ['GET', `/api/sections/${s.id}/modules`],
+        ['GET', `/api/modules/${m.id}`],
+        ['PATCH', `/api/modules/${m.id}`, { title: 'Hijacked' }],
+        ['DELETE', `/api/modules/${m.id}`],
+      ];
+      for (const [method, path, body] of attempts) {
+        const res = await t.call(method, path, { body });
+        expect(res.status, `${method} ${path}`).toBe(401);
+        expect(res.headers.get('www-authenticate')).toBe('Bearer');
+        expect(res.headers.get('content-type')).toContain('application/problem+json');
+        expect(res.body).toMatchObject({ status: 401, code: 'unauthorized' });
+      }
+      expect(snapshot()).toEqual(before);
+      expect(before.sections.map((x) => x.title)).toEqual(['S']);
+      expect(before.modules.map((x) => x.title)).toEqual(['M']);
     });
   });
 
@@ -175,6 +219,22 @@ describe('sections and modules', () => {
       expect(positions(list)).toEqual([0, 1, 2]);
       expect((await t.call('DELETE', `/api/modules/${mods[1].id}`, { as: teacher })).status).toBe(404);
       expect((await t.call('GET', `/api/modules/${mods[1].id}`, { as: teacher })).status).toBe(404);
+    });
+
+    it('answers 404 for creating a module in an unknown course, and 400 for deleting a malformed module id', async () => {
+      const before = t.db.select().from(courseModules).all();
+      for (const as of [teacher, t.admin]) {
+        const res = await t.call('POST', `/api/courses/${MISSING_ID}/modules`, { as, body: { title: 'Nowhere' } });
+        expect(res.status).toBe(404);
+        expect(res.headers.get('content-type')).toContain('application/problem+json');
+        expect(res.body).toMatchObject({ status: 404, code: 'not_found' });
+      }
+      const bad = await t.call('DELETE', '/api/modules/bad', { as: t.admin });
+      expect(bad.status).toBe(400);
+      expect(bad.headers.get('content-type')).toContain('application/problem+json');
+      expect(bad.body).toMatchObject({ status: 400, code: 'validation_failed' });
+      expect(bad.body.errors[0].path).toBe('id');
+      expect(t.db.select().from(courseModules).all()).toEqual(before);
     });
 
     it('runs registered cleanups inside the deletion transaction: a failing one keeps the module', async () => {
