@@ -60,6 +60,57 @@ describe('named versions', () => {
       expect((await t.call('POST', `/api/documents/${doc.id}/versions`, { as: owner, body })).status, JSON.stringify(body)).toBe(400);
     }
   });
+
+  it('answers 201 with a Location that reads the new version', async () => {
+    const doc = await createDoc(t, owner, { content: 'located text' });
+    const res = await t.call('POST', `/api/documents/${doc.id}/versions`, { as: owner, body: { name: 'Located' } });
+    expect(res.status).toBe(201);
+    expect(res.headers.get('location')).toBe(`/api/documents/${doc.id}/versions/${res.body.id}`);
+    expect(res.body).toEqual({
+      id: expect.any(String),
+      document_id: doc.id,
+      name: 'Located',
+      created_by: owner.user.id,
+      created_at: t.clock.now().toISOString(),
+      bytes: expect.any(Number),
+    });
+
+    const read = await t.call('GET', res.headers.get('location')!, { as: owner });
+    expect(read.status).toBe(200);
+    expect(read.body).toEqual({ ...res.body, content: 'located text' });
+  });
+
+  it('paginates the versions, newest first, with a Link header', async () => {
+    const doc = await createDoc(t, owner, { content: 'paged' });
+    const v1 = await saveVersion(owner, doc.id, 'one');
+    const v2 = await saveVersion(owner, doc.id, 'two');
+    const v3 = await saveVersion(owner, doc.id, 'three');
+    const path = `/api/documents/${doc.id}/versions`;
+    const link = (page: number, rel: string) => `<${path}?page=${page}&per_page=2>; rel="${rel}"`;
+    const ids = (res: { body: { data: { id: string }[] } }) => res.body.data.map((v) => v.id);
+
+    const first = await t.call('GET', `${path}?per_page=2`, { as: owner });
+    expect(first.status).toBe(200);
+    expect(ids(first)).toEqual([v3.id, v2.id]);
+    expect(first.body.pagination).toEqual({ page: 1, per_page: 2, total: 3, total_pages: 2 });
+    expect(first.headers.get('link')).toBe([link(1, 'first'), link(2, 'next'), link(2, 'last')].join(', '));
+
+    const second = await t.call('GET', `${path}?page=2&per_page=2`, { as: owner });
+    expect(ids(second)).toEqual([v1.id]);
+    expect(second.body.pagination).toEqual({ page: 2, per_page: 2, total: 3, total_pages: 2 });
+    expect(second.headers.get('link')).toBe([link(1, 'first'), link(1, 'prev'), link(2, 'last')].join(', '));
+
+    const beyond = await t.call('GET', `${path}?page=3&per_page=2`, { as: owner });
+    expect(beyond.status).toBe(200);
+    expect(beyond.body.data).toEqual([]);
+    expect(beyond.body.pagination.total).toBe(3);
+
+    for (const query of ['per_page=101', 'per_page=0', 'page=0']) {
+      const res = await t.call('GET', `${path}?${query}`, { as: owner });
+      expect(res.status, query).toBe(400);
+      expect(res.body.code).toBe('validation_failed');
+    }
+  });
 });
 
 describe('diff', () => {
@@ -116,6 +167,62 @@ describe('diff', () => {
       expect((await t.call('GET', `/api/documents/${doc.id}/diff?${query}`, { as: owner })).status, query).toBe(400);
     }
     expect((await t.call('GET', `/api/documents/${doc.id}/diff?from=${newId()}&to=current`, { as: owner })).status).toBe(404);
+  });
+
+  it('answers 404 when a side is a version of another document', async () => {
+    const doc = await createDoc(t, owner, { content: 'mine' });
+    const otherDoc = await createDoc(t, owner, { content: 'theirs' });
+    const own = await saveVersion(owner, doc.id, 'own');
+    const foreign = await saveVersion(owner, otherDoc.id, 'foreign');
+    for (const query of [
+      `from=${own.id}&to=${foreign.id}`,
+      `from=current&to=${foreign.id}`,
+      `from=${foreign.id}&to=current`,
+      `from=${own.id}&to=${foreign.id}&format=unified`,
+    ]) {
+      const res = await t.call('GET', `/api/documents/${doc.id}/diff?${query}`, { as: owner });
+      expect(res.status, query).toBe(404);
+      expect(res.body.code).toBe('not_found');
+    }
+    // The same version is a valid side of its own document.
+    const inItsOwnDocument = await t.call('GET', `/api/documents/${otherDoc.id}/diff?from=${foreign.id}&to=current`, { as: owner });
+    expect(inItsOwnDocument.status).toBe(200);
+    expect(inItsOwnDocument.body.stats).toEqual({ insertions: 0, deletions: 0 });
+  });
+
+  it('answers 422 when the two texts are too different to compare within the time limit', async () => {
+    const doc = await createDoc(t, owner, { content: 'the first text of all' });
+    const v1 = await saveVersion(owner, doc.id, 'v1');
+    liveEdit(t, doc.id, owner.user.id, (text) => {
+      text.delete(0, text.length);
+      text.insert(0, 'something else entirely');
+    });
+    // The diff gives up after 2 s of wall-clock time, read from Date.now (in production: long texts
+    // with little in common). A Date.now that jumps 3 s at every reading runs out of time at once.
+    let now = Date.now();
+    const clock = vi.spyOn(Date, 'now').mockImplementation(() => (now += 3000));
+    try {
+      for (const query of ['', '&granularity=line', '&granularity=char', '&format=unified']) {
+        const res = await t.call('GET', `/api/documents/${doc.id}/diff?from=${v1.id}&to=current${query}`, { as: owner });
+        expect(res.status, query).toBe(422);
+        expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
+        expect(res.body).toMatchObject({
+          status: 422,
+          code: 'validation_failed',
+          detail: 'The two texts are too different to compare within the time limit',
+        });
+      }
+      // Equal sides need no search.
+      const same = await t.call('GET', `/api/documents/${doc.id}/diff?from=current&to=current`, { as: owner });
+      expect(same.status).toBe(200);
+    } finally {
+      clock.mockRestore();
+    }
+    const res = await t.call('GET', `/api/documents/${doc.id}/diff?from=${v1.id}&to=current`, { as: owner });
+    expect(res.status).toBe(200);
+    expect(res.body.changes.filter((c: { op: string }) => c.op !== 'delete').map((c: { text: string }) => c.text).join('')).toBe(
+      'something else entirely',
+    );
   });
 });
 

@@ -2,11 +2,21 @@
 // history, favorites, contexts and counts, and tenancy (another tenant's documents do not exist).
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { courseModules, documentUpdates, documentVersions, documents, enrollments } from '../db/schema';
+import {
+  courseModules,
+  documentContexts,
+  documentFavorites,
+  documentGrants,
+  documentSearch,
+  documentUpdates,
+  documentVersions,
+  documents,
+  enrollments,
+} from '../db/schema';
 import { newId } from '../src/ids';
 import { makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { insertCourse, insertEnrollment } from './helpers/courses';
-import { contentOf, createDoc, liveAppend, share, type DocumentJson } from './helpers/documents';
+import { contentOf, createDoc, liveAppend, newGroup, share, type DocumentJson } from './helpers/documents';
 
 let t: TestApp;
 let owner: TestUser;
@@ -18,6 +28,16 @@ beforeAll(async () => {
   other = await t.newTenant('documents-other');
 });
 afterAll(() => t?.close());
+
+const idsOf = (res: { body: { data: { id: string }[] } }) => res.body.data.map((d) => d.id);
+
+/** A module of `courseId`, inserted directly (modules are tested through their own API elsewhere). */
+function insertModule(courseId: string, tenantId = t.defaultTenantId, title = 'Module'): string {
+  const id = newId();
+  const now = new Date().toISOString();
+  t.db.insert(courseModules).values({ id, tenantId, courseId, title, position: 0, createdAt: now, updatedAt: now }).run();
+  return id;
+}
 
 describe('create and read', () => {
   it('creates a document owned by the caller, with Location, and reads it with and without content', async () => {
@@ -92,6 +112,17 @@ describe('create and read', () => {
     expect((await t.call('POST', '/api/documents', { body: { title: 'x' } })).status).toBe(401);
   });
 
+  it('refuses an unknown ?include= value with 400', async () => {
+    const doc = await createDoc(t, owner, { content: 'kept' });
+    for (const include of ['comments', 'CONTENT', 'content,versions']) {
+      const res = await t.call('GET', `/api/documents/${doc.id}?include=${encodeURIComponent(include)}`, { as: owner });
+      expect(res.status, include).toBe(400);
+      expect(res.body.code).toBe('validation_failed');
+      expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
+    }
+    expect(await contentOf(t, owner, doc.id)).toBe('kept');
+  });
+
   it('accepts the personal context on create, as listed by GET /api/documents/contexts', async () => {
     const doc = await createDoc(t, owner, { title: 'Mine', context: { context_type: 'personal' } });
     const contexts = await t.call('GET', `/api/documents/${doc.id}/contexts`, { as: owner });
@@ -144,6 +175,71 @@ describe('trash, restore and erase', () => {
     expect((await t.call('POST', `/api/documents/${doc.id}/restore`, { as: owner })).status).toBe(409);
     const found = await t.call('GET', '/api/documents/suggestions?q=zebra', { as: owner });
     expect(found.body.data.map((s: { id: string }) => s.id)).toEqual([doc.id]);
+  });
+
+  it('the trash listing shows only trashed documents, the default listing only live ones', async () => {
+    const me = await t.newUser();
+    const live = await createDoc(t, me, { title: 'Still here' });
+    t.clock.advance(1000);
+    const gone = await createDoc(t, me, { title: 'Thrown away' });
+    t.clock.advance(1000);
+    expect((await t.call('DELETE', `/api/documents/${gone.id}`, { as: me })).status).toBe(204);
+
+    const trash = await t.call('GET', '/api/documents?trashed=true', { as: me });
+    expect(trash.status).toBe(200);
+    expect(idsOf(trash)).toEqual([gone.id]);
+    expect(trash.body.data[0]).toMatchObject({ title: 'Thrown away', role: 'owner', trashed_at: t.clock.now().toISOString() });
+    expect(trash.body.pagination).toEqual({ page: 1, per_page: 100, total: 1, total_pages: 1 });
+
+    for (const query of ['', '?trashed=false']) {
+      const res = await t.call('GET', `/api/documents${query}`, { as: me });
+      expect(idsOf(res), query).toEqual([live.id]);
+      expect(res.body.pagination.total).toBe(1);
+    }
+  });
+
+  it('erasing takes the grants, favorites, context links and search rows with it; suggestions no longer find it', async () => {
+    const me = await t.newUser();
+    const editor = await t.newUser();
+    const member = await t.newUser();
+    const groupId = await newGroup(t, `Erase readers ${newId()}`, [member]);
+    const course = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id, title: 'Erasure course' });
+    insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: course.id, userId: me.user.id, role: 'instructor' });
+    const moduleId = insertModule(course.id);
+    const doc = await createDoc(t, me, { title: 'Capybara', content: 'capybara habitat', context: { context_type: 'course', context_id: course.id } });
+    expect((await t.call('POST', `/api/documents/${doc.id}/contexts`, { as: me, body: { context_type: 'module', context_id: moduleId } })).status).toBe(201);
+    await share(t, me, doc.id, { user: editor }, 'editor');
+    await share(t, me, doc.id, { groupId }, 'viewer');
+    expect((await t.call('POST', `/api/documents/${doc.id}/favorite`, { as: me })).body).toEqual({ favorite: true });
+    expect((await t.call('POST', `/api/documents/${doc.id}/favorite`, { as: editor })).body).toEqual({ favorite: true });
+
+    const rows = () => ({
+      grants: t.db.select().from(documentGrants).where(eq(documentGrants.documentId, doc.id)).all().length,
+      favorites: t.db.select().from(documentFavorites).where(eq(documentFavorites.documentId, doc.id)).all().length,
+      contexts: t.db.select().from(documentContexts).where(eq(documentContexts.documentId, doc.id)).all().length,
+      search: t.db.select().from(documentSearch).where(eq(documentSearch.documentId, doc.id)).all().length,
+    });
+    const ftsHits = () => t.deps.sqlite.prepare('SELECT rowid FROM documents_fts WHERE documents_fts MATCH ?').all('"capybara"*');
+    const suggestionsFor = async (as: TestUser) => idsOf(await t.call('GET', '/api/documents/suggestions?q=capyb', { as }));
+    expect(rows()).toEqual({ grants: 3, favorites: 2, contexts: 2, search: 1 });
+    expect(ftsHits()).toHaveLength(1);
+    for (const as of [me, editor, member]) expect(await suggestionsFor(as)).toEqual([doc.id]);
+    expect((await t.call('GET', '/api/documents/courses', { as: me })).body.data).toEqual([
+      { course_id: course.id, title: 'Erasure course', slug: course.slug, count: 1 },
+    ]);
+
+    expect((await t.call('DELETE', `/api/documents/${doc.id}`, { as: me })).status).toBe(204);
+    expect((await t.call('DELETE', `/api/documents/${doc.id}?permanent=true`, { as: me })).status).toBe(204);
+
+    expect(rows()).toEqual({ grants: 0, favorites: 0, contexts: 0, search: 0 });
+    expect(ftsHits()).toEqual([]);
+    for (const as of [me, editor, member]) {
+      expect(await suggestionsFor(as)).toEqual([]);
+      expect(idsOf(await t.call('GET', '/api/documents?trashed=true', { as }))).toEqual([]);
+      expect(idsOf(await t.call('GET', '/api/documents?favorite=true', { as }))).toEqual([]);
+    }
+    expect((await t.call('GET', '/api/documents/courses', { as: me })).body.data).toEqual([]);
+    expect((await t.call('GET', `/api/documents/${doc.id}/favorite`, { as: editor })).status).toBe(404);
   });
 
   it('erases only a trashed document, with its body, history and versions', async () => {
@@ -312,6 +408,59 @@ describe('listing', () => {
       expect((await t.call('GET', `/api/documents?${query}`, { as: me })).status, query).toBe(400);
     }
   });
+
+  it('moves a document whose body changed (a live edit, a revert) to the top', async () => {
+    const me = await t.newUser();
+    const list = async () => {
+      const res = await t.call('GET', '/api/documents', { as: me });
+      expect(res.status).toBe(200);
+      return res.body.data as (DocumentJson & { updated_at: string })[];
+    };
+    const order = async () => (await list()).map((d) => d.id);
+    // The top document was changed just now.
+    const expectTop = async (ids: string[]) => {
+      const docs = await list();
+      expect(docs.map((d) => d.id)).toEqual(ids);
+      expect(docs[0]!.updated_at).toBe(t.clock.now().toISOString());
+    };
+
+    const a = await createDoc(t, me, { title: 'A', content: 'alpha' });
+    const v1 = await t.call('POST', `/api/documents/${a.id}/versions`, { as: me, body: { name: 'v1' } });
+    expect(v1.status).toBe(201);
+    t.clock.advance(1000);
+    const b = await createDoc(t, me, { title: 'B', content: 'beta' });
+    t.clock.advance(1000);
+    const c = await createDoc(t, me, { title: 'C', content: 'gamma' });
+    expect(await order()).toEqual([c.id, b.id, a.id]);
+
+    t.clock.advance(1000);
+    liveAppend(t, a.id, me.user.id, ' edited');
+    await expectTop([a.id, c.id, b.id]);
+
+    // A document held open by live editors has its updated_at written at most once a second, so
+    // the clock moves on by a second between its edits.
+    t.deps.documents.acquire(b.id);
+    try {
+      t.clock.advance(1000);
+      liveAppend(t, b.id, me.user.id, ' once');
+      await expectTop([b.id, a.id, c.id]);
+      t.clock.advance(1000);
+      liveAppend(t, c.id, me.user.id, ' meanwhile');
+      await expectTop([c.id, b.id, a.id]);
+      t.clock.advance(1000);
+      liveAppend(t, b.id, me.user.id, ' twice');
+      await expectTop([b.id, c.id, a.id]);
+    } finally {
+      t.deps.documents.release(b.id);
+    }
+
+    t.clock.advance(1000);
+    const revert = await t.call('POST', `/api/documents/${a.id}/versions/${v1.body.id}/revert`, { as: me });
+    expect(revert.status, revert.text).toBe(200);
+    expect(revert.body.document).toMatchObject({ content: 'alpha', updated_at: t.clock.now().toISOString() });
+    await expectTop([a.id, b.id, c.id]);
+    expect(await contentOf(t, me, b.id)).toBe('beta once twice');
+  });
 });
 
 describe('contexts', () => {
@@ -437,6 +586,112 @@ describe('contexts', () => {
     const res = await t.call('POST', `/api/documents/${doc.id}/contexts`, { as: editor, body: { context_type: 'course', context_id: course.id } });
     expect(res.status).toBe(403);
   });
+
+  it('refuses a real module of a course the caller may not add to with 422, and links nothing', async () => {
+    const user = await t.newUser();
+    const notEnrolled = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id });
+    const dropped = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id });
+    const enrollment = insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: dropped.id, userId: user.user.id });
+    t.db.update(enrollments).set({ status: 'dropped' }).where(eq(enrollments.id, enrollment.id)).run();
+    const otherTenantCourse = insertCourse(t.db, { tenantId: other.tenantId, createdBy: other.admin.user.id });
+    const modules = {
+      notEnrolled: insertModule(notEnrolled.id),
+      dropped: insertModule(dropped.id),
+      otherTenant: insertModule(otherTenantCourse.id, other.tenantId),
+    };
+    const doc = await createDoc(t, user);
+    const before = (await t.call('GET', '/api/documents', { as: user })).body.pagination.total;
+
+    for (const [name, moduleId] of Object.entries(modules)) {
+      const body = { context_type: 'module', context_id: moduleId };
+      const res = await t.call('POST', `/api/documents/${doc.id}/contexts`, { as: user, body });
+      expect(res.status, name).toBe(422);
+      expect(res.body.code).toBe('validation_failed');
+      expect(res.body.errors).toEqual([{ path: 'context_id', message: 'no such module among your contexts' }]);
+      expect(res.headers.get('location')).toBeNull();
+      const onCreate = await t.call('POST', '/api/documents', { as: user, body: { title: 'x', context: body } });
+      expect(onCreate.status, name).toBe(422);
+      expect(onCreate.body.code).toBe('validation_failed');
+    }
+    const links = await t.call('GET', `/api/documents/${doc.id}/contexts`, { as: user });
+    expect(links.body.data).toEqual([]);
+    expect(t.db.select().from(documentContexts).where(eq(documentContexts.documentId, doc.id)).all()).toEqual([]);
+    expect((await t.call('GET', '/api/documents', { as: user })).body.pagination.total).toBe(before);
+
+    // The same module is linkable once the caller is active in its course.
+    insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: notEnrolled.id, userId: user.user.id });
+    const ok = await t.call('POST', `/api/documents/${doc.id}/contexts`, {
+      as: user,
+      body: { context_type: 'module', context_id: modules.notEnrolled },
+    });
+    expect(ok.status).toBe(201);
+    expect(ok.body).toMatchObject({ context_type: 'module', context_id: modules.notEnrolled, course_id: notEnrolled.id });
+  });
+
+  it('leaves courses of a dropped enrollment and deleted courses out of the available contexts', async () => {
+    const student = await t.newUser();
+    const kept = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id, title: 'Ctx Anatomy' });
+    const dropped = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id, title: 'Ctx Botany' });
+    const deleted = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id, title: 'Ctx Cartography' });
+    insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: kept.id, userId: student.user.id });
+    const droppedEnrollment = insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: dropped.id, userId: student.user.id });
+    insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: deleted.id, userId: student.user.id, role: 'ta' });
+    const personal = { context_type: 'personal', context_id: null, title: 'Personal', course_role: null };
+
+    const before = await t.call('GET', '/api/documents/contexts', { as: student });
+    expect(before.body.data).toEqual([
+      personal,
+      { context_type: 'course', context_id: kept.id, title: 'Ctx Anatomy', course_role: 'student' },
+      { context_type: 'course', context_id: dropped.id, title: 'Ctx Botany', course_role: 'student' },
+      { context_type: 'course', context_id: deleted.id, title: 'Ctx Cartography', course_role: 'ta' },
+    ]);
+
+    expect((await t.call('POST', `/api/enrollments/${droppedEnrollment.id}/drop`, { as: t.admin })).status).toBe(200);
+    expect((await t.call('DELETE', `/api/courses/${deleted.id}`, { as: t.admin })).status).toBe(204);
+
+    const after = await t.call('GET', '/api/documents/contexts', { as: student });
+    expect(after.status).toBe(200);
+    expect(after.body.data).toEqual([personal, { context_type: 'course', context_id: kept.id, title: 'Ctx Anatomy', course_role: 'student' }]);
+    expect(after.body.pagination).toEqual({ page: 1, per_page: 100, total: 2, total_pages: 1 });
+    // Admins may use every course of the tenant, but not a deleted one.
+    const admin = (await t.call('GET', '/api/documents/contexts', { as: t.admin })).body.data.map((c: { context_id: string }) => c.context_id);
+    expect(admin).toContain(dropped.id);
+    expect(admin).not.toContain(deleted.id);
+  });
+
+  it('paginates the available contexts with a Link header', async () => {
+    const student = await t.newUser();
+    const courses = ['Pg Alpha', 'Pg Beta', 'Pg Gamma'].map((title) => {
+      const course = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id, title });
+      insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: course.id, userId: student.user.id });
+      return course;
+    });
+    const path = '/api/documents/contexts';
+    const link = (page: number, rel: string) => `<${path}?page=${page}&per_page=2>; rel="${rel}"`;
+    const contextIds = (res: { body: { data: { context_id: string | null }[] } }) => res.body.data.map((c) => c.context_id);
+
+    const first = await t.call('GET', `${path}?per_page=2`, { as: student });
+    expect(first.status).toBe(200);
+    expect(contextIds(first)).toEqual([null, courses[0]!.id]);
+    expect(first.body.pagination).toEqual({ page: 1, per_page: 2, total: 4, total_pages: 2 });
+    expect(first.headers.get('link')).toBe([link(1, 'first'), link(2, 'next'), link(2, 'last')].join(', '));
+
+    const second = await t.call('GET', `${path}?page=2&per_page=2`, { as: student });
+    expect(contextIds(second)).toEqual([courses[1]!.id, courses[2]!.id]);
+    expect(second.body.pagination).toEqual({ page: 2, per_page: 2, total: 4, total_pages: 2 });
+    expect(second.headers.get('link')).toBe([link(1, 'first'), link(1, 'prev'), link(2, 'last')].join(', '));
+
+    const beyond = await t.call('GET', `${path}?page=3&per_page=2`, { as: student });
+    expect(beyond.status).toBe(200);
+    expect(beyond.body.data).toEqual([]);
+    expect(beyond.body.pagination).toEqual({ page: 3, per_page: 2, total: 4, total_pages: 2 });
+
+    for (const query of ['per_page=101', 'per_page=0', 'page=0', 'page=x']) {
+      const res = await t.call('GET', `${path}?${query}`, { as: student });
+      expect(res.status, query).toBe(400);
+      expect(res.body.code).toBe('validation_failed');
+    }
+  });
 });
 
 describe('categories', () => {
@@ -500,5 +755,51 @@ describe('tenancy', () => {
     expect(list.body.data.map((d: DocumentJson) => d.id)).not.toContain(id);
     expect((await t.call('GET', '/api/documents/suggestions?q=secret', { as })).body.data).toEqual([]);
     expect(await contentOf(t, owner, id)).toBe('secret');
+  });
+
+  it("another tenant cannot unlink this tenant's document, and its counts leave this tenant's documents out", async () => {
+    const foreign = await t.newTenant('documents-counts');
+    const teacher = await t.newUser();
+    const course = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id, title: 'Home course' });
+    insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: course.id, userId: teacher.user.id, role: 'instructor' });
+    const moduleId = insertModule(course.id);
+    const doc = await createDoc(t, teacher, { category: 'tenancy-cat', context: { context_type: 'course', context_id: course.id } });
+    expect((await t.call('POST', `/api/documents/${doc.id}/contexts`, { as: teacher, body: { context_type: 'module', context_id: moduleId } })).status).toBe(201);
+    await createDoc(t, teacher, { category: 'tenancy-cat' });
+    // A grant naming the other tenant's admin, which no API call can make: tenancy must hold even then.
+    const now = t.clock.now().toISOString();
+    t.db
+      .insert(documentGrants)
+      .values({ id: newId(), documentId: doc.id, tenantId: t.defaultTenantId, userId: foreign.admin.user.id, role: 'owner', createdAt: now, updatedAt: now })
+      .run();
+
+    for (const path of [`/api/documents/${doc.id}/contexts/course/${course.id}`, `/api/documents/${doc.id}/contexts/module/${moduleId}`]) {
+      const res = await t.call('DELETE', path, { as: foreign.admin });
+      expect(res.status, path).toBe(404);
+      expect(res.body.code).toBe('not_found');
+    }
+    const links = await t.call('GET', `/api/documents/${doc.id}/contexts`, { as: teacher });
+    expect(links.body.data.map((c: { context_type: string; context_id: string }) => [c.context_type, c.context_id])).toEqual([
+      ['course', course.id],
+      ['module', moduleId],
+    ]);
+
+    const foreignCourse = insertCourse(t.db, { tenantId: foreign.tenantId, createdBy: foreign.admin.user.id, title: 'Foreign course' });
+    await createDoc(t, foreign.admin, { category: 'tenancy-cat', context: { context_type: 'course', context_id: foreignCourse.id } });
+
+    const foreignCategories = await t.call('GET', '/api/documents/categories', { as: foreign.admin });
+    expect(foreignCategories.status).toBe(200);
+    expect(foreignCategories.body.data).toEqual([{ category: 'tenancy-cat', count: 1 }]);
+    expect(foreignCategories.body.pagination.total).toBe(1);
+    const foreignCourses = await t.call('GET', '/api/documents/courses', { as: foreign.admin });
+    expect(foreignCourses.status).toBe(200);
+    expect(foreignCourses.body.data).toEqual([{ course_id: foreignCourse.id, title: 'Foreign course', slug: foreignCourse.slug, count: 1 }]);
+    expect(foreignCourses.body.pagination.total).toBe(1);
+
+    // This tenant's counts, in turn, leave the other tenant's document out.
+    expect((await t.call('GET', '/api/documents/categories', { as: teacher })).body.data).toEqual([{ category: 'tenancy-cat', count: 2 }]);
+    expect((await t.call('GET', '/api/documents/courses', { as: teacher })).body.data).toEqual([
+      { course_id: course.id, title: 'Home course', slug: course.slug, count: 1 },
+    ]);
   });
 });
