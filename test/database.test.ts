@@ -283,3 +283,43 @@ describe('migration 0014: document_states with tenant_id', () => {
     }
   });
 });
+
+describe('migration 0015: no hit marks in indexed bodies', () => {
+  it('turns the snippet hit marks of stored bodies into U+FFFD and re-indexes them', () => {
+    const file = tempDbFile();
+    const old = new Database(file);
+    old.pragma('journal_mode = WAL');
+    old.pragma('foreign_keys = ON');
+    migrate(drizzle(old), { migrationsFolder: migrationsBefore('0015_search_hit_marks') });
+    const at = '2026-11-23T12:00:00.000Z';
+    old.prepare('INSERT INTO tenants (id, name, slug, created_at) VALUES (?, ?, ?, ?)').run('t1', 'T', 't', at);
+    old.prepare('INSERT INTO users (id, tenant_id, email, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)').run('u1', 't1', 'u@example.com', 'U', at, at);
+    const insertDocument = old.prepare('INSERT INTO documents (id, tenant_id, title, created_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)');
+    insertDocument.run('d1', 't1', 'Marked', 'u1', at, at);
+    insertDocument.run('d2', 't1', 'Plain', 'u1', at, at);
+    // The documents trigger made both search rows; the bodies come from the index's writer.
+    const setBody = old.prepare('UPDATE document_search SET body = ? WHERE document_id = ?');
+    setBody.run('a \uE000fake\uE001 hit and zebra', 'd1');
+    setBody.run('plain zebra', 'd2');
+    old.close();
+
+    const database = openDatabase(file);
+    try {
+      const sqlite = database.sqlite;
+      expect(sqlite.prepare('SELECT document_id, body FROM document_search ORDER BY document_id').all()).toEqual([
+        { document_id: 'd1', body: 'a \uFFFDfake\uFFFD hit and zebra' },
+        { document_id: 'd2', body: 'plain zebra' },
+      ]);
+      // The index followed: the word is still found, and a snippet's only marks are its hits.
+      const snippets = sqlite
+        .prepare(
+          `SELECT s.document_id AS id, snippet(documents_fts, 1, char(57344), char(57345), '…', 16) AS snippet
+           FROM documents_fts JOIN document_search s ON s.id = documents_fts.rowid WHERE documents_fts MATCH '"fake"' ORDER BY s.document_id`,
+        )
+        .all();
+      expect(snippets).toEqual([{ id: 'd1', snippet: 'a \uFFFD\uE000fake\uE001\uFFFD hit and zebra' }]);
+    } finally {
+      database.close();
+    }
+  });
+});

@@ -301,6 +301,17 @@ describe('search suggestions', () => {
     expect(accents.body.data.map((s: { id: string }) => s.id)).toEqual([inBody.id]);
   });
 
+  it("highlights only real hits: a body's own hit-mark characters highlight nothing", async () => {
+    const me = await t.newUser();
+    // U+E000 and U+E001 are the marks snippet() puts around a hit; here a body holds them itself.
+    const doc = await createDoc(t, me, { title: 'Marks', content: 'a \uE000forged\uE001 highlight beside a bilby' });
+    const res = await t.call('GET', '/api/documents/suggestions?q=bilb', { as: me });
+    expect(res.body.data.map((s: { id: string }) => s.id)).toEqual([doc.id]);
+    expect(res.body.data[0].snippet).toBe('a \uFFFDforged\uFFFD highlight beside a <mark>bilby</mark>');
+    // The document itself keeps its text as written.
+    expect(await contentOf(t, me, doc.id)).toBe('a \uE000forged\uE001 highlight beside a bilby');
+  });
+
   it('returns at most 10 and only visible documents', async () => {
     const me = await t.newUser();
     const someone = await t.newUser();

@@ -39,6 +39,13 @@ export function ftsPrefixQuery(input: string): string | null {
 // only then are the marks turned into <mark> tags, so body text can never inject markup.
 export const HIT_OPEN = '\uE000';
 export const HIT_CLOSE = '\uE001';
+const HIT_MARKS = /[\uE000\uE001]/g;
+
+/**
+ * A body as the index keeps it: the two hit marks, should a body hold them, become U+FFFD, so that
+ * every mark in a snippet is one snippet() put there and none highlights words that are no hit.
+ */
+export const indexableBody = (markdown: string): string => markdown.replace(HIT_MARKS, '\uFFFD');
 const escapes: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
 /** A snippet() result as safe HTML: escaped text with the hits wrapped in <mark>. */
@@ -46,7 +53,7 @@ export function snippetHtml(raw: string): string {
   return raw
     .replace(/[&<>"']/g, (ch) => escapes[ch]!)
     .replace(/\uE000([^\uE000\uE001]*)\uE001/g, '<mark>$1</mark>')
-    .replace(/[\uE000\uE001]/g, '');
+    .replace(HIT_MARKS, '');
 }
 
 export class DocumentSearchIndex {
@@ -86,7 +93,7 @@ export class DocumentSearchIndex {
     const statements = this.statements();
     const indexed = statements.indexed.get({ documentId });
     if (!indexed) return;
-    const body = markdown();
+    const body = indexableBody(markdown());
     const through = statements.lastUpdate.get({ documentId })?.id ?? 0;
     if (indexed.body === body) statements.setThrough.run({ documentId, through });
     else statements.setBody.run({ documentId, body, through });
