@@ -424,6 +424,31 @@ describe('OpenAPI document and reference', () => {
     }
   });
 
+  it('answers malformed ids, queries and bodies on every route with a problem (4xx), never a 500', async () => {
+    const ids = [MISSING_ID, 'not-a-uuid'];
+    const queries = ['', '?page=abc&per_page=-1', `?q=%00%FF&format=xml&include=zzz&status=weird&role=god&from=x&to=y&course_id=nope&user_id=nope`];
+    const bodies = [undefined, '{}', '[]', 'null', '{"title":{"a":1},"name":[1],"score":"x","role":7,"email":5,"content":null,"page":1e400}'];
+    const failures: string[] = [];
+    let sent = 0;
+    for (const { method, path } of routes().filter((r) => !r.path.startsWith('/collab/'))) {
+      for (const id of ids) {
+        for (const query of queries) {
+          for (const body of method === 'get' || method === 'delete' ? [undefined] : bodies) {
+            const url = path.replace(/\{\w+\}/g, id) + query;
+            const headers: Record<string, string> = { Authorization: `Bearer ${t.admin.token}` };
+            if (body !== undefined) Object.assign(headers, { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)) });
+            const res = await t.app.request(url, { method: method.toUpperCase(), headers, body });
+            sent++;
+            const problem = (res.headers.get('content-type') ?? '').includes('application/problem+json');
+            if (res.status >= 500 || (res.status >= 400 && !problem)) failures.push(`${res.status} ${method.toUpperCase()} ${url} ${body ?? ''}`);
+          }
+        }
+      }
+    }
+    expect(sent).toBeGreaterThan(1000);
+    expect(failures).toEqual([]);
+  });
+
   it('GET /api/docs is a browsable reference that loads the document', async () => {
     const res = await t.call('GET', '/api/docs');
     expect(res.status).toBe(200);
