@@ -398,6 +398,39 @@ describe('search suggestions', () => {
     }
   });
 
+  it('indexes a document being typed into once the typing pauses, and at the latest after the longest wait while it goes on', async () => {
+    const doc = await createDoc(t, owner, { content: 'draft' });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'clearImmediate', 'performance'] });
+    const index = new DocumentSearchIndex(t.db, t.deps.documents, { debounceMs: 100, maxWaitMs: 1_000 });
+    const refresh = vi.spyOn(index, 'refresh');
+    const refreshes = () => refresh.mock.calls.filter(([id]) => id === doc.id).length;
+    const indexedBody = () => t.db.select().from(documentSearch).where(eq(documentSearch.documentId, doc.id)).get()!.body;
+    try {
+      // A word every 50 ms for 1.5 s: never a 100 ms pause.
+      for (let i = 1; i <= 30; i++) {
+        liveAppend(t, doc.id, owner.user.id, ` wombat${i}`);
+        await vi.advanceTimersByTimeAsync(50);
+        // Nothing before the longest wait (1 s after the first word), one refresh right after it.
+        if (i === 19) expect(refreshes()).toBe(0);
+        if (i === 21) expect(refreshes()).toBe(1);
+      }
+      expect(refreshes()).toBe(1);
+      expect(indexedBody()).toContain('wombat20');
+      expect(indexedBody()).not.toContain('wombat30');
+      // The typing stopped after the 30th word (1.45 s): indexed once it has paused for 100 ms.
+      await vi.advanceTimersByTimeAsync(40);
+      expect(refreshes()).toBe(1);
+      await vi.advanceTimersByTimeAsync(20);
+      expect(refreshes()).toBe(2);
+      expect(indexedBody()).toContain('wombat30');
+    } finally {
+      index.close();
+      // The app's own index saw the same edits under fake timers: write them now, with real timers back.
+      flushSearch(t);
+      vi.useRealTimers();
+    }
+  });
+
   it('a shutdown writes the pending refreshes of live edits, leaving nothing stale for the next start', async () => {
     const me = await t.newUser();
     const doc = await createDoc(t, me, { content: 'draft' });

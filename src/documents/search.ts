@@ -2,9 +2,9 @@
 //
 // Titles reach the index through triggers on `documents`. Bodies live in Yjs, so the index copies
 // each body's Markdown into `document_search.body`: REST writes refresh it synchronously (a search
-// right after the write sees it), live edits through the store's change feed after a short
-// debounce (one refresh per burst of keystrokes, not one per keystroke), in slices that share one
-// transaction. `indexed_through` records the last update folded in, so bodies left stale by a
+// right after the write sees it), live edits through the store's change feed once the typing
+// pauses (one refresh per burst of keystrokes, not one per keystroke, and at the latest every 30 s
+// while typing goes on), in slices that share one transaction. `indexed_through` records the last update folded in, so bodies left stale by a
 // crash are found and redone on attach.
 import { and, eq, gt, inArray, isNull, max, sql, type SQL } from 'drizzle-orm';
 import type { Logger } from 'pino';
@@ -16,8 +16,12 @@ import { preparedFor } from '../prepared';
 
 export const SUGGESTION_LIMIT = 10;
 const MAX_QUERY_TERMS = 12;
-// Live typing re-indexes a document at most every two seconds; REST writes index at once.
+// Live typing re-indexes a document once it has paused for two seconds, and at the latest 30 s
+// after the first change not yet indexed while it goes on. Each refresh re-tokenizes the whole
+// body (1.5-2.5 ms for a few KB); once every 2 s per document being typed into, it was about a
+// tenth of the server's CPU per edit in bench/collab.ts's workload B. REST writes index at once.
 const DEFAULT_DEBOUNCE_MS = 2_000;
+const DEFAULT_MAX_WAIT_MS = 30_000;
 // Refreshes that fall due together run in slices of about this long, each slice one transaction,
 // with a turn of the event loop between slices: a hundred documents typed into at once would
 // otherwise stall live editing for tens of milliseconds every two seconds (one commit and one new
@@ -56,9 +60,16 @@ export function snippetHtml(raw: string): string {
     .replace(HIT_MARKS, '');
 }
 
+/** A live document's refresh waiting for the typing to pause. */
+interface PendingRefresh {
+  timer?: NodeJS.Timeout;
+  firstChangeAt: number;
+  lastChangeAt: number;
+}
+
 export class DocumentSearchIndex {
   /** Documents edited live whose debounce is running. */
-  private readonly pending = new Map<string, NodeJS.Timeout>();
+  private readonly pending = new Map<string, PendingRefresh>();
   /** Documents whose debounce has run out, refreshed by the next slice. */
   private readonly due = new Set<string>();
   private sliceScheduled = false;
@@ -68,7 +79,7 @@ export class DocumentSearchIndex {
   constructor(
     private readonly db: Db,
     private readonly store: DocumentStore,
-    private readonly opts: { logger?: Logger; debounceMs?: number; sliceMs?: number } = {},
+    private readonly opts: { logger?: Logger; debounceMs?: number; maxWaitMs?: number; sliceMs?: number } = {},
   ) {
     this.unsubscribe = store.onChange((documentId) => this.schedule(documentId));
   }
@@ -118,7 +129,7 @@ export class DocumentSearchIndex {
 
   /** Runs every debounced refresh now, in one transaction; tests use it. */
   flush(): void {
-    for (const [documentId, timer] of this.pending) {
+    for (const [documentId, { timer }] of this.pending) {
       clearTimeout(timer);
       this.due.add(documentId);
     }
@@ -129,25 +140,52 @@ export class DocumentSearchIndex {
   close(): void {
     this.closed = true;
     this.unsubscribe();
-    for (const timer of this.pending.values()) clearTimeout(timer);
+    for (const { timer } of this.pending.values()) clearTimeout(timer);
     this.pending.clear();
     this.due.clear();
   }
 
+  /**
+   * A change to a live document: its refresh waits for a pause in the typing. A change to one
+   * already waiting only notes the time (no timer work per keystroke); the timer, when it fires,
+   * re-arms itself until the pause or the longest wait is reached.
+   */
   private schedule(documentId: string): void {
-    if (this.pending.has(documentId) || this.due.has(documentId)) return;
-    const timer = setTimeout(() => {
-      this.pending.delete(documentId);
-      this.due.add(documentId);
-      this.scheduleSlice();
-    }, this.opts.debounceMs ?? DEFAULT_DEBOUNCE_MS);
-    timer.unref();
-    this.pending.set(documentId, timer);
+    const now = performance.now();
+    const waiting = this.pending.get(documentId);
+    if (waiting) {
+      waiting.lastChangeAt = now;
+      return;
+    }
+    if (this.due.has(documentId)) return;
+    const entry: PendingRefresh = { firstChangeAt: now, lastChangeAt: now };
+    this.pending.set(documentId, entry);
+    this.arm(documentId, entry, this.opts.debounceMs ?? DEFAULT_DEBOUNCE_MS);
+  }
+
+  private arm(documentId: string, entry: PendingRefresh, delayMs: number): void {
+    entry.timer = setTimeout(() => this.ripen(documentId, entry), delayMs);
+    entry.timer.unref();
+  }
+
+  private ripen(documentId: string, entry: PendingRefresh): void {
+    if (this.pending.get(documentId) !== entry) return;
+    const quietAt = entry.lastChangeAt + (this.opts.debounceMs ?? DEFAULT_DEBOUNCE_MS);
+    const latestAt = entry.firstChangeAt + (this.opts.maxWaitMs ?? DEFAULT_MAX_WAIT_MS);
+    const remaining = Math.min(quietAt, latestAt) - performance.now();
+    // Timers keep whole milliseconds; a fraction left is due now.
+    if (remaining >= 1) {
+      this.arm(documentId, entry, remaining);
+      return;
+    }
+    this.pending.delete(documentId);
+    this.due.add(documentId);
+    this.scheduleSlice();
   }
 
   private cancel(documentId: string): void {
-    const timer = this.pending.get(documentId);
-    if (timer) clearTimeout(timer);
+    const entry = this.pending.get(documentId);
+    if (entry) clearTimeout(entry.timer);
     this.pending.delete(documentId);
     this.due.delete(documentId);
   }
