@@ -4,8 +4,8 @@
 // each body's Markdown into `document_search.body`: REST writes refresh it synchronously (a search
 // right after the write sees it), live edits through the store's change feed once the typing
 // pauses (one refresh per burst of keystrokes, not one per keystroke, and at the latest every 30 s
-// while typing goes on), in slices that share one transaction. `indexed_through` records the last update folded in, so bodies left stale by a
-// crash are found and redone on attach.
+// while typing goes on), in slices that share one transaction. `indexed_through` records the last
+// update folded in, so bodies left stale by a crash are found and redone on attach.
 import { and, eq, gt, inArray, isNull, max, sql, type SQL } from 'drizzle-orm';
 import type { Logger } from 'pino';
 import { inTransaction, type Db } from '../../db/client';
@@ -75,12 +75,17 @@ export class DocumentSearchIndex {
   private sliceScheduled = false;
   private closed = false;
   private readonly unsubscribe: () => void;
+  /** The pause in live typing that a refresh waits for, and the longest it waits while typing goes on. */
+  private readonly quietMs: number;
+  private readonly maxWaitMs: number;
 
   constructor(
     private readonly db: Db,
     private readonly store: DocumentStore,
     private readonly opts: { logger?: Logger; debounceMs?: number; maxWaitMs?: number; sliceMs?: number } = {},
   ) {
+    this.quietMs = opts.debounceMs ?? DEFAULT_DEBOUNCE_MS;
+    this.maxWaitMs = opts.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
     this.unsubscribe = store.onChange((documentId) => this.schedule(documentId));
   }
 
@@ -160,7 +165,7 @@ export class DocumentSearchIndex {
     if (this.due.has(documentId)) return;
     const entry: PendingRefresh = { firstChangeAt: now, lastChangeAt: now };
     this.pending.set(documentId, entry);
-    this.arm(documentId, entry, this.opts.debounceMs ?? DEFAULT_DEBOUNCE_MS);
+    this.arm(documentId, entry, this.quietMs);
   }
 
   private arm(documentId: string, entry: PendingRefresh, delayMs: number): void {
@@ -170,9 +175,8 @@ export class DocumentSearchIndex {
 
   private ripen(documentId: string, entry: PendingRefresh): void {
     if (this.pending.get(documentId) !== entry) return;
-    const quietAt = entry.lastChangeAt + (this.opts.debounceMs ?? DEFAULT_DEBOUNCE_MS);
-    const latestAt = entry.firstChangeAt + (this.opts.maxWaitMs ?? DEFAULT_MAX_WAIT_MS);
-    const remaining = Math.min(quietAt, latestAt) - performance.now();
+    const dueAt = Math.min(entry.lastChangeAt + this.quietMs, entry.firstChangeAt + this.maxWaitMs);
+    const remaining = dueAt - performance.now();
     // Timers keep whole milliseconds; a fraction left is due now.
     if (remaining >= 1) {
       this.arm(documentId, entry, remaining);
