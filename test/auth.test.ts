@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { createLocalJWKSet, decodeJwt, jwtVerify, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TokenSigner } from '../src/auth/tokens';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, makeTestApp, type TestApp, type TestUser } from './helpers/app';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, expectUnauthorized, makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import {
   signWithForeignKey,
   signWithPublicKeyAsHmacSecret,
@@ -15,13 +15,6 @@ import {
 } from './helpers/jwt';
 
 const MINUTE = 60_000;
-
-function expectUnauthorized(res: { status: number; headers: Headers; body: any }) {
-  expect(res.status).toBe(401);
-  expect(res.headers.get('www-authenticate')).toBe('Bearer');
-  expect(res.headers.get('content-type')).toContain('application/problem+json');
-  expect(res.body.code).toBe('unauthorized');
-}
 
 describe('POST /api/auth/token: password grant', () => {
   let t: TestApp;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { and, eq, isNull } from 'drizzle-orm';
 import { courses, enrollments } from '../db/schema';
-import { MISSING_ID, makeTestApp, type TestApp, type TestUser } from './helpers/app';
+import { MISSING_ID, expectProblem, expectUnauthorized, makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { insertCourse, insertEnrollment } from './helpers/courses';
 
 describe('courses', () => {
@@ -346,14 +346,10 @@ describe('courses', () => {
     it('answers 400 for a malformed id on PATCH and DELETE, and changes no course', async () => {
       const before = t.db.select().from(courses).all();
       const patch = await t.call('PATCH', '/api/courses/bad', { as: teacher, body: { title: 'Renamed' } });
-      expect(patch.status).toBe(400);
-      expect(patch.headers.get('content-type')).toContain('application/problem+json');
-      expect(patch.body).toMatchObject({ status: 400, code: 'validation_failed' });
+      expectProblem(patch, 400, 'validation_failed');
       expect(patch.body.errors[0].path).toBe('id');
       const del = await t.call('DELETE', '/api/courses/bad', { as: t.admin });
-      expect(del.status).toBe(400);
-      expect(del.headers.get('content-type')).toContain('application/problem+json');
-      expect(del.body).toMatchObject({ status: 400, code: 'validation_failed' });
+      expectProblem(del, 400, 'validation_failed');
       expect(del.body.errors[0].path).toBe('id');
       expect(t.db.select().from(courses).all()).toEqual(before);
     });
@@ -370,10 +366,7 @@ describe('courses', () => {
       for (const [method, path, body] of attempts) {
         for (const as of [undefined, 'not-a-credential']) {
           const res = await t.call(method, path, { as, body });
-          expect(res.status, `${method} ${path} as ${as}`).toBe(401);
-          expect(res.headers.get('www-authenticate')).toBe('Bearer');
-          expect(res.headers.get('content-type')).toContain('application/problem+json');
-          expect(res.body).toMatchObject({ status: 401, code: 'unauthorized' });
+          expectUnauthorized(res, `${method} ${path} as ${as}`);
         }
       }
       expect(t.db.select().from(courses).where(eq(courses.id, course.id)).get()).toEqual(before);

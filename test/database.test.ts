@@ -186,25 +186,47 @@ function migrationsBefore(tag: string): string {
   return folder;
 }
 
+const AT = '2026-11-23T12:00:00.000Z';
+
+/**
+ * A database file migrated up to just before `tag`, holding these tenants, users ([id, tenant])
+ * and documents ([id, tenant, title, creator]), written as that older schema had them. The caller
+ * adds its own rows to `old`, closes it, and opens the file with `openDatabase` to migrate it.
+ */
+function databaseBefore(
+  tag: string,
+  rows: { tenants: string[]; users: [string, string][]; documents: [string, string, string, string][] },
+): { file: string; old: Database.Database } {
+  const file = tempDbFile();
+  const old = new Database(file);
+  old.pragma('journal_mode = WAL');
+  old.pragma('foreign_keys = ON');
+  migrate(drizzle(old), { migrationsFolder: migrationsBefore(tag) });
+  const insertTenant = old.prepare('INSERT INTO tenants (id, name, slug, created_at) VALUES (?, ?, ?, ?)');
+  for (const id of rows.tenants) insertTenant.run(id, id.toUpperCase(), id, AT);
+  const insertUser = old.prepare('INSERT INTO users (id, tenant_id, email, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)');
+  for (const [id, tenantId] of rows.users) insertUser.run(id, tenantId, `${id}@example.com`, id.toUpperCase(), AT, AT);
+  const insertDocument = old.prepare('INSERT INTO documents (id, tenant_id, title, created_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)');
+  for (const [id, tenantId, title, createdBy] of rows.documents) insertDocument.run(id, tenantId, title, createdBy, AT, AT);
+  return { file, old };
+}
+
 describe('migration 0013: document_updates without AUTOINCREMENT', () => {
   it('keeps every row and id of an existing log, and new ids follow the largest', () => {
-    const file = tempDbFile();
-    const old = new Database(file);
-    old.pragma('journal_mode = WAL');
-    old.pragma('foreign_keys = ON');
-    migrate(drizzle(old), { migrationsFolder: migrationsBefore('0013_document_updates_rowid') });
-    const at = '2026-11-23T12:00:00.000Z';
-    old.prepare('INSERT INTO tenants (id, name, slug, created_at) VALUES (?, ?, ?, ?)').run('t1', 'T', 't', at);
-    old.prepare('INSERT INTO users (id, tenant_id, email, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)').run('u1', 't1', 'u@example.com', 'U', at, at);
-    const insertDocument = old.prepare('INSERT INTO documents (id, tenant_id, title, created_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)');
-    insertDocument.run('d1', 't1', 'One', 'u1', at, at);
-    insertDocument.run('d2', 't1', 'Two', 'u1', at, at);
+    const { file, old } = databaseBefore('0013_document_updates_rowid', {
+      tenants: ['t1'],
+      users: [['u1', 't1']],
+      documents: [
+        ['d1', 't1', 'One', 'u1'],
+        ['d2', 't1', 'Two', 'u1'],
+      ],
+    });
     const insertUpdate = old.prepare(
       'INSERT INTO document_updates (id, document_id, tenant_id, user_id, created_at, bytes, data) VALUES (?, ?, ?, ?, ?, ?, ?)',
     );
-    insertUpdate.run(1, 'd1', 't1', 'u1', at, 2, Buffer.from([1, 2]));
-    insertUpdate.run(2, 'd1', 't1', null, at, 3, null);
-    insertUpdate.run(7, 'd2', 't1', 'u1', at, 1, Buffer.from([9]));
+    insertUpdate.run(1, 'd1', 't1', 'u1', AT, 2, Buffer.from([1, 2]));
+    insertUpdate.run(2, 'd1', 't1', null, AT, 3, null);
+    insertUpdate.run(7, 'd2', 't1', 'u1', AT, 1, Buffer.from([9]));
     const rowsBefore = old.prepare('SELECT * FROM document_updates ORDER BY id').all();
     expect(old.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'document_updates'").get()).toEqual({ seq: 7 });
     old.close();
@@ -221,10 +243,10 @@ describe('migration 0013: document_updates without AUTOINCREMENT', () => {
       const append = sqlite.prepare(
         'INSERT INTO document_updates (document_id, tenant_id, user_id, created_at, bytes, data) VALUES (?, ?, ?, ?, ?, ?)',
       );
-      expect(Number(append.run('d1', 't1', 'u1', at, 1, Buffer.from([3])).lastInsertRowid)).toBe(8);
+      expect(Number(append.run('d1', 't1', 'u1', AT, 1, Buffer.from([3])).lastInsertRowid)).toBe(8);
       // The foreign keys hold as before: no row for an unknown document, and an erased document
       // takes its rows with it.
-      expect(() => append.run('nope', 't1', 'u1', at, 1, Buffer.from([4]))).toThrow(/FOREIGN KEY/);
+      expect(() => append.run('nope', 't1', 'u1', AT, 1, Buffer.from([4]))).toThrow(/FOREIGN KEY/);
       sqlite.prepare("DELETE FROM documents WHERE id = 'd2'").run();
       expect(sqlite.prepare('SELECT id FROM document_updates ORDER BY id').all()).toEqual([{ id: 1 }, { id: 2 }, { id: 8 }]);
       expect(sqlite.pragma('foreign_key_check')).toEqual([]);
@@ -236,34 +258,30 @@ describe('migration 0013: document_updates without AUTOINCREMENT', () => {
 
 describe('migration 0014: document_states with tenant_id', () => {
   it("gives every existing state its document's tenant and keeps the rest of the row", () => {
-    const file = tempDbFile();
-    const old = new Database(file);
-    old.pragma('journal_mode = WAL');
-    old.pragma('foreign_keys = ON');
-    migrate(drizzle(old), { migrationsFolder: migrationsBefore('0014_document_states_tenant') });
-    const at = '2026-11-23T12:00:00.000Z';
-    const insertTenant = old.prepare('INSERT INTO tenants (id, name, slug, created_at) VALUES (?, ?, ?, ?)');
-    insertTenant.run('t1', 'One', 'one', at);
-    insertTenant.run('t2', 'Two', 'two', at);
-    const insertUser = old.prepare('INSERT INTO users (id, tenant_id, email, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)');
-    insertUser.run('u1', 't1', 'u1@example.com', 'U1', at, at);
-    insertUser.run('u2', 't2', 'u2@example.com', 'U2', at, at);
-    const insertDocument = old.prepare('INSERT INTO documents (id, tenant_id, title, created_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)');
-    insertDocument.run('d1', 't1', 'One', 'u1', at, at);
-    insertDocument.run('d2', 't2', 'Two', 'u2', at, at);
+    const { file, old } = databaseBefore('0014_document_states_tenant', {
+      tenants: ['t1', 't2'],
+      users: [
+        ['u1', 't1'],
+        ['u2', 't2'],
+      ],
+      documents: [
+        ['d1', 't1', 'One', 'u1'],
+        ['d2', 't2', 'Two', 'u2'],
+      ],
+    });
     const insertState = old.prepare(
       'INSERT INTO document_states (document_id, state, through_update_id, cleared_through_update_id, updated_at) VALUES (?, ?, ?, ?, ?)',
     );
-    insertState.run('d1', Buffer.from([1, 2, 3]), 40, 40, at);
-    insertState.run('d2', Buffer.from([4]), 9, 3, at);
+    insertState.run('d1', Buffer.from([1, 2, 3]), 40, 40, AT);
+    insertState.run('d2', Buffer.from([4]), 9, 3, AT);
     old.close();
 
     const database = openDatabase(file);
     try {
       const sqlite = database.sqlite;
       expect(sqlite.prepare('SELECT * FROM document_states ORDER BY document_id').all()).toEqual([
-        { document_id: 'd1', tenant_id: 't1', state: Buffer.from([1, 2, 3]), through_update_id: 40, cleared_through_update_id: 40, updated_at: at },
-        { document_id: 'd2', tenant_id: 't2', state: Buffer.from([4]), through_update_id: 9, cleared_through_update_id: 3, updated_at: at },
+        { document_id: 'd1', tenant_id: 't1', state: Buffer.from([1, 2, 3]), through_update_id: 40, cleared_through_update_id: 40, updated_at: AT },
+        { document_id: 'd2', tenant_id: 't2', state: Buffer.from([4]), through_update_id: 9, cleared_through_update_id: 3, updated_at: AT },
       ]);
       // The partial index of unfinished clearings is back, and still only holds d2.
       expect(count(sqlite, "sqlite_schema WHERE type = 'index' AND name = 'document_states_uncleared_idx'")).toBe(1);
@@ -273,7 +291,7 @@ describe('migration 0014: document_states with tenant_id', () => {
       // The foreign keys hold: a state needs a known tenant, and an erased document takes its state with it.
       sqlite.prepare("DELETE FROM document_states WHERE document_id = 'd1'").run();
       expect(() =>
-        sqlite.prepare("INSERT INTO document_states (document_id, tenant_id, state, through_update_id, updated_at) VALUES ('d1', 'nope', x'00', 1, ?)").run(at),
+        sqlite.prepare("INSERT INTO document_states (document_id, tenant_id, state, through_update_id, updated_at) VALUES ('d1', 'nope', x'00', 1, ?)").run(AT),
       ).toThrow(/FOREIGN KEY/);
       sqlite.prepare("DELETE FROM documents WHERE id = 'd2'").run();
       expect(count(sqlite, 'document_states')).toBe(0);
@@ -286,17 +304,14 @@ describe('migration 0014: document_states with tenant_id', () => {
 
 describe('migration 0015: no hit marks in indexed bodies', () => {
   it('turns the snippet hit marks of stored bodies into U+FFFD and re-indexes them', () => {
-    const file = tempDbFile();
-    const old = new Database(file);
-    old.pragma('journal_mode = WAL');
-    old.pragma('foreign_keys = ON');
-    migrate(drizzle(old), { migrationsFolder: migrationsBefore('0015_search_hit_marks') });
-    const at = '2026-11-23T12:00:00.000Z';
-    old.prepare('INSERT INTO tenants (id, name, slug, created_at) VALUES (?, ?, ?, ?)').run('t1', 'T', 't', at);
-    old.prepare('INSERT INTO users (id, tenant_id, email, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)').run('u1', 't1', 'u@example.com', 'U', at, at);
-    const insertDocument = old.prepare('INSERT INTO documents (id, tenant_id, title, created_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)');
-    insertDocument.run('d1', 't1', 'Marked', 'u1', at, at);
-    insertDocument.run('d2', 't1', 'Plain', 'u1', at, at);
+    const { file, old } = databaseBefore('0015_search_hit_marks', {
+      tenants: ['t1'],
+      users: [['u1', 't1']],
+      documents: [
+        ['d1', 't1', 'Marked', 'u1'],
+        ['d2', 't1', 'Plain', 'u1'],
+      ],
+    });
     // The documents trigger made both search rows; the bodies come from the index's writer.
     const setBody = old.prepare('UPDATE document_search SET body = ? WHERE document_id = ?');
     setBody.run('a \uE000fake\uE001 hit and zebra', 'd1');

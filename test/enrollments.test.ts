@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { and, eq, inArray, isNull } from 'drizzle-orm';
 import { courses, enrollments, users } from '../db/schema';
 import { newId } from '../src/ids';
-import { MISSING_ID, makeTestApp, type TestApp, type TestUser } from './helpers/app';
+import { MISSING_ID, expectProblem, makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { insertEnrollment } from './helpers/courses';
 
 describe('enrollments', () => {
@@ -233,9 +233,7 @@ describe('enrollments', () => {
     it('answers 404 for an unknown course in the lookup by course and user', async () => {
       for (const [who, userId] of [[learner, learner.user.id], [teacher, learner.user.id], [t.admin, learner.user.id]] as const) {
         const res = await t.call('GET', `/api/enrollments/course/${MISSING_ID}/user/${userId}`, { as: who });
-        expect(res.status).toBe(404);
-        expect(res.headers.get('content-type')).toContain('application/problem+json');
-        expect(res.body).toMatchObject({ status: 404, code: 'not_found' });
+        expectProblem(res, 404, 'not_found');
       }
     });
 
@@ -696,9 +694,7 @@ describe('enrollments', () => {
       const ids = insertUsers(2);
       for (const who of [teacher, t.admin]) {
         const res = await bulk(MISSING_ID, who, { user_ids: ids });
-        expect(res.status).toBe(404);
-        expect(res.headers.get('content-type')).toContain('application/problem+json');
-        expect(res.body).toMatchObject({ status: 404, code: 'not_found' });
+        expectProblem(res, 404, 'not_found');
       }
       expect(t.db.select().from(enrollments).where(eq(enrollments.courseId, MISSING_ID)).all()).toEqual([]);
       expect(t.db.select().from(enrollments).where(inArray(enrollments.userId, ids)).all()).toEqual([]);

@@ -4,7 +4,7 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enrollments, type EnrollmentRole } from '../db/schema';
-import { MISSING_ID, makeTestApp, type TestApp, type TestUser } from './helpers/app';
+import { MISSING_ID, expectProblem, makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { insertCourse, insertEnrollment } from './helpers/courses';
 
 let t: TestApp;
@@ -575,9 +575,8 @@ describe('a tenant member not enrolled and a dropped instructor', () => {
     for (const who of [o.outsider, former]) {
       for (const [method, path, body] of requests) {
         const res = await t.call(method, path, { as: who, body });
-        expect(res.status, `${method} ${path}`).toBe(403);
-        expect(res.headers.get('content-type')).toContain('application/problem+json');
-        expect(res.body).toMatchObject({ status: 403, code: 'forbidden', detail: 'Instructor access required' });
+        expectProblem(res, 403, 'forbidden', `${method} ${path}`);
+        expect(res.body.detail).toBe('Instructor access required');
       }
     }
 

@@ -6,17 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app';
 import { isPublicRoute } from '../src/http/auth';
 import { createLogger } from '../src/logger';
-import { MISSING_ID, makeTestApp, type TestApp } from './helpers/app';
+import { MISSING_ID, expectProblem, expectUnauthorized, makeTestApp, type TestApp } from './helpers/app';
 
 const packageVersion = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-
-function expectProblem(res: { status: number; headers: Headers; body: any }, status: number, code: string) {
-  expect(res.status).toBe(status);
-  expect(res.headers.get('content-type')).toBe('application/problem+json');
-  expect(res.body).toMatchObject({ type: `urn:lms:problem:${code}`, status, code });
-  expect(typeof res.body.title).toBe('string');
-  expect(res.body.title.length).toBeGreaterThan(0);
-}
 
 /** `<url>; rel="x"` pairs of a Link header, by rel. */
 function links(header: string | null): Record<string, URLSearchParams & { path: string }> {
@@ -416,10 +408,7 @@ describe('OpenAPI document and reference', () => {
           headers: { ...headers, 'Content-Type': 'application/json' },
           body: method === 'get' ? undefined : '{}',
         });
-        const where = `${method.toUpperCase()} ${path} with ${JSON.stringify(headers)}`;
-        expect(res.status, where).toBe(401);
-        expect(res.headers.get('www-authenticate'), where).toBe('Bearer');
-        expect(((await res.json()) as { code: string }).code, where).toBe('unauthorized');
+        expectUnauthorized({ status: res.status, headers: res.headers, body: await res.json() }, `${method.toUpperCase()} ${path} with ${JSON.stringify(headers)}`);
       }
     }
   });

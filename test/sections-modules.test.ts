@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { courseModules, courseSections } from '../db/schema';
 import { deleteModule, getModule, onModuleDelete } from '../src/courses/structure';
-import { MISSING_ID, makeTestApp, type TestApp, type TestUser } from './helpers/app';
+import { MISSING_ID, expectProblem, expectUnauthorized, makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { insertEnrollment } from './helpers/courses';
 
 describe('sections and modules', () => {
@@ -79,15 +79,11 @@ describe('sections and modules', () => {
       const before = t.db.select().from(courseSections).all();
       for (const as of [teacher, t.admin]) {
         const res = await t.call('POST', `/api/courses/${MISSING_ID}/sections`, { as, body: { title: 'Nowhere' } });
-        expect(res.status).toBe(404);
-        expect(res.headers.get('content-type')).toContain('application/problem+json');
-        expect(res.body).toMatchObject({ status: 404, code: 'not_found' });
+        expectProblem(res, 404, 'not_found');
       }
       expect(t.db.select().from(courseSections).all()).toEqual(before);
       const bad = await t.call('GET', '/api/sections/bad/modules', { as: teacher });
-      expect(bad.status).toBe(400);
-      expect(bad.headers.get('content-type')).toContain('application/problem+json');
-      expect(bad.body).toMatchObject({ status: 400, code: 'validation_failed' });
+      expectProblem(bad, 400, 'validation_failed');
       expect(bad.body.errors[0].path).toBe('id');
     });
 
@@ -110,10 +106,7 @@ describe('sections and modules', () => {
       ];
       for (const [method, path, body] of attempts) {
         const res = await t.call(method, path, { body });
-        expect(res.status, `${method} ${path}`).toBe(401);
-        expect(res.headers.get('www-authenticate')).toBe('Bearer');
-        expect(res.headers.get('content-type')).toContain('application/problem+json');
-        expect(res.body).toMatchObject({ status: 401, code: 'unauthorized' });
+        expectUnauthorized(res, `${method} ${path}`);
       }
       expect(snapshot()).toEqual(before);
       expect(before.sections.map((x) => x.title)).toEqual(['S']);
@@ -225,14 +218,10 @@ describe('sections and modules', () => {
       const before = t.db.select().from(courseModules).all();
       for (const as of [teacher, t.admin]) {
         const res = await t.call('POST', `/api/courses/${MISSING_ID}/modules`, { as, body: { title: 'Nowhere' } });
-        expect(res.status).toBe(404);
-        expect(res.headers.get('content-type')).toContain('application/problem+json');
-        expect(res.body).toMatchObject({ status: 404, code: 'not_found' });
+        expectProblem(res, 404, 'not_found');
       }
       const bad = await t.call('DELETE', '/api/modules/bad', { as: t.admin });
-      expect(bad.status).toBe(400);
-      expect(bad.headers.get('content-type')).toContain('application/problem+json');
-      expect(bad.body).toMatchObject({ status: 400, code: 'validation_failed' });
+      expectProblem(bad, 400, 'validation_failed');
       expect(bad.body.errors[0].path).toBe('id');
       expect(t.db.select().from(courseModules).all()).toEqual(before);
     });

@@ -8,6 +8,7 @@ import type { Deps } from '../../src/context';
 import { buildDeps } from '../../src/deps';
 import { createLogger } from '../../src/logger';
 import type { Logger } from 'pino';
+import { expect } from 'vitest';
 import { createTenant, getTenantBySlug } from '../../src/tenants/service';
 import { createUser, listUsers, type UserRow } from '../../src/users/service';
 
@@ -33,6 +34,21 @@ export interface CallResult<T = any> {
   headers: Headers;
   body: T;
   text: string;
+}
+
+/** A problem+json answer (RFC 9457) with this status and code; `where` names the call in a failure. */
+export function expectProblem(res: Pick<CallResult, 'status' | 'headers' | 'body'>, status: number, code: string, where?: string): void {
+  expect(res.status, where).toBe(status);
+  expect(res.headers.get('content-type'), where).toBe('application/problem+json');
+  expect(res.body, where).toMatchObject({ type: `urn:lms:problem:${code}`, status, code });
+  expect(typeof res.body.title, where).toBe('string');
+  expect(res.body.title.length, where).toBeGreaterThan(0);
+}
+
+/** A 401 problem that asks for a bearer credential. */
+export function expectUnauthorized(res: Pick<CallResult, 'status' | 'headers' | 'body'>, where?: string): void {
+  expectProblem(res, 401, 'unauthorized', where);
+  expect(res.headers.get('www-authenticate'), where).toBe('Bearer');
 }
 
 export interface TestUser {
