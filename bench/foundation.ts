@@ -1,7 +1,9 @@
 // Foundation benchmark (issue 3): the real server (its own process, temp data dir, port 0,
 // LOG_LEVEL=info with its log going to a file) against a bare node:http hello world (its own
 // process) as the ceiling. autocannon, 100 connections, 10 s per target after a short warm-up:
-// `GET /api/health`, `GET /api/users/me` with an access JWT, the same with an API key.
+// `GET /api/health`, `GET /api/users/me` with an access JWT, the same with an API key; and two
+// floors under that route (bench/floor-server.ts): plain Hono answering a constant, and Hono with
+// this server's per-request middleware, a constant caller and the same constant.
 // Target: the authenticated endpoint at ≥ 50% of the bare requests/s, p99 < 20 ms.
 //   npx tsx bench/foundation.ts        (or: npm run bench -- foundation)
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -101,6 +103,13 @@ async function main(): Promise<void> {
   console.log(`autocannon: ${CONNECTIONS} connections, ${SECONDS} s per target (after ${WARMUP_SECONDS} s warm-up)\n`);
 
   const hello = await startChild(['bench/hello-server.ts'], {});
+  // The floors under an authenticated route (bench/floor-server.ts): Hono alone, then Hono with
+  // this server's per-request middleware and a constant caller and answer.
+  const honoFloor = await startChild(['bench/floor-server.ts', 'hono'], {});
+  const middlewareFloor = await startChild(['bench/floor-server.ts', 'middleware'], {
+    env: { LOG_LEVEL: 'info' },
+    logFile: path.join(dir, 'floor.log'),
+  });
   const logFile = path.join(dir, 'server.log');
   const server = await startChild(['src/server.ts', '--port', '0', '--data-dir', path.join(dir, 'data')], {
     env: { HOST: '127.0.0.1', LOG_LEVEL: 'info', ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password },
@@ -128,13 +137,20 @@ async function main(): Promise<void> {
   // The ceiling is measured before and after, so that a busy machine shows as a spread.
   const bareUrl = `http://127.0.0.1:${hello.port}/`;
   const bareBefore = await measure('bare node:http (before)', hello, bareUrl);
+  const floorPath = '/api/users/me';
+  const hono = await measure('floor: plain Hono, constant answer', honoFloor, `http://127.0.0.1:${honoFloor.port}${floorPath}`);
+  const middleware = await measure(
+    'floor: + our per-request middleware, constant caller',
+    middlewareFloor,
+    `http://127.0.0.1:${middlewareFloor.port}${floorPath}`,
+  );
   const health = await measure('GET /api/health', server, `${base}/api/health`);
   const jwt = await measure('GET /api/users/me (JWT)', server, `${base}/api/users/me`, { Authorization: `Bearer ${access_token}` });
   const apiKey = await measure('GET /api/users/me (API key)', server, `${base}/api/users/me`, { 'X-API-Key': key });
   const bareAfter = await measure('bare node:http (after)', hello, bareUrl);
 
   const ceiling = (bareBefore.rps + bareAfter.rps) / 2;
-  const rows = [bareBefore, bareAfter, health, jwt, apiKey];
+  const rows = [bareBefore, bareAfter, hono, middleware, health, jwt, apiKey];
   console.log('\n| Target | req/s | vs bare | p50 ms | p99 ms | server CPU µs/request |');
   console.log('|---|---:|---:|---:|---:|---:|');
   for (const r of rows) {
