@@ -358,6 +358,27 @@ describe('GET /api/gradebook/offerings/{offering_id}/grades?format=csv', () => {
     expect(res.text.replace(/"[^"]*"/g, '').replace(/\r\n/g, '')).not.toMatch(/[\r\n]/);
   });
 
+  it('gives every column a name of its own when assignment labels repeat or match a fixed column', async () => {
+    const s = await setup(['Amy']);
+    const [amy] = s.students as [TestUser];
+    const first = await addAssignment(s, 'Quiz', { score_maximum: 10 });
+    const second = await addAssignment(s, 'Quiz', { score_maximum: 10 });
+    await addAssignment(s, 'Quiz (2)', { score_maximum: 10 });
+    await addAssignment(s, 'EMAIL', { score_maximum: 10 });
+    await grade(s, first.id, amy.user.id, 4);
+    await grade(s, second.id, amy.user.id, 6);
+
+    const res = await t.call('GET', `/api/gradebook/offerings/${s.offeringId}/grades?format=csv`, { as: s.instructor });
+    expect(res.status).toBe(200);
+    const rows: string[][] = parse(res.text, { bom: true });
+    // Columns in assignment order; "Quiz (2)" is a label of its own, so the second "Quiz" skips it.
+    expect(rows[0]).toEqual(['student_id', 'name', 'email', 'Quiz', 'Quiz (3)', 'Quiz (2)', 'EMAIL (2)', 'weighted_percent', 'letter']);
+    expect(new Set(rows[0]!.map((name) => name.toLowerCase())).size).toBe(rows[0]!.length);
+    // Read by name, each score is where it belongs.
+    const [record] = parse(res.text, { bom: true, columns: true }) as Record<string, string>[];
+    expect(record).toMatchObject({ Quiz: '4', 'Quiz (3)': '6', 'Quiz (2)': '', 'EMAIL (2)': '', email: amy.user.email });
+  });
+
   it('leaves a dropped student out, as the summary does, though their grades stay stored', async () => {
     const s = await setup(['Amy', 'Bud', 'Cal']);
     const [amy, bud, cal] = s.students as [TestUser, TestUser, TestUser];

@@ -299,7 +299,8 @@ export const gradebookRouter = newRouter()
       description:
         'JSON: grade rows by student then assignment, paginated, optionally filtered by assignment_id or student_id. ' +
         'CSV (page, per_page and filters do not apply): a header row (student_id, name, email, one column per ' +
-        'assignment label in assignment order, weighted_percent, letter), then one row per active student by name; ' +
+        'assignment label in assignment order, weighted_percent, letter; a label already taken, ignoring case, gets ' +
+        '" (2)", " (3)"…), then one row per active student by name; ' +
         'UTF-8 with BOM and CRLF line ends; cells starting with = + - @ TAB or CR are prefixed with a single quote.' +
         instructorOnly,
       security: secured,

@@ -6,10 +6,34 @@ import type { Gradebook } from './service';
 
 export const CSV_CONTENT_TYPE = 'text/csv; charset=utf-8';
 
+const STUDENT_COLUMNS = ['student_id', 'name', 'email'];
+const TOTAL_COLUMNS = ['weighted_percent', 'letter'];
+
+/**
+ * The assignments' column names: their labels, each made unique, since a spreadsheet or a script
+ * that reads columns by name keeps only one of two equal names. A label already taken (by an
+ * earlier assignment or a fixed column, ignoring case) gets " (2)", " (3)"… in assignment order.
+ */
+export function assignmentColumnNames(labels: readonly string[]): string[] {
+  const taken = new Set([...STUDENT_COLUMNS, ...TOTAL_COLUMNS, ...labels].map((name) => name.toLowerCase()));
+  const seen = new Set(STUDENT_COLUMNS.concat(TOTAL_COLUMNS));
+  return labels.map((label) => {
+    if (!seen.has(label.toLowerCase())) {
+      seen.add(label.toLowerCase());
+      return label;
+    }
+    let n = 2;
+    while (taken.has(`${label} (${n})`.toLowerCase())) n++;
+    const name = `${label} (${n})`;
+    taken.add(name.toLowerCase());
+    return name;
+  });
+}
+
 export function gradebookCsv(gradebook: Gradebook): string {
   const { assignments, students, scores } = gradebook;
   const columns = assignments.length;
-  const header = ['student_id', 'name', 'email', ...assignments.map((a) => a.label), 'weighted_percent', 'letter'];
+  const header = [...STUDENT_COLUMNS, ...assignmentColumnNames(assignments.map((a) => a.label)), ...TOTAL_COLUMNS];
   const records: (string | number | null)[][] = [header];
   students.forEach((s, r) => {
     const record: (string | number | null)[] = [s.id, s.name, s.email];
