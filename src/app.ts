@@ -1,6 +1,5 @@
 // createApp(deps): the whole REST surface as one Hono app, built from explicit dependencies so
 // that tests run it on a temporary database with app.request() and the server runs the same app.
-import { swaggerUI } from '@hono/swagger-ui';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { cors } from 'hono/cors';
 import { collabRouter } from '../collab/routes';
@@ -12,11 +11,12 @@ import { coursesRouter } from './courses/routes';
 import { enrollmentsRouter } from './enrollments/routes';
 import { documentsRouter } from './documents/routes';
 import { groupsRouter } from './groups/routes';
+import { mountApiDocs } from './http/api-docs';
 import { authenticate } from './http/auth';
 import { requestBodies, type BodyLimitRule } from './http/body';
 import { handleError, problemResponse } from './http/errors';
 import { newRouter } from './http/openapi';
-import { documentSecurityHeaders, requestContext } from './http/request-context';
+import { requestContext } from './http/request-context';
 import { serverVersion } from './system/service';
 import { systemRouter } from './system/routes';
 import { tenantsRouter } from './tenants/routes';
@@ -71,7 +71,7 @@ export function createApp(deps: Deps): OpenAPIHono<AppEnv> {
         'lists take page and per_page (max 100) and answer {data, pagination} with a Link header.',
     },
   });
-  app.get('/api/docs', documentSecurityHeaders, swaggerUI({ url: '/api/openapi.json', title: 'Learning platform API' }));
+  mountApiDocs(app, { documentUrl: '/api/openapi.json', title: 'Learning platform API' });
 
   app.notFound((c) => {
     const allowed = allowedMethods(app, c.req.path);
