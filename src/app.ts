@@ -96,7 +96,8 @@ function allowedMethods(app: OpenAPIHono<AppEnv>, path: string): string[] {
       .filter((r) => r.method !== 'ALL' && !r.path.includes('*'))
       .map((r) => ({
         method: r.method,
-        pattern: new RegExp(`^${r.path.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\/:[^/]+/g, '/[^/]+')}/?$`),
+        // Exactly as the router matches (strict: a trailing slash is another path).
+        pattern: new RegExp(`^${r.path.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\/:[^/]+/g, '/[^/]+')}$`),
       }));
     routePatterns.set(app, patterns);
   }

@@ -137,6 +137,22 @@ describe('errors are problem+json', () => {
     expect(key.headers.get('allow')).toBe('DELETE, GET, HEAD');
   });
 
+  it('a trailing slash is another path: 404, never a 405 that offers the very method used', async () => {
+    for (const [method, path] of [
+      ['GET', '/api/users/me/'],
+      ['GET', '/api/groups/'],
+      ['POST', '/api/health/'],
+      ['GET', `/api/api-keys/${crypto.randomUUID()}/`],
+    ] as const) {
+      const res = await t.call(method, path, { as: t.admin });
+      expectProblem(res, 404, 'not_found', `${method} ${path}`);
+      expect(res.headers.get('allow'), path).toBeNull();
+    }
+    // Without the slash, the same requests reach their routes.
+    expect((await t.call('GET', '/api/users/me', { as: t.admin })).status).toBe(200);
+    expect((await t.call('GET', '/api/groups', { as: t.admin })).status).toBe(200);
+  });
+
   it('400 for a malformed UUID, naming the parameter', async () => {
     const res = await t.call('GET', '/api/groups/not-a-uuid', { as: t.admin });
     expectProblem(res, 400, 'validation_failed');
