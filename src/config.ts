@@ -3,6 +3,7 @@
 import { parseArgs } from 'node:util';
 import path from 'node:path';
 import { z } from 'zod';
+import { wholeNumber } from './whole-number';
 
 const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -11,7 +12,7 @@ const bool = z
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
 
 const configSchema = z.object({
-  port: z.coerce.number().int().min(0).max(65535).default(3000),
+  port: wholeNumber(0, 65535).default(3000),
   host: z.string().min(1).default('0.0.0.0'),
   dataDir: z.string().min(1).default('./data'),
   logLevel: z.enum(logLevels).default('info'),
@@ -24,20 +25,18 @@ const configSchema = z.object({
   adminPassword: z.string().min(8, 'must be at least 8 characters').optional(),
   publicUrl: z.url().default('http://localhost:3000'),
   trustProxy: bool.default(false),
-  bodyLimitBytes: z.coerce.number().int().min(1024).default(1024 * 1024),
-  documentBodyLimitBytes: z.coerce.number().int().min(1024).default(5 * 1024 * 1024),
-  accessTokenTtlSeconds: z.coerce.number().int().min(30).max(86_400).default(900),
-  refreshTokenTtlSeconds: z.coerce.number().int().min(60).default(30 * 86_400),
+  bodyLimitBytes: wholeNumber(1024).default(1024 * 1024),
+  documentBodyLimitBytes: wholeNumber(1024).default(5 * 1024 * 1024),
+  accessTokenTtlSeconds: wholeNumber(30, 86_400).default(900),
+  refreshTokenTtlSeconds: wholeNumber(60).default(30 * 86_400),
   /** scrypt cost parameter N (a power of two). 2^15 uses 32 MiB per hash. */
-  scryptCost: z.coerce
-    .number()
-    .int()
-    .refine((n) => n >= 1024 && (n & (n - 1)) === 0, 'must be a power of two ≥ 1024')
+  scryptCost: wholeNumber(1024)
+    .refine((n) => (n & (n - 1)) === 0, 'must be a power of two ≥ 1024')
     .default(1 << 15),
-  signInMaxFailures: z.coerce.number().int().min(1).default(5),
-  signInMaxFailuresPerIp: z.coerce.number().int().min(1).default(50),
-  signInWindowSeconds: z.coerce.number().int().min(1).default(900),
-  shutdownTimeoutMs: z.coerce.number().int().min(0).default(10_000),
+  signInMaxFailures: wholeNumber(1).default(5),
+  signInMaxFailuresPerIp: wholeNumber(1).default(50),
+  signInWindowSeconds: wholeNumber(1).default(900),
+  shutdownTimeoutMs: wholeNumber(0).default(10_000),
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -101,7 +100,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
   const input: Record<string, unknown> = {};
   for (const [key, envName] of Object.entries(envNames)) {
     const value = env[envName];
-    if (value !== undefined && value !== '') input[key] = value;
+    if (value !== undefined && value.trim() !== '') input[key] = value;
   }
   if (flags.port !== undefined) input.port = flags.port;
   if (flags['data-dir'] !== undefined) input.dataDir = flags['data-dir'];

@@ -75,14 +75,19 @@ describe('loadConfig', () => {
     expect(config.host).toBe('127.0.0.1');
   });
 
-  it('treats empty variables as unset', () => {
+  it('treats empty and blank variables as unset', () => {
+    // A blank PORT would otherwise read as 0, a random port.
     expect(loadConfig({ PORT: '', LOG_LEVEL: '' }, [])).toMatchObject({ port: 3000, logLevel: 'info' });
+    expect(loadConfig({ PORT: '  ', SHUTDOWN_TIMEOUT_MS: ' ' }, [])).toMatchObject({ port: 3000, shutdownTimeoutMs: 10_000 });
   });
 
-  it('names PORT when it is not a port number', () => {
+  it('names PORT when it is not a port number, saying what a port is', () => {
     for (const bad of ['abc', '-1', '70000', '80.5']) {
-      expect(failure(() => loadConfig({ PORT: bad }, [])).message, bad).toMatch(/PORT/);
+      expect(failure(() => loadConfig({ PORT: bad }, [])).message, bad).toBe('Invalid configuration:\n  PORT: must be a whole number from 0 to 65535');
     }
+    expect(failure(() => loadConfig({ SIGN_IN_MAX_FAILURES: 'five' }, [])).message).toBe(
+      'Invalid configuration:\n  SIGN_IN_MAX_FAILURES: must be a whole number of at least 1',
+    );
   });
 
   it('names PORT for a bad --port flag too', () => {

@@ -339,14 +339,19 @@ describe('pagination', () => {
       expectProblem(res, 400, 'validation_failed');
     }
     const tooMany = await t.call('GET', '/api/users?per_page=101', { as: t.admin });
-    expect(tooMany.body.errors).toEqual([{ path: 'per_page', message: 'per_page must not exceed 100' }]);
+    expect(tooMany.body.errors).toEqual([{ path: 'per_page', message: 'per_page must be a whole number from 1 to 100' }]);
     expect((await t.call('GET', '/api/users?per_page=100', { as: t.admin })).status).toBe(200);
     // The largest page is still an (empty) page, not an error.
     const farthest = await t.call('GET', '/api/users?page=1000000000', { as: t.admin });
     expect(farthest.status).toBe(200);
     expect(farthest.body.data).toEqual([]);
     const tooFar = await t.call('GET', '/api/users?page=1000000001', { as: t.admin });
-    expect(tooFar.body.errors).toEqual([{ path: 'page', message: 'page must not exceed 1000000000' }]);
+    expect(tooFar.body.errors).toEqual([{ path: 'page', message: 'page must be a whole number from 1 to 1000000000' }]);
+    // Every way to miss gets the one message that says what is expected (not "received NaN").
+    for (const query of ['per_page=ten', 'per_page=2.5', 'per_page=10&per_page=20', 'per_page=']) {
+      const res = await t.call('GET', `/api/users?${query}`, { as: t.admin });
+      expect(res.body.errors, query).toEqual([{ path: 'per_page', message: 'per_page must be a whole number from 1 to 100' }]);
+    }
   });
 });
 

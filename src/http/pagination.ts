@@ -3,6 +3,7 @@
 import { z } from '@hono/zod-openapi';
 import type { Context, TypedResponse } from 'hono';
 import { sqlLimit } from '../sql';
+import { wholeNumber } from '../whole-number';
 import { setResponseHeader } from './request-context';
 
 export const MAX_PER_PAGE = 100;
@@ -10,18 +11,10 @@ export const MAX_PER_PAGE = 100;
 export const MAX_PAGE = 1_000_000_000;
 
 export const paginationQuery = z.object({
-  page: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(MAX_PAGE, { message: `page must not exceed ${MAX_PAGE}` })
+  page: wholeNumber(1, MAX_PAGE, 'page')
     .default(1)
     .openapi({ example: 1, description: `Page number, from 1 (at most ${MAX_PAGE})` }),
-  per_page: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(MAX_PER_PAGE, { message: `per_page must not exceed ${MAX_PER_PAGE}` })
+  per_page: wholeNumber(1, MAX_PER_PAGE, 'per_page')
     .default(MAX_PER_PAGE)
     .openapi({ example: 100, description: 'Items per page, 1 to 100' }),
 });
