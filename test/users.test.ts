@@ -154,6 +154,15 @@ describe('GET /api/users and /api/users/search', () => {
     expect((await t.call('GET', '/api/users/search?q=bob', { as: ta })).status).toBe(200);
     expect((await t.call('GET', '/api/users/search?q=bob', { as: student })).status).toBe(403);
   });
+
+  it('a deleted course makes nobody an instructor any more', async () => {
+    const teacher = await t.newUser();
+    const created = await t.call('POST', '/api/courses', { as: teacher, body: { title: 'Short-lived' } });
+    expect(created.status).toBe(201);
+    expect((await t.call('GET', '/api/users/search?q=bob', { as: teacher })).status).toBe(200);
+    expect((await t.call('DELETE', `/api/courses/${created.body.id}`, { as: teacher })).status).toBe(204);
+    expect((await t.call('GET', '/api/users/search?q=bob', { as: teacher })).status).toBe(403);
+  });
 });
 
 describe('GET /api/users/me, /api/users/{id}, /api/users/me/permissions', () => {
@@ -189,6 +198,20 @@ describe('GET /api/users/me, /api/users/{id}, /api/users/me/permissions', () => 
     // A dropped enrollment no longer connects them.
     t.db.update(enrollments).set({ status: 'dropped' }).where(eq(enrollments.id, enrollment.id)).run();
     expect((await t.call('GET', `/api/users/${member.user.id}`, { as: other })).status).toBe(403);
+  });
+
+  it('a deleted course no longer connects its members', async () => {
+    const teacher = await t.newUser();
+    const student = await t.newUser();
+    const course = await t.call('POST', '/api/courses', { as: teacher, body: { title: 'Closing soon' } });
+    await t.call('POST', `/api/courses/${course.body.id}/publish`, { as: teacher });
+    expect((await t.call('POST', `/api/enrollments/course/${course.body.id}/enroll`, { as: student })).status).toBe(201);
+    expect((await t.call('GET', `/api/users/${teacher.user.id}`, { as: student })).status).toBe(200);
+    expect((await t.call('GET', `/api/users/${student.user.id}`, { as: teacher })).status).toBe(200);
+
+    expect((await t.call('DELETE', `/api/courses/${course.body.id}`, { as: teacher })).status).toBe(204);
+    expect((await t.call('GET', `/api/users/${teacher.user.id}`, { as: student })).status).toBe(403);
+    expect((await t.call('GET', `/api/users/${student.user.id}`, { as: teacher })).status).toBe(403);
   });
 
   it('404 for unknown ids and for users of another tenant, 400 for malformed ids', async () => {

@@ -1,7 +1,7 @@
 // Users of a tenant: create, list, search, read, update, soft delete. Every query is tenant-scoped.
 import { and, asc, eq, isNull, or, sql, type SQL } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
-import { enrollments, refreshTokens, users } from '../../db/schema';
+import { courses, enrollments, refreshTokens, users } from '../../db/schema';
 import type { Clock } from '../clock';
 import { hashPassword, verifyPassword } from '../auth/passwords';
 import { conflict, notFound, unprocessable } from '../http/errors';
@@ -103,16 +103,18 @@ export function listUsers(db: Db, tenantId: string, filter: UserListFilter, page
   return { rows, total };
 }
 
-/** True when both users hold an enrollment (any role, not dropped) in a common course. */
+/** True when both users hold an enrollment (any role, not dropped) in a common course that is not deleted. */
 export function shareACourse(db: Db, tenantId: string, a: string, b: string): boolean {
   const row = db
     .select({ one: sql<number>`1` })
     .from(enrollments)
+    .innerJoin(courses, eq(courses.id, enrollments.courseId))
     .where(
       and(
         eq(enrollments.tenantId, tenantId),
         eq(enrollments.userId, a),
         sql`${enrollments.status} <> 'dropped'`,
+        isNull(courses.deletedAt),
         sql`exists (select 1 from ${enrollments} e2 where e2.course_id = ${enrollments.courseId} and e2.user_id = ${b} and e2.status <> 'dropped')`,
       ),
     )
@@ -121,17 +123,19 @@ export function shareACourse(db: Db, tenantId: string, a: string, b: string): bo
   return row !== undefined;
 }
 
-/** True when the user is an active instructor or TA of at least one course. */
+/** True when the user is an active instructor or TA of at least one course (a deleted course counts for nothing). */
 export function teachesAnyCourse(db: Db, tenantId: string, userId: string): boolean {
   const row = db
     .select({ one: sql<number>`1` })
     .from(enrollments)
+    .innerJoin(courses, eq(courses.id, enrollments.courseId))
     .where(
       and(
         eq(enrollments.tenantId, tenantId),
         eq(enrollments.userId, userId),
         eq(enrollments.status, 'active'),
         sql`${enrollments.role} in ('instructor', 'ta')`,
+        isNull(courses.deletedAt),
       ),
     )
     .limit(sqlLimit(1))
