@@ -5,6 +5,7 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app';
 import { isPublicRoute } from '../src/http/auth';
+import { startHttpServer } from '../src/http-server';
 import { createLogger } from '../src/logger';
 import { MISSING_ID, expectProblem, expectUnauthorized, makeTestApp, type TestApp } from './helpers/app';
 
@@ -177,6 +178,35 @@ describe('errors are problem+json', () => {
 
   it('400 for a JSON endpoint called without a body', async () => {
     expectProblem(await t.call('POST', '/api/groups', { as: t.admin }), 400, 'validation_failed');
+  });
+
+  it('reads an empty body sent as JSON as {}: an optional body is left out, a required one names its fields', async () => {
+    // What fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' } }) sends.
+    const empty = { rawBody: '', headers: { 'Content-Type': 'application/json' } };
+    const course = await t.call('POST', '/api/courses', { as: t.admin, body: { title: 'Open to all' } });
+    await t.call('POST', `/api/courses/${course.body.id}/publish`, { as: t.admin, ...empty });
+    const learner = await t.newUser();
+    const enrolled = await t.call('POST', `/api/enrollments/course/${course.body.id}/enroll`, { as: learner, ...empty });
+    expect(enrolled.status).toBe(201);
+    expect(enrolled.body).toMatchObject({ user_id: learner.user.id, role: 'student', status: 'active' });
+
+    const group = await t.call('POST', '/api/groups', { as: t.admin, ...empty });
+    expectProblem(group, 400, 'validation_failed');
+    expect(group.body.errors).toEqual([expect.objectContaining({ path: 'name' })]);
+
+    // The same through node's HTTP server, whose requests the app sees through @hono/node-server.
+    const server = await startHttpServer({ app: t.app, port: 0, host: '127.0.0.1', shutdownTimeoutMs: 2_000 });
+    try {
+      const other = await t.newUser();
+      const res = await fetch(`http://127.0.0.1:${server.port}/api/enrollments/course/${course.body.id}/enroll`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${other.token}` },
+      });
+      expect(res.status).toBe(201);
+      expect(await res.json()).toMatchObject({ user_id: other.user.id, status: 'active' });
+    } finally {
+      await server.close();
+    }
   });
 
   it('413 for a body over the limit, announced or streamed', async () => {
