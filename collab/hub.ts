@@ -108,6 +108,28 @@ type HubSocket = WebSocket & { [CONNECTION]?: Connection };
 
 const PATH = /^\/collab\/([^/?#]+)\/?$/;
 
+/**
+ * The request target as a URL, or null when it does not parse: the target comes from the client,
+ * and `new URL` throws on some that node's HTTP parser lets through (`GET http://[/collab/x`).
+ */
+function requestUrl(target: string | undefined): URL | null {
+  try {
+    return new URL(target ?? '/', 'http://localhost');
+  } catch {
+    return null;
+  }
+}
+
+/** The document id of a collab path, in lower case (ids are stored so; a UUID in capitals names the same document and room). */
+function documentIdOf(segment: string): string {
+  try {
+    return decodeURIComponent(segment).toLowerCase();
+  } catch {
+    // Malformed percent-encoding (`%E0%A4%A`): no document has such an id, so it is refused as unknown.
+    return segment;
+  }
+}
+
 export class CollabHub {
   private readonly rooms = new Map<string, Room>();
   private readonly connections = new Set<Connection>();
@@ -137,7 +159,8 @@ export class CollabHub {
 
   /** True when this hub serves the request path (the HTTP server's upgrade handler asks). */
   static handles(url: string | undefined): boolean {
-    return PATH.test(new URL(url ?? '/', 'http://localhost').pathname);
+    const parsed = requestUrl(url);
+    return parsed !== null && PATH.test(parsed.pathname);
   }
 
   /** False once a shutdown has begun: new connections are refused from then on. */
@@ -160,13 +183,13 @@ export class CollabHub {
       socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n\r\n');
       return;
     }
-    const url = new URL(request.url ?? '/', 'http://localhost');
-    const match = PATH.exec(url.pathname);
-    if (!match) {
+    const url = requestUrl(request.url);
+    const match = url && PATH.exec(url.pathname);
+    if (!url || !match) {
       socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
       return;
     }
-    const documentId = decodeURIComponent(match[1]!);
+    const documentId = documentIdOf(match[1]!);
     const token = url.searchParams.get('token') ?? bearer(request.headers.authorization);
     this.admit(documentId, token)
       .catch((err) => {

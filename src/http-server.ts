@@ -26,8 +26,14 @@ export function startHttpServer(opts: {
     }) as Server;
     server.once('error', reject);
     server.on('upgrade', (request, socket, head) => {
-      if (opts.hub && CollabHub.handles(request.url)) opts.hub.handleUpgrade(request, socket, head);
-      else socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
+      // A throw here would be an uncaught exception, the end of the process: whatever a client
+      // sends, the most it can cost is its own connection.
+      try {
+        if (opts.hub && CollabHub.handles(request.url)) opts.hub.handleUpgrade(request, socket, head);
+        else socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
+      } catch {
+        socket.destroy();
+      }
     });
 
     let closing: Promise<void> | undefined;

@@ -1,4 +1,5 @@
 // Live co-editing through the real server on an ephemeral port, with stock y-websocket clients.
+import { connect } from 'node:net';
 import { count, eq } from 'drizzle-orm';
 import * as decoding from 'lib0/decoding';
 import * as encoding from 'lib0/encoding';
@@ -266,6 +267,43 @@ describe('admission and close codes', () => {
     const trashed = await newDocument();
     expect((await t.call('DELETE', `/api/documents/${trashed}`, { as: owner })).status).toBe(204);
     expect(await closeCode(`/collab/${trashed}?token=${owner.token}`)).toBe(4404);
+  });
+
+  it('a document id in capitals names the same document and room', async () => {
+    const id = await newDocument();
+    const lower = editorFor(id, owner);
+    const upper = editorFor(id.toUpperCase(), editor);
+    await Promise.all([synced(lower), synced(upper)]);
+    upper.text.insert(0, 'shouted id');
+    await eventually(() => lower.text.toString() === 'shouted id', 5_000, 'the lower-case peer hears it');
+    expect(await contentOf(id)).toBe('shouted id');
+    lower.provider.destroy();
+    upper.provider.destroy();
+  });
+
+  it('survives request targets that do not parse, answering each and serving on', async () => {
+    // Each of these once threw inside the upgrade handler: an uncaught exception, the process gone.
+    const upgrade = (target: string) =>
+      new Promise<string>((resolve) => {
+        const socket = connect(server.port, '127.0.0.1');
+        let answer = '';
+        socket.on('data', (chunk) => (answer += chunk));
+        socket.on('close', () => resolve(answer.split('\r\n')[0]!));
+        socket.setTimeout(3_000, () => socket.destroy());
+        socket.write(
+          `GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n` +
+            `Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`,
+        );
+      });
+    expect(await upgrade('http://[/collab/x')).toBe('HTTP/1.1 404 Not Found');
+    expect(await upgrade('http://a:b@[::1/collab/x')).toBe('HTTP/1.1 404 Not Found');
+    // Malformed percent-encoding: no document has that id.
+    expect(await closeCode(`/collab/%E0%A4%A?token=${owner.token}`)).toBe(4404);
+
+    const id = await newDocument();
+    const e = editorFor(id, owner);
+    await synced(e);
+    e.provider.destroy();
   });
 
   it('accepts an API key as the token', async () => {
