@@ -34,9 +34,13 @@ export function requestBodies(defaultMaxBytes: number, rules: BodyLimitRule[] = 
     if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return next();
     if (!hasBody(c.req.raw.headers)) {
       // `fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' } })` sends an
-      // empty body with a JSON type. Read it as `{}`, a body left out, not as malformed JSON: a
-      // route with an optional body takes it, one with a required body names the missing fields.
-      if (JSON_TYPE.test(c.req.header('Content-Type') ?? '')) c.req.raw = new Request(c.req.raw, { body: '{}' });
+      // empty body (`Content-Length: 0`) with a JSON type. Read it as `{}`, a body left out, not as
+      // malformed JSON: a route with an optional body takes it, one with a required body names the
+      // missing fields. (A request with neither length nor transfer encoding, as app.request()
+      // builds them in tests, keeps its body.)
+      if (c.req.header('Content-Length')?.trim() === '0' && JSON_TYPE.test(c.req.header('Content-Type') ?? '')) {
+        c.req.raw = new Request(c.req.raw, { body: '{}' });
+      }
       return next();
     }
     const type = c.req.header('Content-Type') ?? '';
