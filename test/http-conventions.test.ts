@@ -160,6 +160,25 @@ describe('errors are problem+json', () => {
     expect(res.body.errors).toEqual([{ path: 'id', message: 'id must be a UUID' }]);
   });
 
+  it('reads UUIDs in capitals as the same ids, in paths, queries and bodies', async () => {
+    const course = await t.call('POST', '/api/courses', { as: t.admin, body: { title: 'Capital ids' } });
+    const id: string = course.body.id;
+    const upper = id.toUpperCase();
+    const byPath = await t.call('GET', `/api/courses/${upper}`, { as: t.admin });
+    expect(byPath.status).toBe(200);
+    expect(byPath.body.id).toBe(id);
+
+    const learner = await t.newUser();
+    const enrolled = await t.call('POST', `/api/enrollments/course/${upper}/enroll`, {
+      as: t.admin,
+      body: { user_id: learner.user.id.toUpperCase() },
+    });
+    expect(enrolled.status).toBe(201);
+    expect(enrolled.body).toMatchObject({ course_id: id, user_id: learner.user.id });
+    const listed = await t.call('GET', `/api/enrollments?course_id=${upper}&user_id=${learner.user.id.toUpperCase()}`, { as: t.admin });
+    expect(listed.body.data.map((e: { id: string }) => e.id)).toEqual([enrolled.body.id]);
+  });
+
   it('400 for malformed JSON', async () => {
     const res = await t.call('POST', '/api/groups', {
       as: t.admin,

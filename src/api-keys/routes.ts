@@ -1,6 +1,6 @@
 // API keys of the caller: listed without secrets, created with the secret shown once, deleted at once.
 import { createRoute, z } from '@hono/zod-openapi';
-import { errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, secured, timestamp } from '../http/openapi';
+import { errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, secured, timestamp, uuid } from '../http/openapi';
 import { forbidden } from '../http/errors';
 import { pageOf, paginate, paginationQuery } from '../http/pagination';
 import { canCreateApiKey } from './policy';
@@ -10,7 +10,7 @@ const tags = ['API keys'];
 
 const apiKeySchema = z
   .object({
-    id: z.uuid(),
+    id: uuid(),
     name: z.string(),
     prefix: z.string().openapi({ description: 'The visible start of the key, lms_<prefix>_…' }),
     created_at: timestamp,

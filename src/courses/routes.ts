@@ -3,7 +3,7 @@
 // policy (see policy.ts); every change needs an instructor of the course or an admin.
 import { createRoute, z } from '@hono/zod-openapi';
 import { forbidden } from '../http/errors';
-import { errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, secured } from '../http/openapi';
+import { errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, secured, uuid } from '../http/openapi';
 import { pageOf, paginate, paginateJson, paginationQuery } from '../http/pagination';
 import { canCreateCourse } from './policy';
 import { presentCourse, presentModule, presentSection } from './present';
@@ -47,7 +47,7 @@ const tags = ['Courses'];
 const structureTags = ['Course structure'];
 
 const reorderResult = z
-  .object({ section_id: z.uuid().nullable(), modules: z.array(moduleSchema) })
+  .object({ section_id: uuid().nullable(), modules: z.array(moduleSchema) })
   .openapi('ModuleOrder');
 
 export const coursesRouter = newRouter()

@@ -1,7 +1,7 @@
 // Request and response shapes of courses, sections and modules.
 import { z } from '@hono/zod-openapi';
 import { courseStatuses } from '../../db/schema';
-import { timestamp } from '../http/openapi';
+import { timestamp, uuid } from '../http/openapi';
 import { paginationQuery } from '../http/pagination';
 
 export const SLUG_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
@@ -20,12 +20,12 @@ export const courseStatus = z.enum(courseStatuses);
 
 export const courseSchema = z
   .object({
-    id: z.uuid(),
+    id: uuid(),
     title: z.string(),
     slug: z.string(),
     description: z.string().nullable(),
     status: courseStatus,
-    created_by: z.uuid(),
+    created_by: uuid(),
     created_at: timestamp,
     updated_at: timestamp,
     published_at: timestamp.nullable(),
@@ -55,8 +55,8 @@ export const slugParams = z.object({
 
 export const sectionSchema = z
   .object({
-    id: z.uuid(),
-    course_id: z.uuid(),
+    id: uuid(),
+    course_id: uuid(),
     title: z.string(),
     position: z.number().int(),
     created_at: timestamp,
@@ -68,9 +68,9 @@ export const createSectionBody = z.object({ title, position: position.optional()
 
 export const moduleSchema = z
   .object({
-    id: z.uuid(),
-    course_id: z.uuid(),
-    section_id: z.uuid().nullable(),
+    id: uuid(),
+    course_id: uuid(),
+    section_id: uuid().nullable(),
     title: z.string(),
     description: z.string().nullable(),
     position: z.number().int().openapi({ description: 'Place within its section, or among the modules that have no section' }),
@@ -80,7 +80,7 @@ export const moduleSchema = z
   .openapi('Module');
 
 export const createModuleBody = z
-  .object({ title, description: description.optional(), section_id: z.uuid().nullable().optional(), position: position.optional() })
+  .object({ title, description: description.optional(), section_id: uuid().nullable().optional(), position: position.optional() })
   .strict()
   .openapi('CreateModule');
 
@@ -88,7 +88,7 @@ export const updateModuleBody = z
   .object({
     title: title.optional(),
     description: description.optional(),
-    section_id: z.uuid().nullable().optional().openapi({ description: 'Move to this section (null: out of any section)' }),
+    section_id: uuid().nullable().optional().openapi({ description: 'Move to this section (null: out of any section)' }),
     position: position.optional(),
   })
   .strict()
@@ -97,8 +97,8 @@ export const updateModuleBody = z
 
 export const reorderModulesBody = z
   .object({
-    section_id: z.uuid().nullable().optional(),
-    module_ids: z.array(z.uuid()).max(10_000),
+    section_id: uuid().nullable().optional(),
+    module_ids: z.array(uuid()).max(10_000),
   })
   .strict()
   .openapi('ReorderModules');

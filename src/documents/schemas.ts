@@ -1,7 +1,7 @@
 // zod schemas of the documents API: requests, responses and path/query parameters.
 import { z } from '@hono/zod-openapi';
 import { documentContextTypes, documentRoles } from '../../db/schema';
-import { booleanQuery, timestamp, uuidParam } from '../http/openapi';
+import { booleanQuery, timestamp, uuid, uuidParam } from '../http/openapi';
 import { paginationQuery } from '../http/pagination';
 import { MAX_TITLE_LENGTH } from './service';
 import { MAX_VERSION_NAME_LENGTH, diffGranularities } from './versions';
@@ -15,11 +15,11 @@ const category = z.string().trim().min(1, 'category must not be empty').max(100)
 
 export const documentSchema = z
   .object({
-    id: z.uuid(),
+    id: uuid(),
     title: z.string(),
     category: z.string().nullable(),
-    created_by: z.uuid(),
-    forked_from: z.uuid().nullable(),
+    created_by: uuid(),
+    forked_from: uuid().nullable(),
     created_at: timestamp,
     updated_at: timestamp.openapi({ description: 'Last change of the metadata or the body' }),
     trashed_at: timestamp.nullable(),
@@ -35,7 +35,7 @@ export const documentWithContent = documentSchema
 const contextRef = z
   .object({
     context_type: z.enum([...documentContextTypes, 'personal']),
-    context_id: z.uuid().nullable().optional(),
+    context_id: uuid().nullable().optional(),
   })
   .strict()
   .superRefine((ctx, issues) => {
@@ -70,7 +70,7 @@ export const listDocumentsQuery = paginationQuery
   .extend({
     category: category.optional(),
     context_type: z.enum([...documentContextTypes, 'personal']).optional(),
-    context_id: z.uuid().optional(),
+    context_id: uuid().optional(),
     favorite: booleanQuery,
     trashed: booleanQuery.openapi({ description: 'true: the trash instead of the live documents' }),
     q: z.string().trim().max(200).optional().openapi({ description: 'Words matched as prefixes in titles and bodies' }),
@@ -100,18 +100,18 @@ export const deleteDocumentQuery = z.object({
 export const collaboratorSchema = z
   .object({
     principal_type: principalType,
-    principal_id: z.uuid(),
+    principal_id: uuid(),
     name: z.string(),
     email: z.string().nullable().openapi({ description: 'Users only' }),
     role: documentRole,
-    granted_by: z.uuid().nullable(),
+    granted_by: uuid().nullable(),
     created_at: timestamp,
     updated_at: timestamp,
   })
   .openapi('Collaborator');
 
 export const shareBody = z
-  .object({ principal_type: principalType, principal_id: z.uuid(), role: documentRole })
+  .object({ principal_type: principalType, principal_id: uuid(), role: documentRole })
   .strict()
   .openapi('ShareDocument');
 
@@ -126,7 +126,7 @@ export const collaboratorParams = z.object({
 export const availableContextSchema = z
   .object({
     context_type: z.enum(['personal', 'course']),
-    context_id: z.uuid().nullable(),
+    context_id: uuid().nullable(),
     title: z.string(),
     course_role: z.enum(['instructor', 'ta', 'student']).nullable().openapi({ description: "The caller's role in the course" }),
   })
@@ -135,15 +135,15 @@ export const availableContextSchema = z
 export const linkedContextSchema = z
   .object({
     context_type: contextType,
-    context_id: z.uuid(),
+    context_id: uuid(),
     title: z.string(),
-    course_id: z.uuid(),
-    created_by: z.uuid().nullable(),
+    course_id: uuid(),
+    created_by: uuid().nullable(),
     created_at: timestamp,
   })
   .openapi('LinkedDocumentContext');
 
-export const linkContextBody = z.object({ context_type: contextType, context_id: z.uuid() }).strict().openapi('LinkDocumentContext');
+export const linkContextBody = z.object({ context_type: contextType, context_id: uuid() }).strict().openapi('LinkDocumentContext');
 
 export const contextParams = z.object({
   id: uuidParam('id'),
@@ -154,7 +154,7 @@ export const contextParams = z.object({
 export const categoryCountSchema = z.object({ category: z.string().nullable(), count: z.number().int() }).openapi('DocumentCategoryCount');
 
 export const courseCountSchema = z
-  .object({ course_id: z.uuid(), title: z.string(), slug: z.string(), count: z.number().int() })
+  .object({ course_id: uuid(), title: z.string(), slug: z.string(), count: z.number().int() })
   .openapi('DocumentCourseCount');
 
 export const favoriteSchema = z.object({ favorite: z.boolean() }).openapi('DocumentFavorite');
@@ -167,7 +167,7 @@ export const suggestionsQuery = z.object({
 
 export const suggestionSchema = z
   .object({
-    id: z.uuid(),
+    id: uuid(),
     title: z.string(),
     category: z.string().nullable(),
     updated_at: timestamp,
@@ -180,15 +180,15 @@ export const suggestionsSchema = z.object({ data: z.array(suggestionSchema) }).o
 // ---- history, versions, diffs ----
 
 export const changeSchema = z
-  .object({ id: z.number().int(), user_id: z.uuid().nullable(), created_at: timestamp, bytes: z.number().int() })
+  .object({ id: z.number().int(), user_id: uuid().nullable(), created_at: timestamp, bytes: z.number().int() })
   .openapi('DocumentChange');
 
 export const versionSchema = z
   .object({
-    id: z.uuid(),
-    document_id: z.uuid(),
+    id: uuid(),
+    document_id: uuid(),
     name: z.string(),
-    created_by: z.uuid().nullable(),
+    created_by: uuid().nullable(),
     created_at: timestamp,
     bytes: z.number().int().openapi({ description: 'Size of the stored Yjs state' }),
   })
@@ -211,7 +211,7 @@ export const revertResultSchema = z
   .openapi('DocumentRevert');
 
 const versionRef = z
-  .union([z.literal('current'), z.uuid()])
+  .union([z.literal('current'), uuid()])
   .openapi({ description: 'A version id of this document, or `current` for the live body' });
 
 export const diffQuery = z.object({

@@ -1,7 +1,7 @@
 // Request and response shapes of enrollments.
 import { z } from '@hono/zod-openapi';
 import { enrollmentRoles, enrollmentStatuses } from '../../db/schema';
-import { timestamp, uuidParam } from '../http/openapi';
+import { timestamp, uuid, uuidParam } from '../http/openapi';
 import { paginationQuery } from '../http/pagination';
 
 export const MAX_BULK_ENROLL = 5_000;
@@ -11,22 +11,22 @@ export const enrollmentStatus = z.enum(enrollmentStatuses);
 
 export const enrollmentSchema = z
   .object({
-    id: z.uuid(),
-    course_id: z.uuid(),
-    user_id: z.uuid(),
+    id: uuid(),
+    course_id: uuid(),
+    user_id: uuid(),
     role: enrollmentRole,
     status: enrollmentStatus,
     enrolled_at: timestamp,
     updated_at: timestamp,
     completed_at: timestamp.nullable(),
     dropped_at: timestamp.nullable(),
-    user: z.object({ id: z.uuid(), name: z.string(), email: z.string() }),
+    user: z.object({ id: uuid(), name: z.string(), email: z.string() }),
   })
   .openapi('Enrollment');
 
 export const listEnrollmentsQuery = paginationQuery.extend({
-  course_id: z.uuid({ message: 'course_id must be a UUID' }).optional(),
-  user_id: z.uuid({ message: 'user_id must be a UUID' }).optional(),
+  course_id: uuid({ message: 'course_id must be a UUID' }).optional(),
+  user_id: uuid({ message: 'user_id must be a UUID' }).optional(),
   status: enrollmentStatus.optional(),
   role: enrollmentRole.optional(),
 });
@@ -37,7 +37,7 @@ export const enrollmentParams = z.object({ enrollment_id: uuidParam('enrollment_
 
 export const enrollBody = z
   .object({
-    user_id: z.uuid().optional().openapi({ description: 'Who to enrol; absent: the caller (self-enrolment)' }),
+    user_id: uuid().optional().openapi({ description: 'Who to enrol; absent: the caller (self-enrolment)' }),
     role: enrollmentRole.optional().openapi({ description: 'Default student; only instructors and admins give other roles' }),
   })
   .strict()
@@ -46,7 +46,7 @@ export const enrollBody = z
 export const bulkEnrollBody = z
   .object({
     user_ids: z
-      .array(z.uuid())
+      .array(uuid())
       .min(1, 'name at least one user')
       .max(MAX_BULK_ENROLL, `at most ${MAX_BULK_ENROLL} users per call`),
     role: enrollmentRole.optional(),
@@ -59,18 +59,18 @@ export const skipReason = z.enum(['unknown_user', 'already_enrolled', 'deleted_u
 export const bulkEnrollResult = z
   .object({
     enrolled: z.array(enrollmentSchema),
-    skipped: z.array(z.object({ user_id: z.uuid(), reason: skipReason })),
+    skipped: z.array(z.object({ user_id: uuid(), reason: skipReason })),
   })
   .openapi('BulkEnrollResult');
 
 export const progressSchema = z
   .object({
-    enrollment_id: z.uuid(),
+    enrollment_id: uuid(),
     percent: z.number().openapi({ description: 'completed / total_required × 100, rounded; 0 when nothing is required' }),
     completed: z.number().int(),
     total_required: z.number().int(),
     xp: z.number().int(),
     last_activity_at: timestamp.nullable(),
-    modules: z.array(z.object({ module_id: z.uuid(), percent: z.number() })),
+    modules: z.array(z.object({ module_id: uuid(), percent: z.number() })),
   })
   .openapi('EnrollmentProgress');

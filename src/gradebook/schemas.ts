@@ -2,7 +2,7 @@
 // rules that need the data or compare fields (score range, scale order) are the service's (422).
 import { z } from '@hono/zod-openapi';
 import { gradingTypes } from '../../db/schema';
-import { timestamp, uuidParam } from '../http/openapi';
+import { timestamp, uuid, uuidParam } from '../http/openapi';
 import { paginationQuery } from '../http/pagination';
 
 export const offeringParams = z.object({ offering_id: uuidParam('offering_id') });
@@ -30,13 +30,13 @@ export const gradeMetadataSchema = z
 
 export const assignmentSchema = z
   .object({
-    id: z.uuid(),
-    offering_id: z.uuid(),
+    id: uuid(),
+    offering_id: uuid(),
     label: z.string(),
     resource_link_id: z.string(),
     tag: z.string().nullable(),
     resource_id: z.string().nullable(),
-    activity_id: z.uuid().nullable(),
+    activity_id: uuid().nullable(),
     position: z.number().int(),
     grade_metadata: gradeMetadataSchema,
     created_at: timestamp,
@@ -60,7 +60,7 @@ export const createAssignmentBody = z
     resource_link_id: z.string().trim().min(1).max(255).optional().openapi({ description: 'Defaults to the assignment id' }),
     tag: optionalText,
     resource_id: optionalText,
-    activity_id: z.uuid().nullable().optional(),
+    activity_id: uuid().nullable().optional(),
     position: z.number().int().min(0).max(1_000_000).optional().openapi({ description: 'Defaults to after the last assignment' }),
     grade_metadata: gradeMetadataInput,
   })
@@ -73,7 +73,7 @@ export const updateAssignmentBody = z
     resource_link_id: z.string().trim().min(1).max(255).optional(),
     tag: optionalText,
     resource_id: optionalText,
-    activity_id: z.uuid().nullable().optional(),
+    activity_id: uuid().nullable().optional(),
     position: z.number().int().min(0).max(1_000_000).optional(),
     grade_metadata: z
       .object({
@@ -100,14 +100,14 @@ export const putGradeBody = z
 
 export const gradeSchema = z
   .object({
-    id: z.uuid(),
-    offering_id: z.uuid(),
-    assignment_id: z.uuid(),
-    student_id: z.uuid(),
+    id: uuid(),
+    offering_id: uuid(),
+    assignment_id: uuid(),
+    student_id: uuid(),
     score: z.number(),
     score_maximum: z.number(),
     comment: z.string().nullable(),
-    graded_by: z.uuid(),
+    graded_by: uuid(),
     created_at: timestamp,
     updated_at: timestamp,
   })
@@ -115,35 +115,35 @@ export const gradeSchema = z
 
 export const gradeChangeSchema = z
   .object({
-    id: z.uuid(),
-    assignment_id: z.uuid(),
-    student_id: z.uuid(),
+    id: uuid(),
+    assignment_id: uuid(),
+    student_id: uuid(),
     old_score: z.number().nullable().openapi({ description: 'Null when this change created the grade' }),
     new_score: z.number(),
     old_comment: z.string().nullable(),
     new_comment: z.string().nullable(),
-    changed_by: z.uuid(),
+    changed_by: uuid(),
     changed_at: timestamp,
   })
   .openapi('GradeChange');
 
 export const listGradesQuery = paginationQuery.extend({
   format: z.enum(['json', 'csv']).default('json').openapi({ description: '`csv`: the whole gradebook as a students × assignments spreadsheet' }),
-  assignment_id: z.uuid().optional(),
-  student_id: z.uuid().optional(),
+  assignment_id: uuid().optional(),
+  student_id: uuid().optional(),
 });
 
-const studentSchema = z.object({ id: z.uuid(), name: z.string(), email: z.string() }).openapi('GradebookStudent');
+const studentSchema = z.object({ id: uuid(), name: z.string(), email: z.string() }).openapi('GradebookStudent');
 
 export const studentGradesSchema = z
   .object({
-    offering_id: z.uuid(),
+    offering_id: uuid(),
     student: studentSchema,
     weighted_percent: z.number().nullable(),
     letter: z.string().nullable(),
     grades: z.array(
       z.object({
-        assignment_id: z.uuid(),
+        assignment_id: uuid(),
         label: z.string(),
         grade_metadata: gradeMetadataSchema,
         score: z.number().nullable(),
@@ -161,14 +161,14 @@ export const letterScaleSchema = z.array(z.object({ letter: z.string(), min_perc
 
 export const summarySchema = z
   .object({
-    offering_id: z.uuid(),
+    offering_id: uuid(),
     student_count: z.number().int(),
     assignment_count: z.number().int(),
     standard_deviation: z.literal('population').openapi({ description: 'stddev is the population standard deviation (divides by n)' }),
     settings: z.object({ category_weights: z.record(z.string(), z.number()), letter_scale: letterScaleSchema }),
     assignments: z.array(
       z.object({
-        assignment_id: z.uuid(),
+        assignment_id: uuid(),
         label: z.string(),
         category: z.string(),
         score_maximum: z.number(),
@@ -192,7 +192,7 @@ export const summarySchema = z
 
 export const settingsSchema = z
   .object({
-    offering_id: z.uuid(),
+    offering_id: uuid(),
     category_weights: z.record(z.string(), z.number()),
     letter_scale: letterScaleSchema,
     updated_at: timestamp.nullable().openapi({ description: 'Null while the defaults apply' }),

@@ -3,7 +3,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { Actor } from '../auth/authenticator';
 import { isAdmin } from '../auth/permissions';
 import { forbidden } from '../http/errors';
-import { errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, secured, timestamp, uuidParam } from '../http/openapi';
+import { errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, secured, timestamp, uuid, uuidParam } from '../http/openapi';
 import { pageOf, paginate, paginationQuery } from '../http/pagination';
 import {
   addMember,
@@ -21,7 +21,7 @@ const tags = ['Groups'];
 
 const groupSchema = z
   .object({
-    id: z.uuid(),
+    id: uuid(),
     name: z.string(),
     description: z.string().nullable(),
     member_count: z.number().int(),
@@ -30,7 +30,7 @@ const groupSchema = z
   })
   .openapi('Group');
 
-const memberSchema = z.object({ id: z.uuid(), email: z.string(), name: z.string(), added_at: timestamp }).openapi('GroupMember');
+const memberSchema = z.object({ id: uuid(), email: z.string(), name: z.string(), added_at: timestamp }).openapi('GroupMember');
 const groupWithMembers = groupSchema.extend({ members: z.array(memberSchema) }).openapi('GroupWithMembers');
 
 const groupBody = z

@@ -51,8 +51,14 @@ export function errorResponses<S extends ErrorStatus>(...statuses: S[]) {
 /** Errors every authenticated route can answer. */
 export const authErrors = errorResponses(400, 401, 403, 404);
 
+/**
+ * A UUID, read in lower case: UUIDs are case-insensitive on input (RFC 9562), ids are stored in
+ * lower case, and an id in capitals (as some stacks write GUIDs) must find the same row.
+ */
+export const uuid = (params?: Parameters<typeof z.uuid>[0]) => z.uuid(params).toLowerCase();
+
 export const uuidParam = (name: string) =>
-  z.uuid({ message: `${name} must be a UUID` }).openapi({ param: { name, in: 'path' }, example: '0192f6a4-7b1c-7c3e-8e5a-3f1d2c4b5a69' });
+  uuid({ message: `${name} must be a UUID` }).openapi({ param: { name, in: 'path' }, example: '0192f6a4-7b1c-7c3e-8e5a-3f1d2c4b5a69' });
 
 export const idParams = z.object({ id: uuidParam('id') });
 

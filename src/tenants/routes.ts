@@ -1,7 +1,7 @@
 // Tenants: listed and created by the platform operator only.
 import { createRoute, z } from '@hono/zod-openapi';
 import { forbidden, notFound } from '../http/errors';
-import { errorResponses, idParams, jsonBody, jsonContent, newRouter, secured, timestamp } from '../http/openapi';
+import { errorResponses, idParams, jsonBody, jsonContent, newRouter, secured, timestamp, uuid } from '../http/openapi';
 import { pageOf, paginate, paginationQuery } from '../http/pagination';
 import { presentUser } from '../users/present';
 import { passwordField, userSchema } from '../users/schemas';
@@ -10,7 +10,7 @@ import { createTenant, getTenant, listTenants, type TenantRow } from './service'
 const tags = ['Tenants'];
 
 const tenantSchema = z
-  .object({ id: z.uuid(), name: z.string(), slug: z.string(), created_at: timestamp })
+  .object({ id: uuid(), name: z.string(), slug: z.string(), created_at: timestamp })
   .openapi('Tenant');
 
 const createTenantBody = z

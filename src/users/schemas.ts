@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { booleanQuery, timestamp } from '../http/openapi';
+import { booleanQuery, timestamp, uuid } from '../http/openapi';
 import { paginationQuery } from '../http/pagination';
 
 export const tenantRole = z.enum(['admin', 'member']);
@@ -8,8 +8,8 @@ export const passwordField = z.string().min(8, 'must be at least 8 characters').
 
 export const userSchema = z
   .object({
-    id: z.uuid(),
-    tenant_id: z.uuid(),
+    id: uuid(),
+    tenant_id: uuid(),
     email: z.email(),
     name: z.string(),
     role: tenantRole,
@@ -55,6 +55,6 @@ export const permissionsSchema = z
     tenant_role: tenantRole,
     platform_admin: z.boolean(),
     permissions: z.array(z.string()),
-    courses: z.array(z.object({ course_id: z.uuid(), role: z.enum(['instructor', 'ta', 'student']) })),
+    courses: z.array(z.object({ course_id: uuid(), role: z.enum(['instructor', 'ta', 'student']) })),
   })
   .openapi('Permissions');
