@@ -232,6 +232,31 @@ describe('GET /api/gradebook/offerings/{offering_id}/summary', () => {
     expect(res.body.ungraded_students).toBe(1);
   });
 
+  it("weighs a category named like an object property (constructor, toString) as any other: 0 when left out of the weights", async () => {
+    const s = await setup(['Ann']);
+    const [ann] = s.students as [TestUser];
+    const quiz = await addAssignment(s, 'Quiz', { score_maximum: 10, category: 'quiz' });
+    const odd = await addAssignment(s, 'Odd one', { score_maximum: 10, category: 'constructor' });
+    const odder = await addAssignment(s, 'Odder one', { score_maximum: 10, category: 'toString' });
+    await grade(s, quiz.id, ann.user.id, 10);
+    await grade(s, odd.id, ann.user.id, 0);
+    await grade(s, odder.id, ann.user.id, 0);
+    const put = await t.call('PUT', `/api/gradebook/offerings/${s.offeringId}/settings`, { as: s.instructor, body: { category_weights: { quiz: 1 } } });
+    expect(put.status).toBe(200);
+
+    const summary = await t.call('GET', `/api/gradebook/offerings/${s.offeringId}/summary`, { as: s.instructor });
+    expect(summary.body.students[0]).toMatchObject({ weighted_percent: 100, letter: 'A' });
+    const own = await t.call('GET', `/api/gradebook/offerings/${s.offeringId}/students/${ann.user.id}/grades`, { as: ann });
+    expect(own.body).toMatchObject({ weighted_percent: 100, letter: 'A' });
+    const rows: string[][] = parse((await t.call('GET', `/api/gradebook/offerings/${s.offeringId}/grades?format=csv`, { as: s.instructor })).text, { bom: true });
+    expect(rows[1]!.slice(-2)).toEqual(['100', 'A']);
+
+    // With a weight of its own, such a category counts like any other: (1 × 100 + 1 × 0) / 2.
+    await t.call('PUT', `/api/gradebook/offerings/${s.offeringId}/settings`, { as: s.instructor, body: { category_weights: { quiz: 1, constructor: 1 } } });
+    const both = await t.call('GET', `/api/gradebook/offerings/${s.offeringId}/summary`, { as: s.instructor });
+    expect(both.body.students[0]).toMatchObject({ weighted_percent: 50 });
+  });
+
   it('follows every kind of grade write: re-grade, assignment deletion, direct inserts and deletes', async () => {
     const s = await setup(['Kim', 'Lou']);
     const [kim, lou] = s.students as [TestUser, TestUser];

@@ -126,7 +126,8 @@ export class WeightedPercent {
     let denominator = 0;
     for (const [category, acc] of this.categories) {
       if (weighted) {
-        const w = categoryWeights[category] ?? 0;
+        // Own keys only: a category named `constructor` or `toString` is a category, not Object's.
+        const w = Object.hasOwn(categoryWeights, category) ? categoryWeights[category]! : 0;
         if (w <= 0) continue;
         numerator += (w * acc.weighted) / acc.weights;
         denominator += w;
