@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { createLocalJWKSet, decodeJwt, jwtVerify, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TokenSigner } from '../src/auth/tokens';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, expectUnauthorized, makeTestApp, type TestApp, type TestUser } from './helpers/app';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, expectProblem, expectUnauthorized, makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import {
   signWithForeignKey,
   signWithPublicKeyAsHmacSecret,
@@ -89,14 +89,19 @@ describe('POST /api/auth/token: password grant', () => {
     expectUnauthorized(res);
   });
 
-  it('needs the tenant slug when the same email exists in two tenants', async () => {
+  it('signs in where the password belongs when the same email exists in two tenants; the tenant slug picks one', async () => {
     const other = await t.newTenant('acme');
     const email = 'shared.person@example.com';
     const inDefault = await t.newUser({ email, password: 'default-pass-1' });
     const inAcme = await t.newUser({ email, password: 'acme-pass-123', tenantId: other.tenantId });
 
-    const ambiguous = await t.call('POST', '/api/auth/token', { body: { email, password: 'default-pass-1' } });
-    expectUnauthorized(ambiguous);
+    // Another tenant creating an account with this email does not lock the first one out.
+    const byPassword = await t.call('POST', '/api/auth/token', { body: { email, password: 'default-pass-1' } });
+    expect(byPassword.status).toBe(200);
+    expect(decodeJwt(byPassword.body.access_token)).toMatchObject({ sub: inDefault.user.id, tid: t.defaultTenantId });
+    const acmeByPassword = await t.call('POST', '/api/auth/token', { body: { email, password: 'acme-pass-123' } });
+    expect(decodeJwt(acmeByPassword.body.access_token)).toMatchObject({ sub: inAcme.user.id, tid: other.tenantId });
+    expectUnauthorized(await t.call('POST', '/api/auth/token', { body: { email, password: 'neither-of-them' } }));
 
     const defaultSignIn = await t.call('POST', '/api/auth/token', { body: { email, password: 'default-pass-1', tenant: 'default' } });
     expect(defaultSignIn.status).toBe(200);
@@ -109,6 +114,21 @@ describe('POST /api/auth/token: password grant', () => {
     // The password of one tenant's account does not open the other's.
     expectUnauthorized(await t.call('POST', '/api/auth/token', { body: { email, password: 'default-pass-1', tenant: 'acme' } }));
     expectUnauthorized(await t.call('POST', '/api/auth/token', { body: { email, password: 'default-pass-1', tenant: 'no-such-tenant' } }));
+  });
+
+  it('asks for the tenant when one password opens accounts in two tenants', async () => {
+    const other = await t.newTenant('twin');
+    const email = 'same.password@example.com';
+    await t.newUser({ email, password: 'one-password-1' });
+    const inTwin = await t.newUser({ email, password: 'one-password-1', tenantId: other.tenantId });
+
+    const ambiguous = await t.call('POST', '/api/auth/token', { body: { email, password: 'one-password-1' } });
+    expectProblem(ambiguous, 400, 'validation_failed');
+    expect(ambiguous.body.errors).toEqual([{ path: 'tenant', message: 'required: the email and password match accounts in several tenants' }]);
+    const named = await t.call('POST', '/api/auth/token', { body: { email, password: 'one-password-1', tenant: 'twin' } });
+    expect(decodeJwt(named.body.access_token)).toMatchObject({ sub: inTwin.user.id, tid: other.tenantId });
+    // Without the password, nothing tells that the email is in two tenants.
+    expectUnauthorized(await t.call('POST', '/api/auth/token', { body: { email, password: 'wrong-password-1' } }));
   });
 
   it('rejects malformed grants with 400', async () => {

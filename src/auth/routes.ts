@@ -19,7 +19,7 @@ const passwordGrantBody = z
   .object({
     email: z.email(),
     password: z.string().min(1).max(1024),
-    tenant: z.string().min(1).max(63).optional().openapi({ description: 'Tenant slug; needed only when the email exists in several tenants' }),
+    tenant: z.string().min(1).max(63).optional().openapi({ description: 'Tenant slug; needed only when the email and password open accounts in several tenants (400 naming tenant)' }),
   })
   .strict()
   .openapi('PasswordGrant');

@@ -3,7 +3,7 @@ import { and, eq, isNull } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import { refreshTokens, tenants, users } from '../../db/schema';
 import type { Deps } from '../context';
-import { AppError, unauthorized } from '../http/errors';
+import { AppError, badRequest, unauthorized } from '../http/errors';
 import { newId } from '../ids';
 import { sqlLimit } from '../sql';
 import { normaliseEmail, type UserRow } from '../users/service';
@@ -20,6 +20,9 @@ export interface TokenPair {
 type AuthDeps = Pick<Deps, 'db' | 'clock' | 'config' | 'signer' | 'auth' | 'signInLimiter'>;
 
 const invalidCredentials = () => unauthorized('Invalid credentials');
+
+/** Accounts one email may hold across tenants that a sign-in without a tenant checks the password against. */
+const MAX_ACCOUNTS_PER_EMAIL = 20;
 
 const dummyHashes = new Map<number, Promise<string>>();
 const dummyHash = (cost: number) => {
@@ -48,8 +51,8 @@ function recordFailure(deps: AuthDeps, keys: { account?: string; ip: string }): 
 }
 
 /**
- * Password grant. Emails are unique per tenant: `tenant` (a slug) picks one; without it the email
- * must name exactly one active account. Every failure answers the same 401 after the same work.
+ * Password grant. Emails are unique per tenant: `tenant` (a slug) picks one; without it the
+ * password picks the account it opens. Every failure answers the same 401.
  */
 export async function passwordGrant(
   deps: AuthDeps,
@@ -60,20 +63,32 @@ export async function passwordGrant(
   // Keyed by the email alone: naming a tenant (or not) must not buy a fresh set of attempts.
   const keys = { account: email, ip };
   checkNotThrottled(deps, keys);
+  // The same email may hold accounts in several tenants. Without a tenant named, the password
+  // decides: it opens the one account it belongs to, wherever that is. Only when it opens more than
+  // one must the caller name the tenant (which tells nothing to someone without that password).
   const candidates = deps.db
     .select({ user: users })
     .from(users)
     .innerJoin(tenants, eq(tenants.id, users.tenantId))
     .where(and(eq(users.email, email), isNull(users.deletedAt), input.tenant ? eq(tenants.slug, input.tenant) : undefined))
-    .limit(sqlLimit(2))
+    .limit(sqlLimit(MAX_ACCOUNTS_PER_EMAIL))
     .all()
-    .map((r) => r.user);
-  const user = candidates.length === 1 ? candidates[0] : undefined;
-  const ok = await verifyPassword(input.password, user?.passwordHash ?? (await dummyHash(deps.config.scryptCost)));
-  if (!user || !user.passwordHash || !ok) {
+    .map((r) => r.user)
+    .filter((candidate) => candidate.passwordHash !== null);
+  // An unknown email costs one hash check too, as a known one does.
+  if (candidates.length === 0) await verifyPassword(input.password, await dummyHash(deps.config.scryptCost));
+  const opened: UserRow[] = [];
+  for (const candidate of candidates) if (await verifyPassword(input.password, candidate.passwordHash!)) opened.push(candidate);
+  if (opened.length === 0) {
     recordFailure(deps, keys);
     throw invalidCredentials();
   }
+  if (opened.length > 1) {
+    throw badRequest('This email and password sign in to accounts in several tenants: name one with `tenant`', [
+      { path: 'tenant', message: 'required: the email and password match accounts in several tenants' },
+    ]);
+  }
+  const user = opened[0]!;
   deps.signInLimiter.account.reset(keys.account);
   return issueTokens(deps, user, { withRefresh: true });
 }
