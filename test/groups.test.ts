@@ -99,6 +99,21 @@ describe('/api/groups', () => {
     expect(Object.keys(res.body.members[0]).sort()).toEqual(['added_at', 'email', 'id', 'name']);
   });
 
+  it("shows members' emails to admins only; a member sees names, and their own email", async () => {
+    const group = await createGroup('Privacy');
+    const a = await t.newUser({ name: 'Ada' });
+    await t.call('PUT', `/api/groups/${group.id}/members/${a.user.id}`, { as: t.admin });
+    await t.call('PUT', `/api/groups/${group.id}/members/${member.user.id}`, { as: t.admin });
+    const emailsSeenBy = async (as: TestUser) =>
+      Object.fromEntries((await t.call('GET', `/api/groups/${group.id}`, { as })).body.members.map((m: { id: string; email: string | null }) => [m.id, m.email]));
+
+    expect(await emailsSeenBy(t.admin)).toEqual({ [a.user.id]: a.user.email, [member.user.id]: member.user.email });
+    // As GET /api/users/{id} refuses a member other users' profiles, the group does not show their emails.
+    expect(await emailsSeenBy(member)).toEqual({ [a.user.id]: null, [member.user.id]: member.user.email });
+    const outsider = await t.newUser();
+    expect(await emailsSeenBy(outsider)).toEqual({ [a.user.id]: null, [member.user.id]: null });
+  });
+
   it('updates name and description; 400 for an empty patch; 409 for a taken name', async () => {
     const group = await createGroup('Before', 'old description');
     await createGroup('Taken');

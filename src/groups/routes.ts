@@ -30,7 +30,14 @@ const groupSchema = z
   })
   .openapi('Group');
 
-const memberSchema = z.object({ id: uuid(), email: z.string(), name: z.string(), added_at: timestamp }).openapi('GroupMember');
+const memberSchema = z
+  .object({
+    id: uuid(),
+    email: z.string().nullable().openapi({ description: "Admins see every member's email, a member their own; null otherwise" }),
+    name: z.string(),
+    added_at: timestamp,
+  })
+  .openapi('GroupMember');
 const groupWithMembers = groupSchema.extend({ members: z.array(memberSchema) }).openapi('GroupWithMembers');
 
 const groupBody = z
@@ -99,8 +106,17 @@ export const groupsRouter = newRouter()
     }),
     (c) => {
       const db = c.var.deps.db;
-      const group = getGroup(db, c.var.actor.tenantId, c.req.valid('param').id);
-      const members = groupMembersOf(db, group).map((m) => ({ id: m.id, email: m.email, name: m.name, added_at: m.addedAt }));
+      const actor = c.var.actor;
+      const group = getGroup(db, actor.tenantId, c.req.valid('param').id);
+      // Any member reads a group (to share with it), but a member may not read other users' emails
+      // (GET /api/users/{id} refuses them): only admins see every member's.
+      const seesEmails = isAdmin(actor);
+      const members = groupMembersOf(db, group).map((m) => ({
+        id: m.id,
+        email: seesEmails || m.id === actor.userId ? m.email : null,
+        name: m.name,
+        added_at: m.addedAt,
+      }));
       return c.json({ ...presentGroup(group, members.length), members }, 200);
     },
   )
