@@ -151,7 +151,11 @@ describe('trash, restore and erase', () => {
     const doc = await createDoc(t, owner, { title: 'Trash me', content: 'findable zebra' });
     expect((await t.call('DELETE', `/api/documents/${doc.id}`, { as: owner })).status).toBe(204);
 
-    expect((await t.call('GET', `/api/documents/${doc.id}`, { as: owner })).status).toBe(404);
+    // The owner may still look at it (to restore or erase it); nothing else works on it.
+    const looked = await t.call('GET', `/api/documents/${doc.id}?include=content`, { as: owner });
+    expect(looked.status).toBe(200);
+    expect(looked.body).toMatchObject({ id: doc.id, content: 'findable zebra' });
+    expect(looked.body.trashed_at).not.toBeNull();
     expect((await t.call('GET', `/api/documents/${doc.id}/collaborators`, { as: owner })).status).toBe(404);
     expect((await t.call('POST', `/api/documents/${doc.id}/versions`, { as: owner, body: { name: 'v' } })).status).toBe(404);
     const live = await t.call('GET', '/api/documents?per_page=100', { as: owner });
@@ -265,8 +269,12 @@ describe('trash, restore and erase', () => {
     expect((await t.call('DELETE', `/api/documents/${doc.id}`, { as: stranger })).status).toBe(404);
     expect((await t.call('DELETE', `/api/documents/${doc.id}`, { as: owner })).status).toBe(204);
 
+    // The trash is the owners': an editor neither finds the document there nor reads it.
     const editorTrash = await t.call('GET', '/api/documents?trashed=true', { as: editor });
-    expect(editorTrash.body.data.map((d: DocumentJson) => d.id)).toContain(doc.id);
+    expect(editorTrash.body.data.map((d: DocumentJson) => d.id)).not.toContain(doc.id);
+    expect((await t.call('GET', `/api/documents/${doc.id}`, { as: editor })).status).toBe(404);
+    const ownerTrash = await t.call('GET', '/api/documents?trashed=true', { as: owner });
+    expect(ownerTrash.body.data.map((d: DocumentJson) => d.id)).toContain(doc.id);
     expect((await t.call('POST', `/api/documents/${doc.id}/restore`, { as: editor })).status).toBe(403);
     expect((await t.call('DELETE', `/api/documents/${doc.id}?permanent=true`, { as: editor })).status).toBe(403);
     expect((await t.call('POST', `/api/documents/${doc.id}/restore`, { as: stranger })).status).toBe(404);

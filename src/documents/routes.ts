@@ -9,7 +9,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { AppEnv } from '../context';
-import { forbidden } from '../http/errors';
+import { forbidden, notFound } from '../http/errors';
 import { errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, secured } from '../http/openapi';
 import { pageOf, paginate, paginationQuery, pageBounds } from '../http/pagination';
 import { canEdit, canManage, canRead, type DocumentRole } from './policy';
@@ -122,7 +122,7 @@ export const documentsRouter = router
       description:
         'Documents shared with the caller or their groups, most recently changed first. Filters: `category`, ' +
         '`context_type` + `context_id` (`personal`: linked to no context), `favorite`, `trashed` (the trash ' +
-        'instead of live documents), `q` (words matched as prefixes in titles and bodies).',
+        'instead of live documents: those the caller owns, who may restore or erase them), `q` (words matched as prefixes in titles and bodies).',
       security: secured,
       request: { query: listDocumentsQuery },
       responses: { 200: jsonContent(pageOf(documentSchema), 'A page of documents'), ...errorResponses(400, 401) },
@@ -242,12 +242,15 @@ export const documentsRouter = router
       path: '/api/documents/{id}',
       tags,
       summary: 'A document (with `?include=content`: its Markdown body)',
+      description: 'A document in the trash (`trashed_at` set) is shown to its owners only; to everyone else it is 404.',
       security: secured,
       request: { params: idParams, query: getDocumentQuery },
       responses: { 200: jsonContent(documentWithContent, 'The document'), ...errorResponses(400, 401, 404) },
     }),
     (c) => {
-      const { document, role } = requireDocument(c.var.deps.db, c.var.actor, c.req.valid('param').id);
+      const { document, role } = requireDocument(c.var.deps.db, c.var.actor, c.req.valid('param').id, { includeTrashed: true });
+      // In the trash a document is its owners' alone, who look at it before restoring or erasing it.
+      if (document.trashedAt !== null && !canManage(role)) throw notFound('Document');
       const include = c.req.valid('query').include;
       return c.json(
         { ...documentFor(c, document, role), ...(include === 'content' ? { content: c.var.deps.documents.getText(document.id) } : {}) },

@@ -78,9 +78,10 @@ function grantsTo(p: { userId: string | Placeholder; groupIds: string[] | SQL })
   return or(own, inArray(documentGrants.groupId, p.groupIds))!;
 }
 
-/** `documents.id` is one the principals hold a grant on. */
-function visibleTo(db: Db, p: Principals): SQL {
-  return inArray(documents.id, db.select({ id: documentGrants.documentId }).from(documentGrants).where(grantsTo(p)));
+/** `documents.id` is one the principals hold a grant on (with `role`: a grant of that role). */
+function visibleTo(db: Db, p: Principals, role?: DocumentRole): SQL {
+  const grants = role === undefined ? grantsTo(p) : and(grantsTo(p), eq(documentGrants.role, role));
+  return inArray(documents.id, db.select({ id: documentGrants.documentId }).from(documentGrants).where(grants));
 }
 
 function rolesOn(db: Db, p: Principals, documentIds: string[]): Map<string, DocumentRole> {
@@ -438,13 +439,16 @@ export interface ListedDocument extends DocumentRow {
   favorite: boolean;
 }
 
-/** Visible documents, newest change first; the trash only with `trashed: true`. */
+/**
+ * Visible documents, newest change first; with `trashed: true` the trash instead, which holds the
+ * documents the caller owns (the owners restore or erase them; to the others they are gone).
+ */
 export function listDocuments(db: Db, actor: DocumentActor, filter: DocumentFilter, page: PageQuery): { rows: ListedDocument[]; total: number } {
   const p = principalsOf(db, actor);
   const conditions: SQL[] = [
     eq(documents.tenantId, actor.tenantId),
     filter.trashed ? isNotNull(documents.trashedAt) : isNull(documents.trashedAt),
-    visibleTo(db, p),
+    filter.trashed ? visibleTo(db, p, 'owner') : visibleTo(db, p),
   ];
   if (filter.category !== undefined) conditions.push(eq(documents.category, filter.category));
   if (filter.context) {
