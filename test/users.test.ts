@@ -423,6 +423,31 @@ describe('DELETE /api/users/{id}: soft delete', () => {
     expect(members.body.members).toEqual([]);
   });
 
+  it("frees the email: a new account may take it (a returning learner), the old one stays deleted", async () => {
+    const gone = await t.newUser({ email: 'returning@school.example', name: 'First time', password: 'first-password-1' });
+    expect((await t.call('DELETE', `/api/users/${gone.user.id}`, { as: t.admin })).status).toBe(204);
+
+    const again = await t.call('POST', '/api/users', { as: t.admin, body: { email: 'Returning@School.example', name: 'Second time', password: 'second-password-2' } });
+    expect(again.status).toBe(201);
+    expect(again.body.id).not.toBe(gone.user.id);
+    const session = await t.signIn('returning@school.example', 'second-password-2');
+    expect((await t.call('GET', '/api/users/me', { as: session.access_token })).body.id).toBe(again.body.id);
+    expect((await t.call('POST', '/api/auth/token', { body: { email: 'returning@school.example', password: 'first-password-1' } })).status).toBe(401);
+    const all = await t.call('GET', '/api/users?include_deleted=true&per_page=100', { as: t.admin });
+    const same = all.body.data.filter((u: { email: string }) => u.email === 'returning@school.example');
+    expect(same.map((u: { id: string; deleted_at: string | null }) => [u.id, u.deleted_at !== null]).sort()).toEqual(
+      [
+        [gone.user.id, true],
+        [again.body.id, false],
+      ].sort(),
+    );
+
+    // Among live users the email is still unique: by create and by rename.
+    expect((await t.call('POST', '/api/users', { as: t.admin, body: { email: 'returning@school.example', name: 'Third' } })).status).toBe(409);
+    const other = await t.newUser();
+    expect((await t.call('PATCH', `/api/users/${other.user.id}`, { as: t.admin, body: { email: 'returning@school.example' } })).status).toBe(409);
+  });
+
   it('a deleted user is 404 to members and to further deletes and updates', async () => {
     const victim = await t.newUser();
     const course = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id });

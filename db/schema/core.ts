@@ -26,7 +26,8 @@ export const users = sqliteTable(
     deletedAt: text('deleted_at'),
   },
   (t) => [
-    uniqueIndex('users_tenant_email_uq').on(t.tenantId, t.email),
+    // Unique among live users: a deleted user's email may be given to a new account (a returning learner).
+    uniqueIndex('users_tenant_email_uq').on(t.tenantId, t.email).where(sql`${t.deletedAt} is null`),
     index('users_email_idx').on(t.email),
     index('users_tenant_name_idx').on(t.tenantId, t.name),
   ],
