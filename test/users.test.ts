@@ -301,6 +301,19 @@ describe('PATCH /api/users/{id}', () => {
     expect((await t.call('GET', `/api/users/${other.user.id}`, { as: t.admin })).body.name).not.toBe('Hacked');
   });
 
+  it('a member may send their email and role back unchanged with a rename (the whole object, as front ends do)', async () => {
+    const member = await t.newUser({ name: 'Before' });
+    const me = (await t.call('GET', '/api/users/me', { as: member })).body;
+    const res = await t.call('PATCH', `/api/users/${member.user.id}`, {
+      as: member,
+      body: { name: 'After', email: me.email.toUpperCase(), role: me.role },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ name: 'After', email: me.email, role: 'member' });
+    // A real change of either is still refused.
+    expect((await t.call('PATCH', `/api/users/${member.user.id}`, { as: member, body: { name: 'x', role: 'admin' } })).status).toBe(403);
+  });
+
   it('changing one\'s own password needs the current one (422 otherwise) and ends other sessions', async () => {
     const member = await t.newUser({ password: 'old-password-1' });
     const session = await t.signIn(member.user.email, 'old-password-1');

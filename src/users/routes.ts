@@ -16,7 +16,7 @@ import {
   updateUserBody,
   userSchema,
 } from './schemas';
-import { createUser, getUser, listUsers, shareACourse, softDeleteUser, teachesAnyCourse, updateUser } from './service';
+import { createUser, getUser, listUsers, normaliseEmail, shareACourse, softDeleteUser, teachesAnyCourse, updateUser } from './service';
 
 const tags = ['Users'];
 const userDeps = (deps: Deps) => ({ db: deps.db, clock: deps.clock, scryptCost: deps.config.scryptCost });
@@ -157,7 +157,10 @@ export const usersRouter = newRouter()
       const { id } = c.req.valid('param');
       const body = c.req.valid('json');
       const target = getUser(deps.db, actor.tenantId, id);
-      const fields = (['name', 'email', 'password', 'role'] as const).filter((f) => body[f] !== undefined) as UserField[];
+      // A field sent back as it is (front ends send the whole object) changes nothing and needs no right.
+      const unchanged = (f: UserField) =>
+        (f === 'role' && body.role === target.role) || (f === 'email' && body.email !== undefined && normaliseEmail(body.email) === target.email);
+      const fields = (['name', 'email', 'password', 'role'] as const).filter((f) => body[f] !== undefined && !unchanged(f)) as UserField[];
       if (!canUpdateUser(actor, id, fields)) {
         throw forbidden(actor.userId === id ? 'Only an admin can change email or role' : 'You can only update your own profile');
       }
