@@ -101,6 +101,10 @@ export function openDatabase(file: string): Database_ {
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('temp_store = MEMORY');
   sqlite.pragma('cache_size = -32000');
+  // SQLite's LIKE and lower() fold ASCII letters only: `lower_unicode` folds every script, for
+  // case-insensitive matching of names ("łukasz" finds "Łukasz"). Used in queries only, never in
+  // the schema, so other tools can open the file without it.
+  sqlite.function('lower_unicode', { deterministic: true }, (value: unknown) => (typeof value === 'string' ? value.toLowerCase() : value));
   const db = drizzle(sqlite, { schema });
   migrate(db, { migrationsFolder });
   // Samples left by an ANALYZE of another build or tool.

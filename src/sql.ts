@@ -4,8 +4,12 @@ import { sql, type SQL, type AnyColumn, type Placeholder } from 'drizzle-orm';
 /** `%term%` for LIKE with the wildcards of the term itself escaped. */
 export const likeContains = (term: string): string => `%${term.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
 
-/** Case-insensitive LIKE with `\` as escape; the pattern comes from `likeContains`. */
-export const ilike = (column: AnyColumn | SQL, pattern: string): SQL => sql`${column} LIKE ${pattern} ESCAPE '\\'`;
+/**
+ * Case-insensitive LIKE, in every script (`lower_unicode`, registered by openDatabase), with `\` as
+ * escape; the pattern comes from `likeContains`.
+ */
+export const ilike = (column: AnyColumn | SQL, pattern: string): SQL =>
+  sql`lower_unicode(${column}) LIKE lower_unicode(${pattern}) ESCAPE '\\'`;
 
 /** `count(*)` as a number. */
 export const countAll = sql<number>`count(*)`.mapWith(Number);

@@ -126,6 +126,13 @@ describe('GET /api/users and /api/users/search', () => {
     expect(none.body).toEqual({ data: [], pagination: { page: 1, per_page: 100, total: 0, total_pages: 1 } });
   });
 
+  it('ignores case in every script, not just ASCII', async () => {
+    const lukasz = await t.newUser({ name: 'Łukasz Öberg', email: 'lukasz@school.example' });
+    const zoe = await t.newUser({ name: 'Zoë Ünïcødé', email: 'zoe@school.example' });
+    for (const q of ['łukasz', 'ÖBERG', 'Łukasz']) expect(ids(await t.call('GET', `/api/users/search?q=${encodeURIComponent(q)}`, { as: t.admin })), q).toEqual([lukasz.user.id]);
+    expect(ids(await t.call('GET', `/api/users/search?q=${encodeURIComponent('ÜNÏ')}`, { as: t.admin }))).toEqual([zoe.user.id]);
+  });
+
   it('treats LIKE wildcards in the query literally', async () => {
     const percent = await t.call('GET', `/api/users/search?q=${encodeURIComponent('100%')}`, { as: t.admin });
     expect(ids(percent)).toEqual([carol.user.id]);
