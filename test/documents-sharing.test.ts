@@ -56,6 +56,16 @@ describe('collaborators', () => {
     expect(added.status).toBe(201);
     expect(added.headers.get('location')).toBe(`/api/documents/${doc.id}/collaborators/user/${friend.user.id}`);
     expect(added.body).toMatchObject({ principal_type: 'user', principal_id: friend.user.id, role: 'viewer', granted_by: owner.user.id });
+    // The Location answers with the grant, to anyone who can read the document (the viewer too).
+    for (const as of [owner, friend]) {
+      const read = await t.call('GET', added.headers.get('location')!, { as });
+      expect(read.status).toBe(200);
+      expect(read.body).toEqual(added.body);
+    }
+    const stranger = await t.newUser();
+    expect((await t.call('GET', added.headers.get('location')!, { as: stranger })).status).toBe(404);
+    expect((await t.call('GET', `/api/documents/${doc.id}/collaborators/user/${stranger.user.id}`, { as: owner })).status).toBe(404);
+    expect((await t.call('GET', `/api/documents/${doc.id}/collaborators/group/${friend.user.id}`, { as: owner })).status).toBe(404);
 
     const changed = await t.call('POST', `/api/documents/${doc.id}/collaborators`, {
       as: owner,

@@ -511,6 +511,10 @@ describe('contexts', () => {
     expect(link.status).toBe(201);
     expect(link.headers.get('location')).toBe(`/api/documents/${lab.id}/contexts/module/${moduleId}`);
     expect(link.body).toMatchObject({ context_type: 'module', context_id: moduleId, title: 'Optics', course_id: course.id, created_by: teacher.user.id });
+    const followed = await t.call('GET', link.headers.get('location')!, { as: teacher });
+    expect(followed.status).toBe(200);
+    expect(followed.body).toEqual(link.body);
+    expect((await t.call('GET', `/api/documents/${lab.id}/contexts/course/${course.id}`, { as: teacher })).status).toBe(404);
     const again = await t.call('POST', `/api/documents/${lab.id}/contexts`, { as: teacher, body: { context_type: 'module', context_id: moduleId } });
     expect(again.status).toBe(200);
     t.clock.advance(1000);

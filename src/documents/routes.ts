@@ -62,7 +62,9 @@ import {
   eraseDocument,
   isFavorite,
   linkContext,
+  getCollaborator,
   listCollaborators,
+  getDocumentContext,
   listDocumentContexts,
   listDocuments,
   requireDocument,
@@ -407,6 +409,22 @@ export const documentsRouter = router
   )
   .openapi(
     createRoute({
+      method: 'get',
+      path: '/api/documents/{id}/collaborators/{principal_type}/{principal_id}',
+      tags,
+      summary: "One user's or group's role on the document (the Location of a new grant)",
+      security: secured,
+      request: { params: collaboratorParams },
+      responses: { 200: jsonContent(collaboratorSchema, 'The grant'), ...errorResponses(400, 401, 404) },
+    }),
+    (c) => {
+      const { id, principal_type, principal_id } = c.req.valid('param');
+      const { document } = requireDocument(c.var.deps.db, c.var.actor, id);
+      return c.json(presentCollaborator(getCollaborator(c.var.deps.db, document, principal_type, principal_id)), 200);
+    },
+  )
+  .openapi(
+    createRoute({
       method: 'delete',
       path: '/api/documents/{id}/collaborators/{principal_type}/{principal_id}',
       tags,
@@ -472,6 +490,22 @@ export const documentsRouter = router
       if (!created) return c.json(presentLinkedContext(link), 200);
       c.header('Location', `${documentPath(id)}/contexts/${link.type}/${link.id}`);
       return c.json(presentLinkedContext(link), 201);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/api/documents/{id}/contexts/{context_type}/{context_id}',
+      tags,
+      summary: 'One link of the document to a course or module (the Location of a new link)',
+      security: secured,
+      request: { params: contextParams },
+      responses: { 200: jsonContent(linkedContextSchema, 'The link'), ...errorResponses(400, 401, 404) },
+    }),
+    (c) => {
+      const { id, context_type, context_id } = c.req.valid('param');
+      const { document } = requireDocument(c.var.deps.db, c.var.actor, id);
+      return c.json(presentLinkedContext(getDocumentContext(c.var.deps.db, document, context_type, context_id)), 200);
     },
   )
   .openapi(

@@ -263,10 +263,9 @@ const linkedCourse = and(eq(documentContexts.contextType, 'course'), eq(courses.
 const linkedModule = and(eq(documentContexts.contextType, 'module'), eq(courseModules.id, documentContexts.contextId));
 const linkTargetExists = or(isNotNull(courses.id), isNotNull(courseModules.id));
 
-export function listDocumentContexts(db: Db, doc: DocumentRow, page: PageQuery): { rows: LinkedContext[]; total: number } {
-  const { limit, offset } = sqlPageBounds(page);
-  const where = and(eq(documentContexts.documentId, doc.id), linkTargetExists);
-  const rows = db
+/** A document's links with the titles of what they point at; `where` narrows them. */
+function linkedContexts(db: Db, where: SQL | undefined) {
+  return db
     .select({
       type: documentContexts.contextType,
       id: documentContexts.contextId,
@@ -279,7 +278,24 @@ export function listDocumentContexts(db: Db, doc: DocumentRow, page: PageQuery):
     .from(documentContexts)
     .leftJoin(courses, linkedCourse)
     .leftJoin(courseModules, linkedModule)
-    .where(where)
+    .where(and(where, linkTargetExists));
+}
+
+function toLinkedContext(r: ReturnType<ReturnType<typeof linkedContexts>['all']>[number]): LinkedContext {
+  return {
+    type: r.type,
+    id: r.id,
+    title: (r.type === 'course' ? r.courseTitle : r.moduleTitle) ?? '',
+    courseId: r.type === 'course' ? r.id : r.moduleCourseId!,
+    createdBy: r.createdBy,
+    createdAt: r.createdAt,
+  };
+}
+
+export function listDocumentContexts(db: Db, doc: DocumentRow, page: PageQuery): { rows: LinkedContext[]; total: number } {
+  const { limit, offset } = sqlPageBounds(page);
+  const where = and(eq(documentContexts.documentId, doc.id), linkTargetExists);
+  const rows = linkedContexts(db, eq(documentContexts.documentId, doc.id))
     .orderBy(asc(documentContexts.createdAt), asc(documentContexts.contextId))
     .limit(limit)
     .offset(offset)
@@ -287,17 +303,17 @@ export function listDocumentContexts(db: Db, doc: DocumentRow, page: PageQuery):
   const total =
     db.select({ n: countAll }).from(documentContexts).leftJoin(courses, linkedCourse).leftJoin(courseModules, linkedModule).where(where).get()
       ?.n ?? 0;
-  return {
-    rows: rows.map((r) => ({
-      type: r.type,
-      id: r.id,
-      title: (r.type === 'course' ? r.courseTitle : r.moduleTitle) ?? '',
-      courseId: r.type === 'course' ? r.id : r.moduleCourseId!,
-      createdBy: r.createdBy,
-      createdAt: r.createdAt,
-    })),
-    total,
-  };
+  return { rows: rows.map(toLinkedContext), total };
+}
+
+/** One link of the document, or 404. */
+export function getDocumentContext(db: Db, doc: DocumentRow, type: DocumentContextType, id: string): LinkedContext {
+  const row = linkedContexts(
+    db,
+    and(eq(documentContexts.documentId, doc.id), eq(documentContexts.contextType, type), eq(documentContexts.contextId, id)),
+  ).get();
+  if (!row) throw notFound('Link');
+  return toLinkedContext(row);
 }
 
 /** Links a document to a checked context; linking twice is harmless. Returns whether it was new. */
@@ -647,6 +663,15 @@ export function listCollaborators(db: Db, doc: DocumentRow, page: PageQuery): { 
 }
 
 const principalColumn = (type: PrincipalType) => (type === 'user' ? documentGrants.userId : documentGrants.groupId);
+
+/** One user's or group's grant on the document, or 404. */
+export function getCollaborator(db: Db, doc: DocumentRow, type: PrincipalType, principalId: string): Collaborator {
+  const row = collaboratorQuery(db)
+    .where(and(eq(documentGrants.documentId, doc.id), eq(principalColumn(type), principalId)))
+    .get();
+  if (!row) throw notFound('Collaborator');
+  return toCollaborator(row);
+}
 
 function grantOf(db: Db, doc: DocumentRow, type: PrincipalType, principalId: string) {
   return db
