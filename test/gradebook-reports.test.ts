@@ -404,7 +404,7 @@ describe('GET /api/gradebook/offerings/{offering_id}/grades?format=csv', () => {
     expect(record).toMatchObject({ Quiz: '4', 'Quiz (3)': '6', 'Quiz (2)': '', 'EMAIL (2)': '', email: amy.user.email });
   });
 
-  it('leaves a dropped student out, as the summary does, though their grades stay stored', async () => {
+  it('leaves a dropped student out, as the summary does, though their grades stay stored; keeps one who completed', async () => {
     const s = await setup(['Amy', 'Bud', 'Cal']);
     const [amy, bud, cal] = s.students as [TestUser, TestUser, TestUser];
     const a = await addAssignment(s, 'Quiz', { score_maximum: 10 });
@@ -412,6 +412,9 @@ describe('GET /api/gradebook/offerings/{offering_id}/grades?format=csv', () => {
     await grade(s, a.id, bud.user.id, 3);
     await grade(s, a.id, cal.user.id, 7);
     t.db.update(enrollments).set({ status: 'dropped' }).where(and(eq(enrollments.courseId, s.offeringId), eq(enrollments.userId, bud.user.id))).run();
+    // Cal finished the course: the final gradebook is where their grades matter most.
+    const calEnrollment = await t.call('GET', `/api/enrollments/course/${s.offeringId}/user/${cal.user.id}`, { as: s.instructor });
+    expect((await t.call('POST', `/api/enrollments/${calEnrollment.body.id}/complete`, { as: s.instructor })).status).toBe(200);
 
     const res = await t.call('GET', `/api/gradebook/offerings/${s.offeringId}/grades?format=csv`, { as: s.instructor });
     expect(res.status).toBe(200);

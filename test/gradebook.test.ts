@@ -328,7 +328,16 @@ describe('PUT /api/gradebook/assignments/{id}/grades/{student_id}', () => {
     expect((await t.call('PUT', gradePath(a.id, student), { as: o.instructor, body: { score: 1 } })).status).toBe(201);
   });
 
-  it('answers 422 unless the student is an active student of the offering', async () => {
+  it('grades a student who completed the course, as final grades often come after completion', async () => {
+    const o = await newOffering(1);
+    const a = await createAssignment(o);
+    const finished = o.students[0]!.user.id;
+    setEnrollmentStatus(o.id, finished, 'completed');
+    const res = await t.call('PUT', gradePath(a.id, finished), { as: o.instructor, body: { score: 1 } });
+    expect(res.status).toBe(201);
+  });
+
+  it('answers 422 unless the student is a student of the offering, active or completed', async () => {
     const o = await newOffering(2);
     const a = await createAssignment(o);
     const dropped = o.students[1]!.user.id;

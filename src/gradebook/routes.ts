@@ -227,7 +227,7 @@ export const gradebookRouter = newRouter()
       summary: "Record a student's grade (creates or replaces it)",
       description:
         'score must lie within 0..score_maximum (a pass_fail assignment takes 0 or score_maximum), and the student ' +
-        'must be an active student of the offering; otherwise 422. Every change is kept in the grade history; a ' +
+        'must be a student of the offering, active or completed; otherwise 422. Every change is kept in the grade history; a ' +
         `PUT that changes nothing records nothing. 201 when the grade is new, 200 when it replaced one.${instructorOnly}`,
       security: secured,
       request: { params: gradeParams, ...jsonBody(putGradeBody) },
@@ -300,7 +300,7 @@ export const gradebookRouter = newRouter()
         'JSON: grade rows by student then assignment, paginated, optionally filtered by assignment_id or student_id. ' +
         'CSV (page, per_page and filters do not apply): a header row (student_id, name, email, one column per ' +
         'assignment label in assignment order, weighted_percent, letter; a label already taken, ignoring case, gets ' +
-        '" (2)", " (3)"…), then one row per active student by name; ' +
+        '" (2)", " (3)"…), then one row per student (active or completed; not dropped) by name; ' +
         'UTF-8 with BOM and CRLF line ends; cells starting with = + - @ TAB or CR are prefixed with a single quote.' +
         instructorOnly,
       security: secured,
@@ -358,7 +358,7 @@ export const gradebookRouter = newRouter()
       tags,
       summary: 'Summary of an offering: per assignment statistics, per student standing, class distribution',
       description:
-        'Over active students. Per assignment: count, missing (active students without a grade), mean, median, min, ' +
+        'Over the students, active or completed (not dropped). Per assignment: count, missing (students without a grade), mean, median, min, ' +
         'max and the population standard deviation (divides by n) of the raw scores. Per student: the weighted ' +
         'percent (each grade normalised by score_maximum; weighted by assignment weight within its category; ' +
         'categories weighted by the category_weights setting, a category absent from it weighing 0, or not weighted ' +

@@ -2,7 +2,7 @@
 // with their change history, per-offering settings, and the whole-offering views (summary,
 // spreadsheet) computed set-based: a handful of queries per request, never one per student.
 // An offering is a course; every query is scoped to the caller's tenant.
-import { and, asc, desc, eq, getTableColumns, gt, isNull, max, ne, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, gt, inArray, isNull, max, ne, type SQL, sql } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import {
   courses,
@@ -50,10 +50,17 @@ export function getOffering(db: Db, tenantId: string, offeringId: string): Offer
   return { id: course.id, tenantId: course.tenantId, slug: course.slug };
 }
 
-/** Whether the user is an active student of the offering: the only people who can be graded. */
-export function isActiveStudent(db: Db, tenantId: string, offeringId: string, userId: string): boolean {
+/**
+ * The offering's students of record: enrolled as students, active or completed (a course's final
+ * grades are often entered after its students are marked completed); a dropped student is not one.
+ */
+const OF_RECORD = ['active', 'completed'] as const;
+const ofRecord = inArray(enrollments.status, [...OF_RECORD]);
+
+/** Whether the user is a student of record of the offering: the only people who can be graded. */
+export function isStudentOfRecord(db: Db, tenantId: string, offeringId: string, userId: string): boolean {
   const membership = membershipOf(db, tenantId, offeringId, userId);
-  return membership?.role === 'student' && membership.status === 'active';
+  return membership?.role === 'student' && (OF_RECORD as readonly string[]).includes(membership.status);
 }
 
 export interface StudentRef {
@@ -72,9 +79,9 @@ export function getStudent(db: Db, offering: Offering, studentId: string): Stude
   return row;
 }
 
-/** Active students of the offering by name (ASCII case ignored): the rows of the summary and the spreadsheet. */
+/** Students of record of the offering by name (ASCII case ignored): the rows of the summary and the spreadsheet. */
 function rosterOf(db: Db, offering: Offering): StudentRef[] {
-  return studentsOf(db, offering, eq(enrollments.status, 'active'))
+  return studentsOf(db, offering, ofRecord)
     .orderBy(sql`${users.name} collate nocase`, asc(users.id))
     .all();
 }
@@ -248,9 +255,9 @@ export function recordGrade(
 ): { grade: GradeRow; created: boolean } {
   const problems = scoreProblems(assignment, input.score);
   if (problems.length > 0) throw unprocessable('The score is out of range for this assignment', problems);
-  if (!isActiveStudent(db, assignment.tenantId, assignment.courseId, studentId)) {
-    throw unprocessable('Only active students of the offering can be graded', [
-      { path: 'student_id', message: 'is not an active student of this offering' },
+  if (!isStudentOfRecord(db, assignment.tenantId, assignment.courseId, studentId)) {
+    throw unprocessable('Only students of the offering (active or completed) can be graded', [
+      { path: 'student_id', message: 'is not a student of this offering (active or completed)' },
     ]);
   }
   const now = clock.now().toISOString();
@@ -463,9 +470,9 @@ export interface Gradebook {
 const UUID_LENGTH = 36;
 
 /**
- * The offering's whole gradebook in four queries (settings, assignments, roster, grades): active
- * students × assignments, with each student's weighted percent and letter. Grades of students no
- * longer active stay stored but are left out here.
+ * The offering's whole gradebook in four queries (settings, assignments, roster, grades): students
+ * of record × assignments, with each student's weighted percent and letter. Grades of dropped
+ * students stay stored but are left out here.
  */
 export function loadGradebook(db: Db, offering: Offering): Gradebook {
   const settings = getSettings(db, offering);
@@ -496,7 +503,7 @@ export function loadGradebook(db: Db, offering: Offering): Gradebook {
   const scores = new Float64Array(roster.length * columns).fill(Number.NaN);
   for (const [studentId, ids, scoreList] of packed) {
     const r = rowOf.get(studentId);
-    if (r === undefined) continue; // no longer an active student
+    if (r === undefined) continue; // dropped
     const values = JSON.parse(scoreList) as number[];
     if (ids === everyId) {
       for (let k = 0; k < values.length; k++) scores[r * columns + byId[k]!.column] = values[k]!;
@@ -541,7 +548,7 @@ export interface OfferingSummary {
   ungradedStudents: number;
 }
 
-/** Per assignment statistics over active students, per student standing, and the class distribution. */
+/** Per assignment statistics over the students of record, per student standing, and the class distribution. */
 export function summarizeOffering(db: Db, offering: Offering): OfferingSummary {
   const gradebook = loadGradebook(db, offering);
   const { assignments, students, scores, settings } = gradebook;

@@ -1,4 +1,4 @@
-// The gradebook as a spreadsheet: one row per active student, one column per assignment. Written
+// The gradebook as a spreadsheet: one row per student (active or completed), one column per assignment. Written
 // for Excel and LibreOffice alike (UTF-8 with a BOM, CRLF line ends), and safe to open there: any
 // cell that a spreadsheet would read as a formula (= + - @ TAB CR first) gets a leading quote.
 import { stringify } from 'csv-stringify/sync';
