@@ -138,6 +138,15 @@ describe('errors are problem+json', () => {
     expect(key.headers.get('allow')).toBe('DELETE, GET, HEAD');
   });
 
+  it('405 on the sign-in paths for another method, credential or not (they are public)', async () => {
+    for (const path of ['/api/auth/token', '/api/auth/refresh', '/api/auth/logout']) {
+      const res = await t.call('GET', path);
+      expectProblem(res, 405, 'method_not_allowed', path);
+      expect(res.headers.get('allow'), path).toBe('POST');
+    }
+    expectProblem(await t.call('GET', '/api/auth/nothing-here'), 404, 'not_found');
+  });
+
   it('a trailing slash is another path: 404, never a 405 that offers the very method used', async () => {
     for (const [method, path] of [
       ['GET', '/api/users/me/'],
@@ -456,7 +465,7 @@ describe('OpenAPI document and reference', () => {
       for (const [, name] of path.matchAll(/\{(\w+)\}/g)) {
         expect(op.parameters?.some((p: { in: string; name: string }) => p.in === 'path' && p.name === name), `${where} declares ${name}`).toBe(true);
       }
-      const authenticated = (path.startsWith('/api/') || path.startsWith('/competencies/')) && !isPublicRoute(method.toUpperCase(), path);
+      const authenticated = (path.startsWith('/api/') || path.startsWith('/competencies/')) && !isPublicRoute(path);
       if (authenticated) {
         expect(op.security, `${where} security`).toEqual(expect.arrayContaining([{ bearerAuth: [] }, { apiKeyHeader: [] }]));
         expect(op.responses['401'], `${where} documents 401`).toBeDefined();
@@ -468,7 +477,7 @@ describe('OpenAPI document and reference', () => {
 
   it('every authenticated route answers 401 without a credential and with a garbage one, before looking at anything else', async () => {
     const authenticated = routes().filter(
-      ({ method, path }) => (path.startsWith('/api/') || path.startsWith('/competencies/')) && !isPublicRoute(method.toUpperCase(), path),
+      ({ method, path }) => (path.startsWith('/api/') || path.startsWith('/competencies/')) && !isPublicRoute(path),
     );
     expect(authenticated.length).toBeGreaterThan(60);
     for (const { method, path } of authenticated) {

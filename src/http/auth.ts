@@ -4,11 +4,12 @@ import { looksLikeApiKey } from '../auth/secrets';
 import type { AppEnv } from '../context';
 import { unauthorized } from './errors';
 
-/** Routes anyone may call: health, sign-in, key discovery, the API reference. */
-export function isPublicRoute(method: string, path: string): boolean {
+/** Paths anyone may call, whatever the method: health, sign-in, key discovery, the API reference. */
+export function isPublicRoute(path: string): boolean {
   if (path === '/api/health' || path === '/api/health/uptime') return true;
   if (path === '/api/openapi.json' || path === '/api/docs' || path.startsWith('/api/docs/')) return true;
-  if (method === 'POST' && path.startsWith('/api/auth/')) return true;
+  // Sign-in and its kin take POST only; another method there is told so (405), not asked to sign in.
+  if (path.startsWith('/api/auth/')) return true;
   return false;
 }
 
@@ -24,7 +25,7 @@ export function credentialFrom(c: Context): { credential: string; header: 'autho
 }
 
 export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
-  if (c.req.method === 'OPTIONS' || isPublicRoute(c.req.method, c.req.path)) return next();
+  if (c.req.method === 'OPTIONS' || isPublicRoute(c.req.path)) return next();
   const found = credentialFrom(c);
   if (!found) throw unauthorized('Authentication required: send a Bearer token or an X-API-Key header');
   const invalid = () => unauthorized('The credential is invalid, expired or revoked');
