@@ -1,7 +1,7 @@
 // Users: admin management, search, self-service, permissions, and soft delete that locks the user
 // out everywhere at once while keeping their data.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeTestApp, type TestApp, type TestUser } from './helpers/app';
+import { expectProblem, makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { insertCourse, insertEnrollment } from './helpers/courses';
 import { enrollments } from '../db/schema';
 import { eq } from 'drizzle-orm';
@@ -339,6 +339,26 @@ describe('PATCH /api/users/{id}', () => {
     expect((await t.signIn(member.user.email, 'new-password-1')).access_token).toBeTruthy();
     // The refresh token from before the change is dead.
     expect((await t.call('POST', '/api/auth/refresh', { body: { refresh_token: session.refresh_token } })).status).toBe(401);
+  });
+
+  it('limits guesses of current_password as sign-in limits guesses (a stolen API key cannot find the password)', async () => {
+    const member = await t.newUser({ password: 'the-real-one-1' });
+    const { key } = await t.newApiKey(member);
+    const path = `/api/users/${member.user.id}`;
+    for (let i = 0; i < 5; i++) {
+      const guess = await t.call('PATCH', path, { as: key, body: { password: 'taken-over-1', current_password: `guess-${i}` } });
+      expect(guess.status).toBe(422);
+    }
+    // Past the limit even the right one is refused, and so is signing in: one budget per account.
+    const limited = await t.call('PATCH', path, { as: key, body: { password: 'taken-over-1', current_password: 'the-real-one-1' } });
+    expectProblem(limited, 429, 'rate_limited');
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect((await t.call('POST', '/api/auth/token', { body: { email: member.user.email, password: 'the-real-one-1' } })).status).toBe(429);
+
+    t.clock.advance(16 * 60 * 1000);
+    const owner = await t.newApiKey(member);
+    const changed = await t.call('PATCH', path, { as: owner.key, body: { password: 'a-new-one-22', current_password: 'the-real-one-1' } });
+    expect(changed.status).toBe(200);
   });
 
   it('an admin must also give their own current password, but not someone else\'s', async () => {

@@ -31,21 +31,37 @@ const dummyHash = (cost: number) => {
   return hash;
 };
 
-function throttled(seconds: number): AppError {
-  return new AppError('rate_limited', `Too many failed sign-ins; try again in ${seconds} s`, {
+function throttled(seconds: number, what: string): AppError {
+  return new AppError('rate_limited', `Too many failed ${what}; try again in ${seconds} s`, {
     headers: { 'Retry-After': String(seconds) },
   });
 }
 
-function checkNotThrottled(deps: AuthDeps, keys: { account?: string; ip: string }): void {
+type LimiterDeps = Pick<Deps, 'signInLimiter'>;
+
+function checkNotThrottled(deps: LimiterDeps, keys: { account?: string; ip: string }, what = 'sign-ins'): void {
   const wait = Math.max(
     deps.signInLimiter.ip.retryAfterSeconds(keys.ip),
     keys.account ? deps.signInLimiter.account.retryAfterSeconds(keys.account) : 0,
   );
-  if (wait > 0) throw throttled(wait);
+  if (wait > 0) throw throttled(wait, what);
 }
 
-function recordFailure(deps: AuthDeps, keys: { account?: string; ip: string }): void {
+/**
+ * The sign-in limits, applied to another check of an account's password: a password change's
+ * `current_password`. It draws on the same budget per account and per client address, so that a
+ * stolen API key or access token cannot guess the password there without limit.
+ */
+export function passwordAttempts(deps: LimiterDeps, email: string, ip: string) {
+  const keys = { account: normaliseEmail(email), ip };
+  return {
+    check: () => checkNotThrottled(deps, keys, 'password attempts'),
+    failed: () => recordFailure(deps, keys),
+    succeeded: () => deps.signInLimiter.account.reset(keys.account),
+  };
+}
+
+function recordFailure(deps: LimiterDeps, keys: { account?: string; ip: string }): void {
   deps.signInLimiter.ip.recordFailure(keys.ip);
   if (keys.account) deps.signInLimiter.account.recordFailure(keys.account);
 }

@@ -1,8 +1,10 @@
 // Users: admin management, search, the caller's own profile and permissions.
 import { createRoute } from '@hono/zod-openapi';
 import { permissionsOf } from '../auth/permissions';
+import { passwordAttempts } from '../auth/service';
 import type { Deps } from '../context';
 import { activeCourseRoles } from '../enrollments/service';
+import { clientIp } from '../http/client-ip';
 import { conflict, forbidden } from '../http/errors';
 import { errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, secured } from '../http/openapi';
 import { pageOf, paginate } from '../http/pagination';
@@ -172,7 +174,11 @@ export const usersRouter = newRouter()
         userDeps(deps),
         target,
         { name: body.name, email: body.email, role: body.role, password: body.password, currentPassword: body.current_password },
-        { requireCurrentPassword: actor.userId === id },
+        {
+          requireCurrentPassword: actor.userId === id,
+          // Guessing current_password is limited as guessing at sign-in is (429 past the limit).
+          attempts: passwordAttempts(deps, target.email, clientIp(c, deps.config.trustProxy)),
+        },
       );
       deps.auth.revoke();
       return c.json(presentUser(updated), 200);

@@ -159,16 +159,21 @@ export async function updateUser(
   deps: UserServiceDeps,
   target: UserRow,
   changes: UserChanges,
-  opts: { requireCurrentPassword: boolean },
+  opts: { requireCurrentPassword: boolean; attempts?: { check(): void; failed(): void; succeeded(): void } },
 ): Promise<UserRow> {
   let passwordHash: string | undefined;
   if (changes.password !== undefined) {
     if (opts.requireCurrentPassword) {
+      opts.attempts?.check();
       const ok =
         changes.currentPassword !== undefined &&
         target.passwordHash !== null &&
         (await verifyPassword(changes.currentPassword, target.passwordHash));
-      if (!ok) throw unprocessable('current_password is missing or wrong', [{ path: 'current_password', message: 'does not match' }]);
+      if (!ok) {
+        opts.attempts?.failed();
+        throw unprocessable('current_password is missing or wrong', [{ path: 'current_password', message: 'does not match' }]);
+      }
+      opts.attempts?.succeeded();
     }
     passwordHash = await hashPassword(changes.password, deps.scryptCost);
   }
