@@ -147,7 +147,7 @@ describe('GET /api/users and /api/users/search', () => {
     expect((await t.call('GET', '/api/users/search?q=%20%20', { as: t.admin })).status).toBe(400);
   });
 
-  it('lets instructors and TAs search, not plain members', async () => {
+  it('lets instructors search, not TAs, students or plain members (API.md: admins and instructors)', async () => {
     expect((await t.call('GET', '/api/users/search?q=bob', { as: alice })).status).toBe(403);
     const course = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id });
     const teacher = await t.newUser();
@@ -158,7 +158,7 @@ describe('GET /api/users and /api/users/search', () => {
     insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: course.id, userId: student.user.id, role: 'student' });
 
     expect(ids(await t.call('GET', '/api/users/search?q=bob', { as: teacher }))).toEqual([bob.user.id]);
-    expect((await t.call('GET', '/api/users/search?q=bob', { as: ta })).status).toBe(200);
+    expect((await t.call('GET', '/api/users/search?q=bob', { as: ta })).status).toBe(403);
     expect((await t.call('GET', '/api/users/search?q=bob', { as: student })).status).toBe(403);
   });
 

@@ -123,7 +123,10 @@ export function shareACourse(db: Db, tenantId: string, a: string, b: string): bo
   return row !== undefined;
 }
 
-/** True when the user is an active instructor or TA of at least one course (a deleted course counts for nothing). */
+/**
+ * True when the user is an active instructor of at least one course (a deleted course counts for
+ * nothing). A TA is not an instructor here, as in API.md's definition.
+ */
 export function teachesAnyCourse(db: Db, tenantId: string, userId: string): boolean {
   const row = db
     .select({ one: sql<number>`1` })
@@ -134,7 +137,7 @@ export function teachesAnyCourse(db: Db, tenantId: string, userId: string): bool
         eq(enrollments.tenantId, tenantId),
         eq(enrollments.userId, userId),
         eq(enrollments.status, 'active'),
-        sql`${enrollments.role} in ('instructor', 'ta')`,
+        eq(enrollments.role, 'instructor'),
         isNull(courses.deletedAt),
       ),
     )
