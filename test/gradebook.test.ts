@@ -393,6 +393,10 @@ describe('PUT /api/gradebook/assignments/{id}/grades/{student_id}', () => {
     expect((await t.call('GET', `${gradePath(a.id, student.user.id)}/history?per_page=101`, { as: o.instructor })).status).toBe(400);
     for (const who of [o.ta, student]) expect((await t.call('GET', `${gradePath(a.id, student.user.id)}/history`, { as: who })).status).toBe(403);
     expect((await t.call('GET', `${gradePath(a.id, student.user.id)}/history`, { as: otherTenant.admin })).status).toBe(404);
+    // A student id that is no student here (unknown, or of another tenant) is 404, as for the grade itself.
+    for (const who of [MISSING_ID, otherTenant.admin.user.id, o.ta.user.id]) {
+      expect((await t.call('GET', `${gradePath(a.id, who)}/history`, { as: o.instructor })).status, who).toBe(404);
+    }
   });
 
   it('lets a student read their own grade, and nobody else but instructors', async () => {

@@ -284,7 +284,8 @@ export const gradebookRouter = newRouter()
     (c) => {
       const db = c.get('deps').db;
       const { id, student_id } = c.req.valid('param');
-      const { assignment } = instructorAssignment(db, c.get('actor'), id);
+      const { assignment, offering } = instructorAssignment(db, c.get('actor'), id);
+      getStudent(db, offering, student_id); // 404 for anyone never a student here, as the grade itself answers
       const q = c.req.valid('query');
       const { rows, total } = gradeHistory(db, assignment, student_id, q);
       return c.json(paginate(c, q, rows.map(presentGradeChange), total), 200);
