@@ -1,7 +1,7 @@
 // Users: admin management, search, self-service, permissions, and soft delete that locks the user
 // out everywhere at once while keeping their data.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, makeTestApp, type TestApp, type TestUser } from './helpers/app';
+import { expectProblem, expectUnauthorized, makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { insertCourse, insertEnrollment } from './helpers/courses';
 import { enrollments } from '../db/schema';
 import { eq } from 'drizzle-orm';
@@ -339,6 +339,33 @@ describe('PATCH /api/users/{id}', () => {
     expect((await t.signIn(member.user.email, 'new-password-1')).access_token).toBeTruthy();
     // The refresh token from before the change is dead.
     expect((await t.call('POST', '/api/auth/refresh', { body: { refresh_token: session.refresh_token } })).status).toBe(401);
+  });
+
+  it('a new password signs the user out everywhere: access tokens issued before it stop at once, API keys go on', async () => {
+    const member = await t.newUser({ password: 'before-change-1' });
+    const elsewhere = await t.signIn(member.user.email, 'before-change-1');
+    const here = await t.signIn(member.user.email, 'before-change-1');
+    const { key } = await t.newApiKey(member);
+    const fromKey = (await t.call('POST', '/api/auth/token', { body: { api_key: key } })).body.access_token as string;
+    t.clock.advance(2_000);
+
+    const changed = await t.call('PATCH', `/api/users/${member.user.id}`, {
+      as: here.access_token,
+      body: { password: 'after-change-1', current_password: 'before-change-1' },
+    });
+    expect(changed.status).toBe(200);
+    for (const token of [elsewhere.access_token, here.access_token, fromKey]) {
+      expectUnauthorized(await t.call('GET', '/api/users/me', { as: token }));
+    }
+    // The API key is a credential of its own: it goes on, and signing in anew works.
+    expect((await t.call('GET', '/api/users/me', { as: key })).status).toBe(200);
+    const again = await t.signIn(member.user.email, 'after-change-1');
+    expect((await t.call('GET', '/api/users/me', { as: again.access_token })).status).toBe(200);
+
+    // An admin's reset does the same to the member's sessions (a compromised account).
+    t.clock.advance(2_000);
+    expect((await t.call('PATCH', `/api/users/${member.user.id}`, { as: t.admin, body: { password: 'reset-by-admin-1' } })).status).toBe(200);
+    expectUnauthorized(await t.call('GET', '/api/users/me', { as: again.access_token }));
   });
 
   it('limits guesses of current_password as sign-in limits guesses (a stolen API key cannot find the password)', async () => {

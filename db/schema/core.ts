@@ -24,6 +24,8 @@ export const users = sqliteTable(
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
     deletedAt: text('deleted_at'),
+    /** Access tokens issued before this second are refused: set by a password change (sign out everywhere). */
+    tokensValidAfter: text('tokens_valid_after'),
   },
   (t) => [
     // Unique among live users: a deleted user's email may be given to a new account (a returning learner).

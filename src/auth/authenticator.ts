@@ -36,6 +36,7 @@ interface CachedClaims {
   userId: string;
   tenantId: string;
   expiresAtMs: number;
+  issuedAtS: number;
   /** The API key the token was obtained with, if any: the token dies with the key. */
   apiKeyId?: string;
 }
@@ -61,6 +62,8 @@ interface CachedUser {
   /** The user as the caller of an access token not obtained with an API key (the common case). */
   actor: Actor;
   profile: UserProfile;
+  /** Access tokens issued before this second (a password change) are refused; null: none. */
+  tokensValidAfterS: number | null;
   epoch: number;
 }
 
@@ -143,15 +146,18 @@ export class Authenticator {
     if (!claims) {
       const verified = await this.signer.verify(token);
       if (!verified) return null;
-      claims = { userId: verified.sub, tenantId: verified.tid, expiresAtMs: verified.exp * 1000, apiKeyId: verified.akid };
+      claims = { userId: verified.sub, tenantId: verified.tid, expiresAtMs: verified.exp * 1000, issuedAtS: verified.iat, apiKeyId: verified.akid };
       this.claims.set(token, claims);
     }
     if (claims.expiresAtMs <= now) {
       this.claims.delete(token);
       return null;
     }
-    const user = this.loadUser(claims.userId);
-    if (!user || user.tenantId !== claims.tenantId) return null;
+    const cached = this.cachedUser(claims.userId);
+    if (!cached || cached.actor.tenantId !== claims.tenantId) return null;
+    // Issued before the user's last password change: that change signed them out everywhere.
+    if (cached.tokensValidAfterS !== null && claims.issuedAtS < cached.tokensValidAfterS) return null;
+    const user = cached.actor;
     if (claims.apiKeyId === undefined) return actorOf(user, 'jwt', undefined);
     if (!this.liveKey(claims.apiKeyId, claims.userId, now)) return null;
     this.touchKey(claims.apiKeyId, now);
@@ -260,6 +266,7 @@ export class Authenticator {
         updatedAt: row.updatedAt,
         deletedAt: row.deletedAt,
       },
+      tokensValidAfterS: row.tokensValidAfter ? Math.floor(Date.parse(row.tokensValidAfter) / 1000) : null,
       epoch: this.epoch,
     };
     this.users.set(userId, entry);

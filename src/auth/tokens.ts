@@ -25,6 +25,8 @@ export interface AccessClaims {
   tid: string;
   role: string;
   exp: number;
+  /** Issued at, in seconds. */
+  iat: number;
   jti: string;
   /** Set when the token was obtained with an API key: it lives only as long as that key. */
   akid?: string;
@@ -104,7 +106,7 @@ export class TokenSigner {
         audience: ACCESS_TOKEN_AUDIENCE,
         typ: 'at+jwt',
         currentDate: this.clock.now(),
-        requiredClaims: ['sub', 'exp', 'jti'],
+        requiredClaims: ['sub', 'exp', 'iat', 'jti'],
       });
       if (typeof payload.tid !== 'string' || typeof payload.role !== 'string') return null;
       if (payload.akid !== undefined && typeof payload.akid !== 'string') return null;
@@ -113,6 +115,7 @@ export class TokenSigner {
         tid: payload.tid,
         role: payload.role,
         exp: payload.exp!,
+        iat: payload.iat!,
         jti: payload.jti!,
         ...(payload.akid ? { akid: payload.akid } : {}),
       };

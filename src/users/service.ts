@@ -156,7 +156,8 @@ export interface UserChanges {
 
 /**
  * Applies changes the policy already allowed. A user changing their own password must prove the
- * current one; an admin resetting someone else's need not. A password change ends every session.
+ * current one; an admin resetting someone else's need not. A password change ends every session:
+ * refresh tokens are revoked, and access tokens issued before it are refused (API keys go on).
  */
 export async function updateUser(
   deps: UserServiceDeps,
@@ -189,7 +190,8 @@ export async function updateUser(
           ...(changes.name !== undefined ? { name: changes.name.trim() } : {}),
           ...(changes.email !== undefined ? { email: normaliseEmail(changes.email) } : {}),
           ...(changes.role !== undefined ? { role: changes.role } : {}),
-          ...(passwordHash !== undefined ? { passwordHash } : {}),
+          // A new password signs the user out everywhere: refresh tokens now, access tokens too.
+          ...(passwordHash !== undefined ? { passwordHash, tokensValidAfter: now } : {}),
           updatedAt: now,
         })
         .where(and(eq(users.id, target.id), eq(users.tenantId, target.tenantId)))
