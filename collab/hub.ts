@@ -108,6 +108,9 @@ type HubSocket = WebSocket & { [CONNECTION]?: Connection };
 
 const PATH = /^\/collab\/([^/?#]+)\/?$/;
 
+/** How long a refused socket may take to answer its close before it is cut off. */
+const REFUSED_LINGER_MS = 2_000;
+
 /**
  * The request target as a URL, or null when it does not parse: the target comes from the client,
  * and `new URL` throws on some that node's HTTP parser lets through (`GET http://[/collab/x`).
@@ -133,6 +136,8 @@ function documentIdOf(segment: string): string {
 export class CollabHub {
   private readonly rooms = new Map<string, Room>();
   private readonly connections = new Set<Connection>();
+  /** Sockets refused at admission (or at shutdown), until they are gone. */
+  private readonly refused = new Set<WebSocket>();
   private readonly wss: WebSocketServer;
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly stopRevokeListener: () => void;
@@ -198,7 +203,7 @@ export class CollabHub {
       })
       .then((decision) => {
         this.wss.handleUpgrade(request, socket, head, (ws) => {
-          if ('close' in decision) ws.close(decision.close, decision.reason);
+          if ('close' in decision) this.refuse(ws, decision.close, decision.reason);
           else this.accept(ws, decision.actor, documentId, decision.canEdit);
         });
       });
@@ -218,9 +223,23 @@ export class CollabHub {
     return { actor, canEdit: access === 'edit' };
   }
 
+  /**
+   * Closes a socket that is not admitted. Until it is gone it has an error listener (without one,
+   * a bad frame from the client would be an uncaught exception: the process gone) and it is
+   * tracked, so that a client that never answers the close cannot hold a shutdown; it is cut off
+   * after REFUSED_LINGER_MS, not after ws's 30 s.
+   */
+  private refuse(ws: WebSocket, code: number, reason: string): void {
+    ws.on('error', CollabHub.onSocketError);
+    this.refused.add(ws);
+    ws.once('close', () => this.refused.delete(ws));
+    ws.close(code, reason);
+    setTimeout(() => ws.terminate(), REFUSED_LINGER_MS).unref();
+  }
+
   private accept(ws: WebSocket, actor: Actor, documentId: string, canEdit: boolean): void {
     if (this.closing) {
-      ws.close(CLOSE.goingAway, 'server shutting down');
+      this.refuse(ws, CLOSE.goingAway, 'server shutting down');
       return;
     }
     let room: Room;
@@ -228,7 +247,7 @@ export class CollabHub {
       room = this.joinRoom(documentId);
     } catch (err) {
       this.opts.logger.error({ err, documentId }, 'could not open document');
-      ws.close(CLOSE.internalError, 'could not open document');
+      this.refuse(ws, CLOSE.internalError, 'could not open document');
       return;
     }
     const conn: Connection = {
@@ -509,6 +528,7 @@ export class CollabHub {
           conn.ws.close(CLOSE.goingAway, 'server shutting down');
         }),
     );
+    for (const ws of this.refused) ws.terminate();
     await Promise.all(closed);
     // Anything still open (a socket that never answered) is released here.
     for (const room of [...this.rooms.values()]) {

@@ -283,20 +283,14 @@ describe('admission and close codes', () => {
 
   it('survives request targets that do not parse, answering each and serving on', async () => {
     // Each of these once threw inside the upgrade handler: an uncaught exception, the process gone.
-    const upgrade = (target: string) =>
-      new Promise<string>((resolve) => {
-        const socket = connect(server.port, '127.0.0.1');
-        let answer = '';
-        socket.on('data', (chunk) => (answer += chunk));
-        socket.on('close', () => resolve(answer.split('\r\n')[0]!));
-        socket.setTimeout(3_000, () => socket.destroy());
-        socket.write(
-          `GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n` +
-            `Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`,
-        );
-      });
-    expect(await upgrade('http://[/collab/x')).toBe('HTTP/1.1 404 Not Found');
-    expect(await upgrade('http://a:b@[::1/collab/x')).toBe('HTTP/1.1 404 Not Found');
+    const statusLine = async (target: string) => {
+      const raw = rawUpgrade(server.port, target);
+      raw.socket.setTimeout(3_000, () => raw.socket.destroy());
+      await raw.closed;
+      return raw.received().split('\r\n')[0];
+    };
+    expect(await statusLine('http://[/collab/x')).toBe('HTTP/1.1 404 Not Found');
+    expect(await statusLine('http://a:b@[::1/collab/x')).toBe('HTTP/1.1 404 Not Found');
     // Malformed percent-encoding: no document has that id.
     expect(await closeCode(`/collab/%E0%A4%A?token=${owner.token}`)).toBe(4404);
 
@@ -433,7 +427,37 @@ describe('admission and close codes', () => {
   });
 });
 
+/** An upgrade request over a bare TCP socket, which answers nothing unless told to. */
+function rawUpgrade(port: number, target: string) {
+  const socket = connect(port, '127.0.0.1');
+  let received = '';
+  socket.on('data', (chunk) => (received += chunk.toString('latin1')));
+  const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+  socket.write(
+    `GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n` +
+      `Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`,
+  );
+  return { socket, closed, received: () => received };
+}
+
 describe('faults stay with the faulty connection', () => {
+  it('a bad frame on a refused connection (4401, 4404) ends that socket only', async () => {
+    // A refused socket had no error listener: the frame error was an uncaught exception, the process gone.
+    for (const target of [`/collab/${MISSING_ID}`, `/collab/${MISSING_ID}?token=${owner.token}`]) {
+      const raw = rawUpgrade(server.port, target);
+      await eventually(() => raw.received().includes('HTTP/1.1 101'), 5_000, 'upgraded');
+      await eventually(() => raw.received().length > raw.received().indexOf('\r\n\r\n') + 4, 5_000, 'close frame');
+      // Unmasked, and a reserved opcode: both are protocol errors from a client.
+      raw.socket.write(Buffer.from([0x83, 0x01, 0x00]));
+      await raw.closed;
+    }
+    const id = await newDocument();
+    const e = editorFor(id, owner);
+    await synced(e);
+    e.provider.destroy();
+  });
+
+
   it('closes a connection sending malformed or truncated frames (1007) and a text frame (1003); others go on', async () => {
     const id = await newDocument();
     const good = editorFor(id, owner);
@@ -579,6 +603,20 @@ describe('faults stay with the faulty connection', () => {
     await ownServer.close();
     expect((await c.closed).code).toBe(1001);
     expect(own.deps.documents.liveCount).toBe(0);
+    own.close();
+  });
+
+  it('a refused client that never answers its close neither holds a shutdown nor lingers', async () => {
+    const own = await makeTestApp();
+    const ownServer = await startCollabServer(own);
+    const silent = rawUpgrade(ownServer.port, `/collab/${MISSING_ID}`);
+    await eventually(() => silent.received().includes('HTTP/1.1 101'), 5_000, 'upgraded');
+    let cutOff = false;
+    void silent.closed.then(() => (cutOff = true));
+    await ownServer.hub.close();
+    // The hub cut it off itself: it neither waited for the client nor left it to the HTTP server's deadline.
+    await eventually(() => cutOff, 1_000, 'refused socket cut off by the shutdown');
+    await ownServer.close();
     own.close();
   });
 });
