@@ -108,6 +108,24 @@ type HubSocket = WebSocket & { [CONNECTION]?: Connection };
 
 const PATH = /^\/collab\/([^/?#]+)\/?$/;
 
+/** The largest awareness update a connection may send (a stock client's is well under 1 KiB). */
+const MAX_AWARENESS_BYTES = 64 * 1024;
+/** Awareness client ids one connection may hold (a stock client has one). */
+const MAX_AWARENESS_CLIENTS = 16;
+
+/** The client ids an awareness update names (y-protocols' format: count, then id, clock, state per entry); throws on malformed bytes. */
+function awarenessClientIds(update: Uint8Array): number[] {
+  const decoder = decoding.createDecoder(update);
+  const count = decoding.readVarUint(decoder);
+  const ids: number[] = [];
+  for (let i = 0; i < count; i++) {
+    ids.push(decoding.readVarUint(decoder));
+    decoding.readVarUint(decoder);
+    decoding.readVarString(decoder);
+  }
+  return ids;
+}
+
 /** How long a refused socket may take to answer its close before it is cut off. */
 const REFUSED_LINGER_MS = 2_000;
 
@@ -348,6 +366,17 @@ export class CollabHub {
           break;
         case MESSAGE_AWARENESS: {
           const update = decoding.readVarUint8Array(decoder);
+          // Presence is a name, a colour and a cursor: bounded, so that no connection (a viewer's
+          // included) can fill the server's memory with states it keeps for 30 s.
+          if (update.byteLength > MAX_AWARENESS_BYTES) {
+            conn.ws.close(CLOSE.tooBig, 'awareness update too large');
+            break;
+          }
+          const ids = awarenessClientIds(update);
+          if (new Set([...conn.awarenessIds, ...ids]).size > MAX_AWARENESS_CLIENTS) {
+            conn.ws.close(CLOSE.policyViolation, 'too many awareness clients on one connection');
+            break;
+          }
           awarenessProtocol.applyAwarenessUpdate(room.awareness, update, conn);
           break;
         }

@@ -806,6 +806,58 @@ describe('awareness protocol over a raw socket', () => {
     remote.destroy();
     raw.ws.close();
   });
+
+  /** An awareness message naming these clients with these states, byte by byte as y-protocols writes it. */
+  const awarenessFrame = (entries: { id: number; clock: number; state: string }[], cut = 0) => {
+    const update = encoding.createEncoder();
+    encoding.writeVarUint(update, entries.length);
+    for (const e of entries) {
+      encoding.writeVarUint(update, e.id);
+      encoding.writeVarUint(update, e.clock);
+      encoding.writeVarString(update, e.state);
+    }
+    const bytes = encoding.toUint8Array(update);
+    const message = encoding.createEncoder();
+    encoding.writeVarUint(message, 1);
+    encoding.writeVarUint8Array(message, bytes.subarray(0, bytes.length - cut));
+    return encoding.toUint8Array(message);
+  };
+
+  it('bounds what one connection may put in the room: state size, client ids, and nothing from a malformed message', async () => {
+    const id = await newDocument();
+    const watcher = editorFor(id, owner);
+    await synced(watcher);
+    const others = () => [...watcher.provider.awareness.getStates().keys()].filter((k) => k !== watcher.doc.clientID);
+
+    // A state of 100 KiB (presence is a name and a cursor): 1009, and nobody sees it.
+    const big = rawClient(server.port, `/collab/${id}?token=${viewer.token}`);
+    await big.opened;
+    big.ws.send(awarenessFrame([{ id: 9001, clock: 1, state: JSON.stringify({ blob: 'x'.repeat(100 * 1024) }) }]));
+    expect((await big.closed).code).toBe(1009);
+
+    // Seventeen client ids from one connection: 1008; the sixteen before stay its own and go with it.
+    const many = rawClient(server.port, `/collab/${id}?token=${viewer.token}`);
+    await many.opened;
+    many.ws.send(awarenessFrame(Array.from({ length: 16 }, (_, i) => ({ id: 8000 + i, clock: 1, state: '{"user":{"name":"v"}}' }))));
+    await eventually(() => others().length === 16, 5_000, 'sixteen presences');
+    many.ws.send(awarenessFrame([{ id: 8100, clock: 1, state: '{"user":{"name":"one too many"}}' }]));
+    expect((await many.closed).code).toBe(1008);
+    await eventually(() => others().length === 0, 5_000, 'its presences removed with it');
+
+    // A malformed message whose first entry is whole: 1007, and that entry is not applied (no ghost).
+    const broken = rawClient(server.port, `/collab/${id}?token=${viewer.token}`);
+    await broken.opened;
+    broken.ws.send(awarenessFrame([{ id: 7000, clock: 1, state: '{"user":{"name":"GHOST"}}' }, { id: 7001, clock: 1, state: '{}' }], 1));
+    expect((await broken.closed).code).toBe(1007);
+    // A presence sent after it reaches the watcher after anything the broken one could have caused.
+    const probe = rawClient(server.port, `/collab/${id}?token=${viewer.token}`);
+    await probe.opened;
+    probe.ws.send(awarenessFrame([{ id: 7500, clock: 1, state: '{"user":{"name":"probe"}}' }]));
+    await eventually(() => others().includes(7500), 5_000, 'the probe presence');
+    expect(others()).not.toContain(7000);
+    probe.ws.close();
+    watcher.provider.destroy();
+  });
 });
 
 describe('health reports collab', () => {
