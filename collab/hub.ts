@@ -241,6 +241,15 @@ export class CollabHub {
     return { actor, canEdit: access === 'edit' };
   }
 
+  /** Our state vector: the client answers with every change of its own that the document lacks. */
+  private sendSyncStep1(conn: Connection): void {
+    const sync = encoding.createEncoder();
+    encoding.writeVarUint(sync, MESSAGE_SYNC);
+    encoding.writeVarUint(sync, syncProtocol.messageYjsSyncStep1);
+    encoding.writeVarUint8Array(sync, this.opts.store.encodeStateVector(conn.room.documentId));
+    this.send(conn, encoding.toUint8Array(sync));
+  }
+
   /**
    * Closes a socket that is not admitted. Until it is gone it has an error listener (without one,
    * a bad frame from the client would be an uncaught exception: the process gone) and it is
@@ -289,11 +298,7 @@ export class CollabHub {
     ws.on('error', CollabHub.onSocketError);
 
     // Sync step 1 (our state vector) and the presence of everyone already here.
-    const sync = encoding.createEncoder();
-    encoding.writeVarUint(sync, MESSAGE_SYNC);
-    encoding.writeVarUint(sync, syncProtocol.messageYjsSyncStep1);
-    encoding.writeVarUint8Array(sync, this.opts.store.encodeStateVector(documentId));
-    this.send(conn, encoding.toUint8Array(sync));
+    this.sendSyncStep1(conn);
     const states = room.awareness.getStates();
     if (states.size > 0) {
       this.send(conn, awarenessMessage(awarenessProtocol.encodeAwarenessUpdate(room.awareness, [...states.keys()])));
@@ -527,7 +532,11 @@ export class CollabHub {
         else if (access === 'none') conn.ws.close(CLOSE.forbidden, 'access removed');
         else {
           conn.actor = actor;
+          const couldEdit = conn.canEdit;
           conn.canEdit = access === 'edit';
+          // Made an editor: ask the client for what it has that the document lacks (edits refused
+          // while it could not edit, which its later edits build on), as at connect.
+          if (!couldEdit && conn.canEdit) this.sendSyncStep1(conn);
         }
       } catch (err) {
         this.opts.logger.error({ err, documentId: conn.room.documentId }, 'collab access re-check failed');

@@ -9,6 +9,7 @@ import * as Y from 'yjs';
 import { documentCollabAccess } from '../collab/access';
 import { documentUpdates } from '../db/schema';
 import { searchIndexOf } from '../src/documents/search';
+import { newGroup } from './helpers/documents';
 import { MISSING_ID, makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import {
   connectEditor,
@@ -418,6 +419,46 @@ describe('admission and close codes', () => {
     await eventually(() => c.messages.some((m) => m[0] === 2), 5_000, 'permission denied');
     expect(storedCount(id)).toBe(before);
     c.ws.close();
+  });
+
+  it('a viewer made editor can edit at once, and what they typed while refused is stored then', async () => {
+    const id = await newDocument('hello');
+    const member = await t.newUser();
+    const share = (role: string) =>
+      t.call('POST', `/api/documents/${id}/collaborators`, { as: owner, body: { principal_type: 'user', principal_id: member.user.id, role } });
+    await share('viewer');
+    const watcher = editorFor(id, owner);
+    const promoted = editorFor(id, member);
+    await Promise.all([synced(watcher), synced(promoted)]);
+
+    // Typed as a viewer: refused, kept only in the client's own copy.
+    promoted.text.insert(promoted.text.length, ' [while viewer]');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await contentOf(id)).toBe('hello');
+
+    // No 30 s re-check to wait for: the grant itself makes the connection an editor, and the client
+    // is asked for what the document lacks, so its earlier text arrives with the next.
+    expect((await share('editor')).status).toBe(200);
+    promoted.text.insert(promoted.text.length, ' [as editor]');
+    const expected = 'hello [while viewer] [as editor]';
+    await eventually(async () => (await contentOf(id)) === expected, 5_000, 'stored');
+    await eventually(() => watcher.text.toString() === expected, 5_000, 'the other editor has it');
+    watcher.provider.destroy();
+    promoted.provider.destroy();
+  });
+
+  it('joining a group that edits the document makes a connected viewer an editor at once', async () => {
+    const id = await newDocument('base');
+    const member = await t.newUser();
+    await t.call('POST', `/api/documents/${id}/collaborators`, { as: owner, body: { principal_type: 'user', principal_id: member.user.id, role: 'viewer' } });
+    const group = await newGroup(t, `editors-${crypto.randomUUID().slice(0, 8)}`, []);
+    await t.call('POST', `/api/documents/${id}/collaborators`, { as: owner, body: { principal_type: 'group', principal_id: group, role: 'editor' } });
+    const e = editorFor(id, member);
+    await synced(e);
+    expect((await t.call('PUT', `/api/groups/${group}/members/${member.user.id}`, { as: t.admin })).status).toBe(204);
+    e.text.insert(e.text.length, ' +group');
+    await eventually(async () => (await contentOf(id)) === 'base +group', 5_000, 'stored');
+    e.provider.destroy();
   });
 
   it('a plain GET of the collab path is told to upgrade', async () => {

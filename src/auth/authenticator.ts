@@ -118,6 +118,14 @@ export class Authenticator {
     for (const listener of this.listeners) listener();
   }
 
+  /**
+   * Call after a write that gives access (a grant added or raised, a group joined): no credential
+   * changes, but live connections re-decide at once, so that a viewer made editor can edit now.
+   */
+  widened(): void {
+    for (const listener of this.listeners) listener();
+  }
+
   /** Long-lived connections (WebSockets) re-check their caller when access may have changed. */
   onRevoke(listener: () => void): () => void {
     this.listeners.add(listener);

@@ -401,6 +401,7 @@ export const documentsRouter = router
         role: body.role,
       });
       if (result.narrowed) auth.revoke();
+      else auth.widened();
       const collaborator = presentCollaborator(result.collaborator);
       if (!result.created) return c.json(collaborator, 200);
       c.header('Location', `${documentPath(id)}/collaborators/${body.principal_type}/${body.principal_id}`);

@@ -171,6 +171,8 @@ export const groupsRouter = newRouter()
       const { db, clock } = c.var.deps;
       const { id, user_id } = c.req.valid('param');
       addMember(db, clock, getGroup(db, c.var.actor.tenantId, id), user_id);
+      // The group's grants now reach the user, open documents included.
+      c.var.deps.auth.widened();
       return c.body(null, 204);
     },
   )
