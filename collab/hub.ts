@@ -113,17 +113,32 @@ const MAX_AWARENESS_BYTES = 64 * 1024;
 /** Awareness client ids one connection may hold (a stock client has one). */
 const MAX_AWARENESS_CLIENTS = 16;
 
-/** The client ids an awareness update names (y-protocols' format: count, then id, clock, state per entry); throws on malformed bytes. */
-function awarenessClientIds(update: Uint8Array): number[] {
+interface AwarenessEntry {
+  id: number;
+  clock: number;
+  state: string;
+}
+
+/** An awareness update's entries (y-protocols' format: count, then id, clock, JSON state); throws on malformed bytes. */
+function awarenessEntries(update: Uint8Array): AwarenessEntry[] {
   const decoder = decoding.createDecoder(update);
   const count = decoding.readVarUint(decoder);
-  const ids: number[] = [];
+  const entries: AwarenessEntry[] = [];
   for (let i = 0; i < count; i++) {
-    ids.push(decoding.readVarUint(decoder));
-    decoding.readVarUint(decoder);
-    decoding.readVarString(decoder);
+    entries.push({ id: decoding.readVarUint(decoder), clock: decoding.readVarUint(decoder), state: decoding.readVarString(decoder) });
   }
-  return ids;
+  return entries;
+}
+
+function encodeAwarenessEntries(entries: AwarenessEntry[]): Uint8Array {
+  const encoder = encoding.createEncoder();
+  encoding.writeVarUint(encoder, entries.length);
+  for (const e of entries) {
+    encoding.writeVarUint(encoder, e.id);
+    encoding.writeVarUint(encoder, e.clock);
+    encoding.writeVarString(encoder, e.state);
+  }
+  return encoding.toUint8Array(encoder);
 }
 
 /** How long a refused socket may take to answer its close before it is cut off. */
@@ -239,6 +254,11 @@ export class CollabHub {
     if (access === 'unknown') return { close: CLOSE.notFound, reason: 'unknown document' };
     if (access === 'none') return { close: CLOSE.forbidden, reason: 'no access to this document' };
     return { actor, canEdit: access === 'edit' };
+  }
+
+  private ownedByAnother(room: Room, conn: Connection, clientId: number): boolean {
+    for (const other of room.connections) if (other !== conn && other.awarenessIds.has(clientId)) return true;
+    return false;
   }
 
   /** Our state vector: the client answers with every change of its own that the document lacks. */
@@ -377,12 +397,17 @@ export class CollabHub {
             conn.ws.close(CLOSE.tooBig, 'awareness update too large');
             break;
           }
-          const ids = awarenessClientIds(update);
-          if (new Set([...conn.awarenessIds, ...ids]).size > MAX_AWARENESS_CLIENTS) {
+          const entries = awarenessEntries(update);
+          // A presence belongs to the connection that announced it: entries for another
+          // connection's client ids are dropped (a viewer cannot rename or remove an editor's
+          // cursor). Stock clients do send such entries, when they time a peer out on their side.
+          const own = entries.filter((e) => !this.ownedByAnother(room, conn, e.id));
+          if (new Set([...conn.awarenessIds, ...own.map((e) => e.id)]).size > MAX_AWARENESS_CLIENTS) {
             conn.ws.close(CLOSE.policyViolation, 'too many awareness clients on one connection');
             break;
           }
-          awarenessProtocol.applyAwarenessUpdate(room.awareness, update, conn);
+          if (own.length === 0) break;
+          awarenessProtocol.applyAwarenessUpdate(room.awareness, own.length === entries.length ? update : encodeAwarenessEntries(own), conn);
           break;
         }
         case MESSAGE_QUERY_AWARENESS:

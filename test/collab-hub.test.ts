@@ -864,6 +864,30 @@ describe('awareness protocol over a raw socket', () => {
     return encoding.toUint8Array(message);
   };
 
+  it("a connection cannot rename or remove another connection's presence", async () => {
+    const id = await newDocument();
+    const ada = editorFor(id, owner);
+    const bob = editorFor(id, editor);
+    await Promise.all([synced(ada), synced(bob)]);
+    ada.provider.awareness.setLocalStateField('user', { name: 'Ada' });
+    const adaId = ada.doc.clientID;
+    await eventually(() => bob.provider.awareness.getStates().get(adaId)?.user?.name === 'Ada', 5_000, 'Ada present');
+    const clock = ada.provider.awareness.meta.get(adaId)!.clock;
+
+    const mallory = rawClient(server.port, `/collab/${id}?token=${viewer.token}`);
+    await mallory.opened;
+    mallory.ws.send(awarenessFrame([{ id: adaId, clock: clock + 1, state: '{"user":{"name":"Mallory pretending"}}' }]));
+    mallory.ws.send(awarenessFrame([{ id: adaId, clock: clock + 2, state: 'null' }]));
+    // Mallory's own presence goes through, after whatever the two above could have done.
+    mallory.ws.send(awarenessFrame([{ id: 4242, clock: 1, state: '{"user":{"name":"Mallory"}}' }]));
+    await eventually(() => bob.provider.awareness.getStates().get(4242)?.user?.name === 'Mallory', 5_000, "Mallory's own presence");
+    expect(bob.provider.awareness.getStates().get(adaId)).toEqual({ user: { name: 'Ada' } });
+    expect(ada.provider.awareness.getLocalState()).toEqual({ user: { name: 'Ada' } });
+    mallory.ws.close();
+    ada.provider.destroy();
+    bob.provider.destroy();
+  });
+
   it('bounds what one connection may put in the room: state size, client ids, and nothing from a malformed message', async () => {
     const id = await newDocument();
     const watcher = editorFor(id, owner);
