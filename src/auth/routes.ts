@@ -34,7 +34,11 @@ export const authRouter = newRouter()
       path: '/api/auth/token',
       tags,
       summary: 'Generate a JWT for API access (password or API-key grant)',
-      request: jsonBody(z.union([passwordGrantBody, apiKeyGrantBody])),
+      request: jsonBody(
+        z.union([passwordGrantBody, apiKeyGrantBody], {
+          error: 'send {email, password} (with tenant when asked for it) or {api_key}, with nothing else',
+        }),
+      ),
       responses: {
         200: jsonContent(tokenSchema, 'Tokens'),
         ...errorResponses(400, 401, 413, 415, 429),
