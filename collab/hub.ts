@@ -67,6 +67,8 @@ interface Connection {
   hub: CollabHub;
   room: Room;
   actor: Actor;
+  /** When the credential was checked (Authenticator.stamp): a later password change ends the connection. */
+  admittedAtS: number;
   canEdit: boolean;
   /** Awareness client ids this connection controls, removed when it closes. */
   awarenessIds: Set<number>;
@@ -237,7 +239,7 @@ export class CollabHub {
       .then((decision) => {
         this.wss.handleUpgrade(request, socket, head, (ws) => {
           if ('close' in decision) this.refuse(ws, decision.close, decision.reason);
-          else this.accept(ws, decision.actor, documentId, decision.canEdit);
+          else this.accept(ws, decision.actor, decision.admittedAtS, documentId, decision.canEdit);
         });
       });
   };
@@ -245,15 +247,16 @@ export class CollabHub {
   private async admit(
     documentId: string,
     token: string | null,
-  ): Promise<{ actor: Actor; canEdit: boolean } | { close: number; reason: string }> {
+  ): Promise<{ actor: Actor; admittedAtS: number; canEdit: boolean } | { close: number; reason: string }> {
     if (!token) return { close: CLOSE.unauthenticated, reason: 'token required' };
+    const admittedAtS = this.opts.auth.stamp();
     const actor = await this.opts.auth.authenticate(token);
     if (!actor) return { close: CLOSE.unauthenticated, reason: 'invalid or expired token' };
     if (!isUuid(documentId)) return { close: CLOSE.notFound, reason: 'unknown document' };
     const access = this.opts.access(actor, documentId);
     if (access === 'unknown') return { close: CLOSE.notFound, reason: 'unknown document' };
     if (access === 'none') return { close: CLOSE.forbidden, reason: 'no access to this document' };
-    return { actor, canEdit: access === 'edit' };
+    return { actor, admittedAtS, canEdit: access === 'edit' };
   }
 
   private ownedByAnother(room: Room, conn: Connection, clientId: number): boolean {
@@ -284,7 +287,7 @@ export class CollabHub {
     setTimeout(() => ws.terminate(), REFUSED_LINGER_MS).unref();
   }
 
-  private accept(ws: WebSocket, actor: Actor, documentId: string, canEdit: boolean): void {
+  private accept(ws: WebSocket, actor: Actor, admittedAtS: number, documentId: string, canEdit: boolean): void {
     if (this.closing) {
       this.refuse(ws, CLOSE.goingAway, 'server shutting down');
       return;
@@ -302,6 +305,7 @@ export class CollabHub {
       hub: this,
       room,
       actor,
+      admittedAtS,
       canEdit,
       awarenessIds: new Set(),
       alive: true,
@@ -545,7 +549,7 @@ export class CollabHub {
     const decided = new Map<string, CollabAccess>();
     for (const conn of [...this.connections]) {
       try {
-        const actor = this.opts.auth.recheck(conn.actor);
+        const actor = this.opts.auth.recheck(conn.actor, conn.admittedAtS);
         if (!actor) {
           conn.ws.close(CLOSE.unauthenticated, 'credential revoked');
           continue;

@@ -461,6 +461,28 @@ describe('admission and close codes', () => {
     e.provider.destroy();
   });
 
+  it('a password change ends the connections opened with access tokens; one opened with an API key goes on', async () => {
+    const id = await newDocument();
+    const member = await t.newUser({ password: 'collab-before-1' });
+    await t.call('POST', `/api/documents/${id}/collaborators`, { as: owner, body: { principal_type: 'user', principal_id: member.user.id, role: 'editor' } });
+    const session = await t.signIn(member.user.email, 'collab-before-1');
+    const { key } = await t.newApiKey(member);
+    const byToken = rawClient(server.port, `/collab/${id}?token=${session.access_token}`);
+    const byKey = rawClient(server.port, `/collab/${id}?token=${key}`);
+    await Promise.all([byToken.opened, byKey.opened]);
+    t.clock.advance(2_000);
+
+    const changed = await t.call('PATCH', `/api/users/${member.user.id}`, {
+      as: key,
+      body: { password: 'collab-after-1', current_password: 'collab-before-1' },
+    });
+    expect(changed.status).toBe(200);
+    expect((await byToken.closed).code).toBe(4401);
+    byKey.ws.send(syncUpdateMessage(insertUpdate('key still edits')));
+    await eventually(async () => (await contentOf(id)).includes('key still edits'), 5_000, 'the key connection edits on');
+    byKey.ws.close();
+  });
+
   it('a plain GET of the collab path is told to upgrade', async () => {
     const res = await t.call('GET', `/collab/${MISSING_ID}`);
     expect(res.status).toBe(426);

@@ -141,11 +141,19 @@ export class Authenticator {
    * For long-lived connections: is the caller admitted earlier still a live user (and their API
    * key still there)? An access token expiring mid-session does not end it; revocation does.
    */
-  recheck(actor: Actor): Actor | null {
+  recheck(actor: Actor, admittedAtS?: number): Actor | null {
     if (actor.apiKeyId !== undefined && !this.liveKey(actor.apiKeyId, actor.userId, this.clock.now().getTime())) return null;
-    const user = this.loadUser(actor.userId);
-    if (!user || user.tenantId !== actor.tenantId) return null;
-    return actorOf(user, actor.via, actor.apiKeyId);
+    const cached = this.cachedUser(actor.userId);
+    if (!cached || cached.actor.tenantId !== actor.tenantId) return null;
+    // Admitted with an access token before the user's last password change, which signed them
+    // out everywhere (an API key is a credential of its own and goes on).
+    if (actor.via === 'jwt' && admittedAtS !== undefined && cached.tokensValidAfterS !== null && admittedAtS < cached.tokensValidAfterS) return null;
+    return actorOf(cached.actor, actor.via, actor.apiKeyId);
+  }
+
+  /** The current second, as `recheck` compares a connection's admission with a password change. */
+  stamp(): number {
+    return Math.floor(this.clock.now().getTime() / 1000);
   }
 
   private async fromJwt(token: string): Promise<Actor | null> {
