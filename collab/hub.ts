@@ -115,7 +115,7 @@ const MAX_AWARENESS_BYTES = 64 * 1024;
 /** Awareness client ids one connection may hold (a stock client has one). */
 const MAX_AWARENESS_CLIENTS = 16;
 
-interface AwarenessEntry {
+export interface AwarenessEntry {
   id: number;
   clock: number;
   state: string;
@@ -132,7 +132,8 @@ function awarenessEntries(update: Uint8Array): AwarenessEntry[] {
   return entries;
 }
 
-function encodeAwarenessEntries(entries: AwarenessEntry[]): Uint8Array {
+/** The inverse of awarenessEntries: an awareness update with these entries. */
+export function encodeAwarenessEntries(entries: AwarenessEntry[]): Uint8Array {
   const encoder = encoding.createEncoder();
   encoding.writeVarUint(encoder, entries.length);
   for (const e of entries) {

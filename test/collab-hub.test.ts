@@ -7,6 +7,7 @@ import * as awarenessProtocol from 'y-protocols/awareness';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
 import { documentCollabAccess } from '../collab/access';
+import { encodeAwarenessEntries, type AwarenessEntry } from '../collab/hub';
 import { documentUpdates } from '../db/schema';
 import { searchIndexOf } from '../src/documents/search';
 import { newGroup } from './helpers/documents';
@@ -870,16 +871,9 @@ describe('awareness protocol over a raw socket', () => {
     raw.ws.close();
   });
 
-  /** An awareness message naming these clients with these states, byte by byte as y-protocols writes it. */
-  const awarenessFrame = (entries: { id: number; clock: number; state: string }[], cut = 0) => {
-    const update = encoding.createEncoder();
-    encoding.writeVarUint(update, entries.length);
-    for (const e of entries) {
-      encoding.writeVarUint(update, e.id);
-      encoding.writeVarUint(update, e.clock);
-      encoding.writeVarString(update, e.state);
-    }
-    const bytes = encoding.toUint8Array(update);
+  /** An awareness message naming these clients with these states (its last `cut` bytes left off). */
+  const awarenessFrame = (entries: AwarenessEntry[], cut = 0) => {
+    const bytes = encodeAwarenessEntries(entries);
     const message = encoding.createEncoder();
     encoding.writeVarUint(message, 1);
     encoding.writeVarUint8Array(message, bytes.subarray(0, bytes.length - cut));

@@ -69,6 +69,9 @@ interface CachedUser {
 
 const LAST_USED_WRITE_INTERVAL_MS = 60_000;
 
+/** Whether the user's last password change, which signs them out everywhere, came after `atS` (seconds). */
+const signedOutSince = (user: CachedUser, atS: number): boolean => user.tokensValidAfterS !== null && atS < user.tokensValidAfterS;
+
 /**
  * The user's actor for a credential: the cached user's own for an access token not obtained with
  * an API key, so that the requests and open WebSockets of one user share one object (each open
@@ -145,9 +148,9 @@ export class Authenticator {
     if (actor.apiKeyId !== undefined && !this.liveKey(actor.apiKeyId, actor.userId, this.clock.now().getTime())) return null;
     const cached = this.cachedUser(actor.userId);
     if (!cached || cached.actor.tenantId !== actor.tenantId) return null;
-    // Admitted with an access token before the user's last password change, which signed them
-    // out everywhere (an API key is a credential of its own and goes on).
-    if (actor.via === 'jwt' && admittedAtS !== undefined && cached.tokensValidAfterS !== null && admittedAtS < cached.tokensValidAfterS) return null;
+    // Admitted with an access token before the user's last password change (an API key is a
+    // credential of its own and goes on).
+    if (actor.via === 'jwt' && admittedAtS !== undefined && signedOutSince(cached, admittedAtS)) return null;
     return actorOf(cached.actor, actor.via, actor.apiKeyId);
   }
 
@@ -171,8 +174,7 @@ export class Authenticator {
     }
     const cached = this.cachedUser(claims.userId);
     if (!cached || cached.actor.tenantId !== claims.tenantId) return null;
-    // Issued before the user's last password change: that change signed them out everywhere.
-    if (cached.tokensValidAfterS !== null && claims.issuedAtS < cached.tokensValidAfterS) return null;
+    if (signedOutSince(cached, claims.issuedAtS)) return null;
     const user = cached.actor;
     if (claims.apiKeyId === undefined) return actorOf(user, 'jwt', undefined);
     if (!this.liveKey(claims.apiKeyId, claims.userId, now)) return null;

@@ -39,7 +39,7 @@ function throttled(seconds: number, what: string): AppError {
 
 type LimiterDeps = Pick<Deps, 'signInLimiter'>;
 
-function checkNotThrottled(deps: LimiterDeps, keys: { account?: string; ip: string }, what = 'sign-ins'): void {
+function checkNotThrottled(deps: LimiterDeps, keys: { account?: string; ip: string }, what: string): void {
   const wait = Math.max(
     deps.signInLimiter.ip.retryAfterSeconds(keys.ip),
     keys.account ? deps.signInLimiter.account.retryAfterSeconds(keys.account) : 0,
@@ -48,14 +48,15 @@ function checkNotThrottled(deps: LimiterDeps, keys: { account?: string; ip: stri
 }
 
 /**
- * The sign-in limits, applied to another check of an account's password: a password change's
- * `current_password`. It draws on the same budget per account and per client address, so that a
- * stolen API key or access token cannot guess the password there without limit.
+ * The limits on guessing an account's password, per account (keyed by the email alone: naming a
+ * tenant, or not, buys no fresh set of attempts) and per client address. Sign-in and a password
+ * change's `current_password` draw on the same budget, so that a stolen API key or access token
+ * cannot guess the password there without limit either.
  */
-export function passwordAttempts(deps: LimiterDeps, email: string, ip: string) {
+export function passwordAttempts(deps: LimiterDeps, email: string, ip: string, what = 'password attempts') {
   const keys = { account: normaliseEmail(email), ip };
   return {
-    check: () => checkNotThrottled(deps, keys, 'password attempts'),
+    check: () => checkNotThrottled(deps, keys, what),
     failed: () => recordFailure(deps, keys),
     succeeded: () => deps.signInLimiter.account.reset(keys.account),
   };
@@ -76,9 +77,8 @@ export async function passwordGrant(
   ip: string,
 ): Promise<TokenPair> {
   const email = normaliseEmail(input.email);
-  // Keyed by the email alone: naming a tenant (or not) must not buy a fresh set of attempts.
-  const keys = { account: email, ip };
-  checkNotThrottled(deps, keys);
+  const attempts = passwordAttempts(deps, email, ip, 'sign-ins');
+  attempts.check();
   // The same email may hold accounts in several tenants. Without a tenant named, the password
   // decides: it opens the one account it belongs to, wherever that is. Only when it opens more than
   // one must the caller name the tenant (which tells nothing to someone without that password).
@@ -96,7 +96,7 @@ export async function passwordGrant(
   const opened: UserRow[] = [];
   for (const candidate of candidates) if (await verifyPassword(input.password, candidate.passwordHash!)) opened.push(candidate);
   if (opened.length === 0) {
-    recordFailure(deps, keys);
+    attempts.failed();
     throw invalidCredentials();
   }
   if (opened.length > 1) {
@@ -104,9 +104,8 @@ export async function passwordGrant(
       { path: 'tenant', message: 'required: the email and password match accounts in several tenants' },
     ]);
   }
-  const user = opened[0]!;
-  deps.signInLimiter.account.reset(keys.account);
-  return issueTokens(deps, user, { withRefresh: true });
+  attempts.succeeded();
+  return issueTokens(deps, opened[0]!, { withRefresh: true });
 }
 
 /**
@@ -114,7 +113,7 @@ export async function passwordGrant(
  * its key, so deleting or expiring the key ends the token too.
  */
 export async function apiKeyGrant(deps: AuthDeps, apiKey: string, ip: string): Promise<TokenPair> {
-  checkNotThrottled(deps, { ip });
+  checkNotThrottled(deps, { ip }, 'sign-ins');
   const actor = await deps.auth.authenticate(apiKey);
   if (!actor || actor.via !== 'api_key') {
     recordFailure(deps, { ip });
