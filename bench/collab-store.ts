@@ -8,8 +8,8 @@ import * as Y from 'yjs';
 import { openDatabase } from '../db/client';
 import { documents, users } from '../db/schema';
 import { CONTENT_FIELD, DocumentStore } from '../collab/store';
-import { systemClock } from '../src/clock';
-import { newId } from '../src/ids';
+import { systemClock } from '../src/lib/clock';
+import { newId } from '../src/lib/ids';
 import { benchDeps, percentile } from './helpers/common';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'lms-bench-store-'));

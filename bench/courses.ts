@@ -14,7 +14,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { analyze, openDatabase } from '../db/client';
 import { courses, enrollments, users } from '../db/schema';
-import { newId } from '../src/ids';
+import { newId } from '../src/lib/ids';
 import { benchDeps, cpuMs } from './helpers/common';
 
 const ROSTER = 10_000;

@@ -18,7 +18,7 @@ import { analyze, openDatabase } from '../db/client';
 import { documentGrants, groupMembers, groups, users } from '../db/schema';
 import { createApp } from '../src/app';
 import { createDocument, documentServices, suggest } from '../src/documents/service';
-import { newId } from '../src/ids';
+import { newId } from '../src/lib/ids';
 import { benchDeps } from './helpers/common';
 
 const DOCUMENTS = Number(process.env.BENCH_DOCUMENTS ?? 10_000);

@@ -14,7 +14,7 @@ import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { openDatabase } from '../db/client';
 import type { Actor } from '../src/auth/authenticator';
-import { systemClock } from '../src/clock';
+import { systemClock } from '../src/lib/clock';
 import { loadConfig } from '../src/config';
 import type { AppEnv } from '../src/context';
 import { buildDeps } from '../src/deps';

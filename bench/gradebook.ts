@@ -13,7 +13,7 @@ import { eq } from 'drizzle-orm';
 import { analyze, openDatabase } from '../db/client';
 import { courses, enrollments, gradebookAssignments, gradebookGrades, users } from '../db/schema';
 import { createApp } from '../src/app';
-import { newId } from '../src/ids';
+import { newId } from '../src/lib/ids';
 import { benchDeps, percentile } from './helpers/common';
 
 const STUDENTS = 1_000;

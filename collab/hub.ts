@@ -20,7 +20,7 @@ import * as syncProtocol from 'y-protocols/sync';
 import * as Y from 'yjs';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { Actor, Authenticator } from '../src/auth/authenticator';
-import { isUuid } from '../src/ids';
+import { isUuid } from '../src/lib/ids';
 import { InvalidUpdateError, PersistenceError, type DocumentStore, type DocumentSubscriber } from './store';
 
 export const MESSAGE_SYNC = 0;

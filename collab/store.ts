@@ -29,8 +29,8 @@ import type { Logger } from 'pino';
 import * as Y from 'yjs';
 import { inTransaction, type Db } from '../db/client';
 import { documentStates, documentUpdates, documents } from '../db/schema';
-import type { Clock } from '../src/clock';
-import { sqlLimit } from '../src/sql';
+import type { Clock } from '../src/lib/clock';
+import { sqlLimit } from '../src/lib/sql';
 
 export const CONTENT_FIELD = 'content';
 

@@ -3,7 +3,7 @@
 import { parseArgs } from 'node:util';
 import path from 'node:path';
 import { z } from 'zod';
-import { wholeNumber } from './whole-number';
+import { wholeNumber } from './lib/whole-number';
 
 const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 

@@ -5,7 +5,7 @@ import type { Database as SqliteDatabase } from 'better-sqlite3';
 import type { Db } from '../db/client';
 import type { DocumentStore } from '../collab/store';
 import type { Config } from './config';
-import type { Clock } from './clock';
+import type { Clock } from './lib/clock';
 import type { Actor, Authenticator } from './auth/authenticator';
 import type { TokenSigner } from './auth/tokens';
 import type { FailureLimiter } from './http/rate-limit';

@@ -1,13 +1,13 @@
 // Assembles the app's dependencies from an open database and a config; shared by server and tests.
 import type { Logger } from 'pino';
 import type { Database_ } from '../db/client';
-import { documentCollabAccess } from '../collab/access';
+import { documentCollabAccess } from './documents/collab-access';
 import { CollabHub } from '../collab/hub';
 import { DocumentStore } from '../collab/store';
 import { searchIndexOf } from './documents/search';
 import { Authenticator } from './auth/authenticator';
 import { TokenSigner } from './auth/tokens';
-import type { Clock } from './clock';
+import type { Clock } from './lib/clock';
 import type { Config } from './config';
 import type { Deps } from './context';
 import { FailureLimiter } from './http/rate-limit';

@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { openDatabase, startBackgroundCheckpoints } from '../db/client';
 import { createApp } from './app';
-import { systemClock } from './clock';
+import { systemClock } from './lib/clock';
 import { ConfigError, loadConfig, type Config } from './config';
 import { buildDeps, createCollabHub, flushPendingWrites } from './deps';
 import { startHttpServer } from './http-server';

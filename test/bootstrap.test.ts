@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { openDatabase, type Database_ } from '../db/client';
 import { systemState, tenants, users } from '../db/schema';
 import { createApp } from '../src/app';
-import { ManualClock } from '../src/clock';
+import { ManualClock } from '../src/lib/clock';
 import { buildConfig, type ConfigInput } from '../src/config';
 import { buildDeps } from '../src/deps';
 import { createLogger } from '../src/logger';

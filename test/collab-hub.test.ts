@@ -6,7 +6,7 @@ import * as encoding from 'lib0/encoding';
 import * as awarenessProtocol from 'y-protocols/awareness';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
-import { documentCollabAccess } from '../collab/access';
+import { documentCollabAccess } from '../src/documents/collab-access';
 import { encodeAwarenessEntries, type AwarenessEntry } from '../collab/hub';
 import { documentUpdates } from '../db/schema';
 import { searchIndexOf } from '../src/documents/search';

@@ -14,11 +14,11 @@ import {
   textOfState,
   unfinishedClearings,
 } from '../collab/store';
-import { ManualClock } from '../src/clock';
+import { ManualClock } from '../src/lib/clock';
 import { buildConfig } from '../src/config';
 import { buildDeps } from '../src/deps';
 import { createLogger } from '../src/logger';
-import { newId } from '../src/ids';
+import { newId } from '../src/lib/ids';
 import { eventually, failUpdateWrites } from './helpers/collab';
 
 /** Transactions opened through inTransaction (the store's group commit among them), counted. */

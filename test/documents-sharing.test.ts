@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { canComment, canEdit, canManage, canRead, isDowngrade, strongestRole } from '../src/documents/policy';
 import { documentAccess } from '../src/documents/service';
-import { newId } from '../src/ids';
+import { newId } from '../src/lib/ids';
 import { makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { createDoc, newGroup, share, type DocumentJson } from './helpers/documents';
 

@@ -8,7 +8,7 @@ import { documentSearch, documentUpdates } from '../db/schema';
 import { CONTENT_FIELD } from '../collab/store';
 import { DocumentSearchIndex, ftsPrefixQuery, snippetHtml } from '../src/documents/search';
 import { flushPendingWrites } from '../src/deps';
-import { newId } from '../src/ids';
+import { newId } from '../src/lib/ids';
 import { expectProblem, makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { contentOf, createDoc, flushSearch, liveAppend, liveEdit, share, type DocumentJson } from './helpers/documents';
 

@@ -13,7 +13,7 @@ import {
   documents,
   enrollments,
 } from '../db/schema';
-import { newId } from '../src/ids';
+import { newId } from '../src/lib/ids';
 import { expectProblem, makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { insertCourse, insertEnrollment } from './helpers/courses';
 import { contentOf, createDoc, liveAppend, newGroup, share, type DocumentJson } from './helpers/documents';

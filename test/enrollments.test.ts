@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { and, eq, inArray, isNull } from 'drizzle-orm';
 import { courses, enrollments, users } from '../db/schema';
-import { newId } from '../src/ids';
+import { newId } from '../src/lib/ids';
 import { MISSING_ID, expectProblem, makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { insertEnrollment } from './helpers/courses';
 

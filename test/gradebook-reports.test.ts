@@ -5,7 +5,7 @@ import { parse } from 'csv-parse/sync';
 import { and, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enrollments, gradebookGrades } from '../db/schema';
-import { newId } from '../src/ids';
+import { newId } from '../src/lib/ids';
 import { makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { insertCourse, insertEnrollment } from './helpers/courses';
 

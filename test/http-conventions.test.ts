@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app';
-import { isPublicRoute } from '../src/http/auth';
+import { isPublicRoute } from '../src/auth/middleware';
 import { startHttpServer } from '../src/http-server';
 import { createLogger } from '../src/logger';
 import { MISSING_ID, expectProblem, expectUnauthorized, makeTestApp, type TestApp } from './helpers/app';

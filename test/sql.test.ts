@@ -1,10 +1,10 @@
-// sqlLimit (src/sql.ts): LIMIT and OFFSET written so that SQLite's planner never reads a bound
+// sqlLimit (src/lib/sql.ts): LIMIT and OFFSET written so that SQLite's planner never reads a bound
 // value there (which would expire a prepared statement on every new binding), with the same rows.
 import { asc, sql } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Database_ } from '../db/client';
 import { tenants } from '../db/schema';
-import { sqlLimit } from '../src/sql';
+import { sqlLimit } from '../src/lib/sql';
 
 let database: Database_ | undefined;
 afterEach(() => database?.close());

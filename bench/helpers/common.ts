@@ -2,7 +2,7 @@
 // time, and percentiles.
 import { readFileSync } from 'node:fs';
 import type { Database_ } from '../../db/client';
-import { systemClock } from '../../src/clock';
+import { systemClock } from '../../src/lib/clock';
 import { buildConfig } from '../../src/config';
 import { buildDeps } from '../../src/deps';
 import { createLogger } from '../../src/logger';

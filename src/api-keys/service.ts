@@ -2,12 +2,12 @@
 import { and, desc, eq } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { apiKeys } from '../../db/schema';
-import type { Clock } from '../clock';
+import type { Clock } from '../lib/clock';
 import { generateApiKey, sha256 } from '../auth/secrets';
 import { notFound, unprocessable } from '../http/errors';
 import { sqlPageBounds, type PageQuery } from '../http/pagination';
-import { newId } from '../ids';
-import { countAll } from '../sql';
+import { newId } from '../lib/ids';
+import { countAll } from '../lib/sql';
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
 

@@ -8,8 +8,8 @@
 import { and, eq } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { apiKeys, users } from '../../db/schema';
-import { BoundedMap } from '../bounded-map';
-import type { Clock } from '../clock';
+import { BoundedMap } from '../lib/bounded-map';
+import type { Clock } from '../lib/clock';
 import { looksLikeApiKey, sha256 } from './secrets';
 import type { TokenSigner } from './tokens';
 

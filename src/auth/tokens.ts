@@ -14,8 +14,8 @@ import {
 } from 'jose';
 import type { Db } from '../../db/client';
 import { signingKeys } from '../../db/schema';
-import type { Clock } from '../clock';
-import { newId } from '../ids';
+import type { Clock } from '../lib/clock';
+import { newId } from '../lib/ids';
 
 export const ACCESS_TOKEN_ALG = 'ES256';
 export const ACCESS_TOKEN_AUDIENCE = 'lms-api';

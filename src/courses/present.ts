@@ -1,6 +1,6 @@
 // Course, section and module rows → public JSON.
 import { courses } from '../../db/schema';
-import type { JsonShape } from '../json-sql';
+import type { JsonShape } from '../lib/json-sql';
 import type { ListedCourse } from './service';
 import type { CourseModuleRow, SectionRow } from './structure';
 

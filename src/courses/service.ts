@@ -5,15 +5,15 @@ import { and, asc, eq, gt, inArray, isNull, lt, or, sql, type SQLWrapper } from 
 import { inTransaction, type Db } from '../../db/client';
 import { courses, enrollments, type CourseStatus } from '../../db/schema';
 import type { Actor } from '../auth/authenticator';
-import type { Clock } from '../clock';
+import type { Clock } from '../lib/clock';
 import type { Membership } from '../enrollments/policy';
 import { membershipOf } from '../enrollments/service';
 import { conflict, forbidden, notFound } from '../http/errors';
 import { pageBounds, type PageQuery } from '../http/pagination';
-import { newId } from '../ids';
-import { countAll, isUniqueViolation, sqlLimit } from '../sql';
-import { EMPTY_JSON_ARRAY, jsonArrayFrom, jsonObject, selectJsonArray } from '../json-sql';
-import { preparedFor } from '../prepared';
+import { newId } from '../lib/ids';
+import { countAll, isUniqueViolation, sqlLimit } from '../lib/sql';
+import { EMPTY_JSON_ARRAY, jsonArrayFrom, jsonObject, selectJsonArray } from '../lib/json-sql';
+import { preparedFor } from '../lib/prepared';
 import { canManageCourse, canReadCourse } from './policy';
 import { courseJson } from './present';
 

@@ -5,11 +5,11 @@
 import { and, asc, eq, gt, gte, isNull, lt, lte, sql, type SQL } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import { courseModules, courseSections, courses } from '../../db/schema';
-import type { Clock } from '../clock';
+import type { Clock } from '../lib/clock';
 import { notFound, unprocessable } from '../http/errors';
 import { sqlPageBounds, type PageQuery } from '../http/pagination';
-import { newId } from '../ids';
-import { countAll } from '../sql';
+import { newId } from '../lib/ids';
+import { countAll } from '../lib/sql';
 import type { CourseRow } from './service';
 
 export type SectionRow = typeof courseSections.$inferSelect;

@@ -12,7 +12,7 @@ import { inTransaction, type Db } from '../../db/client';
 import { documentGrants, documentSearch, documentUpdates, documents } from '../../db/schema';
 import type { DocumentStore } from '../../collab/store';
 import type { Deps } from '../context';
-import { preparedFor } from '../prepared';
+import { preparedFor } from '../lib/prepared';
 
 export const SUGGESTION_LIMIT = 10;
 const MAX_QUERY_TERMS = 12;

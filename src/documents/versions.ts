@@ -7,8 +7,8 @@ import { documentVersions } from '../../db/schema';
 import { textOfState } from '../../collab/store';
 import { AppError, notFound } from '../http/errors';
 import { sqlPageBounds, type PageQuery } from '../http/pagination';
-import { newId } from '../ids';
-import { countAll } from '../sql';
+import { newId } from '../lib/ids';
+import { countAll } from '../lib/sql';
 import type { DocumentRow, DocumentServices } from './service';
 
 export type VersionRow = typeof documentVersions.$inferSelect;

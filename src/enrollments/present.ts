@@ -1,7 +1,7 @@
 // Enrollment rows (with their user's name and email) → public JSON: by JavaScript for single
 // enrollments, by SQLite for list pages (the same shape: test/enrollments.test.ts compares them).
 import { enrollments, users } from '../../db/schema';
-import type { JsonShape } from '../json-sql';
+import type { JsonShape } from '../lib/json-sql';
 import type { RosterRow } from './service';
 
 export const presentEnrollment = (row: RosterRow) => ({

@@ -7,7 +7,7 @@
 // course_enrollment_counts.changes over the list's role/status buckets, bumped by triggers on
 // every insert, delete, status/role change or reordering of an enrollment, whoever writes it)
 // stays the same: any change to the list and they are found again.
-import { BoundedMap } from '../bounded-map';
+import { BoundedMap } from '../lib/bounded-map';
 import { MAX_PER_PAGE } from '../http/pagination';
 
 /** A position in a roster's order: enrolled_at, then id. */

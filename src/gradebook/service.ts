@@ -15,14 +15,14 @@ import {
   users,
   type GradingType,
 } from '../../db/schema';
-import type { Clock } from '../clock';
+import type { Clock } from '../lib/clock';
 import { getCourse } from '../courses/service';
 import { membershipOf } from '../enrollments/service';
 import { conflict, notFound, unprocessable, type FieldError } from '../http/errors';
 import { pageBounds, sqlPageBounds, type PageQuery } from '../http/pagination';
-import { newId } from '../ids';
-import { countAll, isUniqueViolation, sqlLimit } from '../sql';
-import { preparedFor, rowsNamed } from '../prepared';
+import { newId } from '../lib/ids';
+import { countAll, isUniqueViolation, sqlLimit } from '../lib/sql';
+import { preparedFor, rowsNamed } from '../lib/prepared';
 import {
   DEFAULT_LETTER_SCALE,
   describeScores,

@@ -2,12 +2,12 @@
 import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { groupMembers, groups, users } from '../../db/schema';
-import type { Clock } from '../clock';
+import type { Clock } from '../lib/clock';
 import { conflict, notFound } from '../http/errors';
 import { sqlPageBounds, type PageQuery } from '../http/pagination';
-import { newId } from '../ids';
-import { preparedFor } from '../prepared';
-import { countAll, isUniqueViolation } from '../sql';
+import { newId } from '../lib/ids';
+import { preparedFor } from '../lib/prepared';
+import { countAll, isUniqueViolation } from '../lib/sql';
 import { getUser } from '../users/service';
 
 export type GroupRow = typeof groups.$inferSelect;

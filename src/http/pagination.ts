@@ -2,8 +2,8 @@
 // answered as `{ data, pagination }` with an RFC 8288 Link header.
 import { z } from '@hono/zod-openapi';
 import type { Context, TypedResponse } from 'hono';
-import { sqlLimit } from '../sql';
-import { wholeNumber } from '../whole-number';
+import { sqlLimit } from '../lib/sql';
+import { wholeNumber } from '../lib/whole-number';
 import { setResponseHeader } from './request-context';
 
 export const MAX_PER_PAGE = 100;

@@ -1,6 +1,6 @@
 // In-process fixed-window counters, used to slow down repeated failed sign-ins.
 // One process serves the whole server, so memory is the right place for them.
-import type { Clock } from '../clock';
+import type { Clock } from '../lib/clock';
 
 interface Window {
   count: number;

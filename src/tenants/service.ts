@@ -3,13 +3,13 @@ import { asc, eq } from 'drizzle-orm';
 import type { Logger } from 'pino';
 import { inTransaction, type Db } from '../../db/client';
 import { systemState, tenants } from '../../db/schema';
-import type { Clock } from '../clock';
+import type { Clock } from '../lib/clock';
 import type { Config } from '../config';
 import { generatePassword, hashPassword } from '../auth/passwords';
 import { conflict } from '../http/errors';
 import { sqlPageBounds, type PageQuery } from '../http/pagination';
-import { newId } from '../ids';
-import { countAll, isUniqueViolation } from '../sql';
+import { newId } from '../lib/ids';
+import { countAll, isUniqueViolation } from '../lib/sql';
 import { insertUser, type UserRow } from '../users/service';
 
 export type TenantRow = typeof tenants.$inferSelect;

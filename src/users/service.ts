@@ -2,13 +2,13 @@
 import { and, asc, eq, isNull, or, sql, type SQL } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import { courses, enrollments, refreshTokens, users } from '../../db/schema';
-import type { Clock } from '../clock';
+import type { Clock } from '../lib/clock';
 import { hashPassword, verifyPassword } from '../auth/passwords';
 import { conflict, notFound, unprocessable } from '../http/errors';
 import { sqlPageBounds, type PageQuery } from '../http/pagination';
-import { newId } from '../ids';
-import { preparedFor } from '../prepared';
-import { countAll, ilike, isUniqueViolation, likeContains, sqlLimit } from '../sql';
+import { newId } from '../lib/ids';
+import { preparedFor } from '../lib/prepared';
+import { countAll, ilike, isUniqueViolation, likeContains, sqlLimit } from '../lib/sql';
 import type { TenantRole } from '../auth/authenticator';
 
 export type UserRow = typeof users.$inferSelect;

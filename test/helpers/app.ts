@@ -2,7 +2,7 @@
 // hashing, plus small factories for users, tenants and tokens. Every API test starts here.
 import { openDatabase } from '../../db/client';
 import { createApp } from '../../src/app';
-import { ManualClock } from '../../src/clock';
+import { ManualClock } from '../../src/lib/clock';
 import { buildConfig, type ConfigInput } from '../../src/config';
 import type { Deps } from '../../src/context';
 import { buildDeps } from '../../src/deps';

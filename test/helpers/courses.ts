@@ -2,7 +2,7 @@
 // tests and benchmarks. Behaviour itself is always tested through the HTTP API.
 import type { Db } from '../../db/client';
 import { courses, enrollments, type EnrollmentRole } from '../../db/schema';
-import { newId } from '../../src/ids';
+import { newId } from '../../src/lib/ids';
 
 export function insertCourse(
   db: Db,

@@ -1,5 +1,5 @@
 // Prepared statements of the hot list endpoints, and what else they keep per database handle.
-import type { Db } from '../db/client';
+import type { Db } from '../../db/client';
 
 const preparedByDb = new WeakMap<object, Map<string, unknown>>();
 

@@ -1,8 +1,8 @@
 // Resolves the caller of every non-public route from `Authorization: Bearer` or `X-API-Key`.
 import type { Context, MiddlewareHandler } from 'hono';
-import { looksLikeApiKey } from '../auth/secrets';
+import { looksLikeApiKey } from './secrets';
 import type { AppEnv } from '../context';
-import { unauthorized } from './errors';
+import { unauthorized } from '../http/errors';
 
 /** Paths anyone may call, whatever the method: health, sign-in, key discovery, the API reference. */
 export function isPublicRoute(path: string): boolean {

@@ -3,7 +3,7 @@
 // instead of a thousand JavaScript values that are built, reshaped and stringified again (see the
 // Courses and enrollments section of bench/RESULTS.md).
 import { Column, is, SQL, sql, type SQLWrapper, type Subquery } from 'drizzle-orm';
-import type { Db } from '../db/client';
+import type { Db } from '../../db/client';
 
 /** Keys of the public JSON (snake_case, as the presenters write them) → columns, expressions or nested objects. */
 export type JsonShape = { readonly [key: string]: Column | SQL | JsonShape };

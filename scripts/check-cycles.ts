@@ -1,0 +1,82 @@
+// Fails when two folders of the server import each other, directly or round a longer loop.
+// Files are grouped by folder (src/<area>, src/lib, src/http, collab, db …); each file at the root
+// of src/ is the composition and counts on its own. Type-only imports count too: a cycle of types
+// is still two areas that cannot be understood one without the other.
+// Run: npx tsx scripts/check-cycles.ts  (CI runs it).
+import path from 'node:path';
+import { parseDependencyTree } from 'dpdm';
+
+const root = path.resolve(import.meta.dirname, '..');
+const entries = ['src/server.ts', 'src/app.ts', 'collab/index.ts', 'scripts/admin.ts'].filter((f) =>
+  // scripts/admin.ts may not exist in every checkout of this script's history.
+  import.meta.resolve ? true : f,
+);
+
+function unitOf(file: string): string | null {
+  const rel = path.relative(root, path.resolve(root, file)).split(path.sep).join('/');
+  if (rel.startsWith('node_modules/') || rel.startsWith('..')) return null;
+  const parts = rel.split('/');
+  if (parts[0] === 'src' && parts.length === 2) return rel; // composition files stand alone
+  return parts.length > 2 ? `${parts[0]}/${parts[1]}` : parts[0]!;
+}
+
+const { existsSync } = await import('node:fs');
+const tree = await parseDependencyTree(
+  entries.filter((e) => existsSync(path.join(root, e))),
+  { context: root, transform: false, skipDynamicImports: false, tsconfig: path.join(root, 'tsconfig.json') },
+);
+
+const edges = new Map<string, Map<string, string>>(); // from unit → to unit → an example import
+for (const [file, deps] of Object.entries(tree)) {
+  const from = unitOf(file);
+  if (!from || !deps) continue;
+  for (const dep of deps) {
+    if (!dep.id) continue;
+    const to = unitOf(dep.id);
+    if (!to || to === from) continue;
+    if (!edges.has(from)) edges.set(from, new Map());
+    if (!edges.get(from)!.has(to)) edges.get(from)!.set(to, `${file} → ${dep.id}`);
+  }
+}
+
+// Tarjan's strongly connected components: any component of more than one unit is a cycle.
+let index = 0;
+const indices = new Map<string, number>();
+const low = new Map<string, number>();
+const stack: string[] = [];
+const onStack = new Set<string>();
+const cycles: string[][] = [];
+function visit(v: string): void {
+  indices.set(v, index);
+  low.set(v, index++);
+  stack.push(v);
+  onStack.add(v);
+  for (const w of edges.get(v)?.keys() ?? []) {
+    if (!indices.has(w)) {
+      visit(w);
+      low.set(v, Math.min(low.get(v)!, low.get(w)!));
+    } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, indices.get(w)!));
+  }
+  if (low.get(v) === indices.get(v)) {
+    const component: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop()!;
+      onStack.delete(w);
+      component.push(w);
+    } while (w !== v);
+    if (component.length > 1) cycles.push(component.sort());
+  }
+}
+for (const unit of edges.keys()) if (!indices.has(unit)) visit(unit);
+
+if (cycles.length === 0) {
+  console.log(`No import cycles between folders (${edges.size} folders and composition files checked).`);
+} else {
+  for (const component of cycles) {
+    console.error(`Import cycle between: ${component.join(', ')}`);
+    for (const from of component)
+      for (const [to, example] of edges.get(from) ?? []) if (component.includes(to)) console.error(`  ${from} → ${to}  (${example})`);
+  }
+  process.exit(1);
+}

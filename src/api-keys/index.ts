@@ -1,0 +1,2 @@
+// API keys: long-lived credentials for scripts and integrations, stored as hashes.
+export { apiKeysRouter } from './routes';

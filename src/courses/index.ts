@@ -1,0 +1,2 @@
+// Courses: the catalogue, course state, sections and modules.
+export { coursesRouter } from './routes';

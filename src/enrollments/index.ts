@@ -1,0 +1,2 @@
+// Enrollments: who takes or teaches which course, in which role and status.
+export { enrollmentsRouter } from './routes';

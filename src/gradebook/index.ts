@@ -1,0 +1,2 @@
+// Gradebook: assignments, grades, categories, settings, statistics and CSV export of a course offering.
+export { gradebookRouter } from './routes';

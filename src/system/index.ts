@@ -1,0 +1,2 @@
+// System: health, version and the features this server has.
+export { systemRouter } from './routes';

@@ -1,0 +1,2 @@
+// Tenants: created and listed by the platform operator; the first start's bootstrap.
+export { tenantsRouter } from './routes';
