@@ -2,7 +2,7 @@
 // (y-protocols sync + awareness), so stock `y-websocket` clients work unchanged.
 //
 // Access is decided once at connect by the same policy as REST, and again whenever something
-// that can take access away happens (the authenticator's revoke signal) and on a timer. Editors'
+// that can take access away happens (the authenticator's access-change signal) and on a timer. Editors'
 // updates go through the document store, which logs them durably (one transaction per event-loop
 // turn) before they are broadcast; everything the hub sends about a document's content comes from
 // the store, which stores what is queued first. Viewers and commenters receive everything but
@@ -56,7 +56,7 @@ export interface HubOptions {
   messageBurst?: number;
   /** Keep-alive: a peer that has not answered the previous ping by the next one is dropped. */
   pingIntervalMs?: number;
-  /** Fallback re-check of every connection's access, besides the revoke signal. */
+  /** Fallback re-check of every connection's access, besides the access-change signal. */
   recheckIntervalMs?: number;
   /** A peer that does not read (send buffer above this) is dropped rather than buffered forever. */
   maxBufferedBytes?: number;
@@ -195,7 +195,7 @@ export class CollabHub {
     this.wss = new WebSocketServer({ noServer: true, maxPayload: this.opts.maxMessageBytes, perMessageDeflate: false });
     this.timers.push(setInterval(() => this.heartbeat(), this.opts.pingIntervalMs).unref());
     this.timers.push(setInterval(() => this.recheckAll(), this.opts.recheckIntervalMs).unref());
-    this.stopRevokeListener = options.auth.onRevoke(() => this.scheduleRecheck());
+    this.stopRevokeListener = options.auth.onAccessChange(() => this.scheduleRecheck());
   }
 
   /** True when this hub serves the request path (the HTTP server's upgrade handler asks). */

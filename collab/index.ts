@@ -1,2 +1,5 @@
 // Live editing: the Yjs document store, the WebSocket hub (y-websocket protocol) and its HTTP route.
-export { collabRouter } from './routes';
+import type { Area } from '../src/context';
+import { collabRouter } from './routes';
+
+export const collabArea: Area = { router: collabRouter };

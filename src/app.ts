@@ -2,15 +2,8 @@
 // that tests run it on a temporary database with app.request() and the server runs the same app.
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { cors } from 'hono/cors';
-import { collabRouter } from '../collab';
-import { apiKeysRouter } from './api-keys';
-import { authRouter } from './auth';
+import { areas } from './areas';
 import type { AppEnv, Deps } from './context';
-import { gradebookRouter } from './gradebook';
-import { coursesRouter } from './courses';
-import { enrollmentsRouter } from './enrollments';
-import { documentsRouter } from './documents';
-import { groupsRouter } from './groups';
 import { mountApiDocs } from './http/api-docs';
 import { authenticate } from './auth/middleware';
 import { requestBodies, type BodyLimitRule } from './http/body';
@@ -18,24 +11,6 @@ import { handleError, problemResponse } from './http/errors';
 import { newRouter } from './http/openapi';
 import { requestContext } from './http/request-context';
 import { serverVersion } from './system/service';
-import { systemRouter } from './system';
-import { tenantsRouter } from './tenants';
-import { usersRouter } from './users';
-
-/** Every area's router, mounted in this order; a new area is one more line. */
-const areaRouters: OpenAPIHono<AppEnv>[] = [
-  systemRouter,
-  authRouter,
-  usersRouter,
-  tenantsRouter,
-  groupsRouter,
-  apiKeysRouter,
-  collabRouter,
-  gradebookRouter,
-  coursesRouter,
-  enrollmentsRouter,
-  documentsRouter,
-];
 
 export function createApp(deps: Deps): OpenAPIHono<AppEnv> {
   const app = newRouter();
@@ -60,7 +35,7 @@ export function createApp(deps: Deps): OpenAPIHono<AppEnv> {
   app.use('/api/*', authenticate);
   app.use('/competencies/*', authenticate);
 
-  for (const router of areaRouters) app.route('/', router);
+  for (const area of areas) app.route('/', area.router);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',

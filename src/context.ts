@@ -1,5 +1,6 @@
 // The one environment type of every Hono app and router in the server, and the explicit
 // dependencies the app is built from (tests pass their own).
+import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Logger } from 'pino';
 import type { Database as SqliteDatabase } from 'better-sqlite3';
 import type { Db } from '../db/client';
@@ -9,6 +10,9 @@ import type { Clock } from './lib/clock';
 import type { Actor, Authenticator } from './auth/authenticator';
 import type { TokenSigner } from './auth/tokens';
 import type { FailureLimiter } from './http/rate-limit';
+import type { PermissionRules } from './auth/access';
+import type { ModuleCleanup } from './courses/structure';
+import type { DocumentSearchIndex } from './documents/search';
 
 /** Optional capabilities report whether they work here; `/api/system/features` shows them. */
 export interface Capability {
@@ -26,6 +30,12 @@ export interface Deps {
   signInLimiter: { account: FailureLimiter; ip: FailureLimiter };
   /** The only writer of document bodies (Yjs), shared by REST and the WebSocket hub. */
   documents: DocumentStore;
+  /** Full-text search over documents, following every body change from the start. */
+  search: DocumentSearchIndex;
+  /** Tenant-wide rights by name, from every area's policy (GET /api/users/me/permissions). */
+  permissions: PermissionRules;
+  /** What areas that hang rows on a course module delete with it, in the module's transaction. */
+  moduleCleanups: ModuleCleanup[];
   /** Filled in by the issues that build them; absent means the feature is off. */
   capabilities: Partial<Record<'collab' | 'pdf_export', Capability>>;
   startedAt: Date;
@@ -40,4 +50,10 @@ export interface AppEnv {
     /** The app's logger (not bound to the request): put `requestId` in what you log about one. */
     logger: Logger;
   };
+}
+
+/** A functional area as the app mounts it: its router and the tenant-wide rights it defines. */
+export interface Area {
+  router: OpenAPIHono<AppEnv>;
+  permissions?: PermissionRules;
 }

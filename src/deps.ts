@@ -4,7 +4,8 @@ import type { Database_ } from '../db/client';
 import { documentCollabAccess } from './documents/collab-access';
 import { CollabHub } from '../collab/hub';
 import { DocumentStore } from '../collab/store';
-import { searchIndexOf } from './documents/search';
+import { DocumentSearchIndex } from './documents/search';
+import { tenantPermissions } from './areas';
 import { Authenticator } from './auth/authenticator';
 import { TokenSigner } from './auth/tokens';
 import type { Clock } from './lib/clock';
@@ -19,6 +20,10 @@ export async function buildDeps(opts: { database: Database_; config: Config; clo
   await bootstrap({ db, clock, config, logger });
   const signer = await TokenSigner.load(db, { issuer: config.publicUrl, ttlSeconds: config.accessTokenTtlSeconds, clock });
   const windowMs = config.signInWindowSeconds * 1000;
+  const documents = new DocumentStore({ db, clock, logger });
+  const search = new DocumentSearchIndex(db, documents, { logger });
+  // Bodies left unindexed by a crash before a debounced refresh are caught up now.
+  search.reindexStale();
   return {
     db,
     sqlite,
@@ -31,7 +36,10 @@ export async function buildDeps(opts: { database: Database_; config: Config; clo
       account: new FailureLimiter(clock, config.signInMaxFailures, windowMs),
       ip: new FailureLimiter(clock, config.signInMaxFailuresPerIp, windowMs),
     },
-    documents: new DocumentStore({ db, clock, logger }),
+    documents,
+    search,
+    permissions: tenantPermissions,
+    moduleCleanups: [],
     capabilities: {},
     startedAt: clock.now(),
   };
@@ -49,8 +57,6 @@ export function createCollabHub(deps: Deps, options: Partial<ConstructorParamete
   // Collab works while a hub of this app accepts connections (tests may run a second one beside it).
   const earlier = deps.capabilities.collab;
   deps.capabilities.collab = { available: async () => hub.accepting || ((await earlier?.available()) ?? false) };
-  // Live edits must reach the search index even before any REST call has touched documents.
-  searchIndexOf(deps);
   return hub;
 }
 
@@ -61,5 +67,5 @@ export function createCollabHub(deps: Deps, options: Partial<ConstructorParamete
  */
 export function flushPendingWrites(deps: Deps): void {
   deps.documents.flush();
-  searchIndexOf(deps).flush();
+  deps.search.flush();
 }

@@ -9,7 +9,6 @@ import * as Y from 'yjs';
 import { documentCollabAccess } from '../src/documents/collab-access';
 import { encodeAwarenessEntries, type AwarenessEntry } from '../collab/hub';
 import { documentUpdates } from '../db/schema';
-import { searchIndexOf } from '../src/documents/search';
 import { newGroup } from './helpers/documents';
 import { MISSING_ID, makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import {
@@ -161,7 +160,7 @@ describe('live editing with y-websocket clients', () => {
     await synced(a);
     a.text.insert(0, 'quetzalcoatl appears only in a live edit');
     await eventually(() => storedCount(id) > 0, 5_000, 'persisted edit');
-    searchIndexOf(t.deps).flush();
+    t.deps.search.flush();
     const found = await t.call('GET', '/api/documents/suggestions?q=quetzal', { as: owner });
     expect(found.status).toBe(200);
     expect(found.body.data.map((d: { id: string }) => d.id)).toContain(id);

@@ -2,7 +2,7 @@
 // the last owner rule, principal checks, revocation, and the access resolver the WebSocket hub uses.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { canComment, canEdit, canManage, canRead, isDowngrade, strongestRole } from '../src/documents/policy';
-import { documentAccess } from '../src/documents/service';
+import { documentAccess } from '../src/documents/access';
 import { newId } from '../src/lib/ids';
 import { makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { createDoc, newGroup, share, type DocumentJson } from './helpers/documents';
@@ -155,11 +155,11 @@ describe('collaborators', () => {
     expect((await t.call('DELETE', `${collaborators}/user/${second.user.id}`, { as: second })).status).toBe(409);
   });
 
-  it('calls revoke when access is taken away, so live connections re-check', async () => {
+  it('tells the authenticator when access is taken away, so live connections re-check', async () => {
     const owner = await t.newUser();
     const friend = await t.newUser();
     const doc = await createDoc(t, owner);
-    const revoke = vi.spyOn(t.deps.auth, 'revoke');
+    const revoke = vi.spyOn(t.deps.auth, 'narrowed');
     try {
       await share(t, owner, doc.id, { user: friend }, 'editor');
       expect(revoke).not.toHaveBeenCalled();

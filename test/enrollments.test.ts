@@ -164,7 +164,7 @@ describe('enrollments', () => {
 
       const co = await t.newUser();
       const coEnrollment = (await enrol(courseId, teacher, { user_id: co.user.id, role: 'instructor' })).body;
-      const revoke = vi.spyOn(t.deps.auth, 'revoke');
+      const revoke = vi.spyOn(t.deps.auth, 'narrowed');
       try {
         const res = await t.call('POST', `/api/enrollments/${coEnrollment.id}/drop`, { as: teacher });
         expect(res.status).toBe(200);

@@ -1,9 +1,10 @@
 // The pure policy functions: who may see and change users, which tenant-level permissions each
-// role holds, and who may manage API keys. (Course roles: test/enrollments-policy.test.ts.)
+// role holds (from every area's policy, as src/areas.ts lists them), and who may manage API keys. (Course roles: test/enrollments-policy.test.ts.)
 import { describe, expect, it } from 'vitest';
 import type { Actor } from '../src/auth/authenticator';
 import { canCreateApiKey } from '../src/api-keys/policy';
-import { isAdmin, permissionsOf } from '../src/auth/permissions';
+import { isTenantAdmin as isAdmin, permissionsOf as permissionsBy } from '../src/auth/access';
+import { tenantPermissions } from '../src/areas';
 import { canCreateUser, canDeleteUser, canListUsers, canSearchUsers, canUpdateUser, canViewUser } from '../src/users/policy';
 
 const actor = (role: 'admin' | 'member', extra: Partial<Actor> = {}): Actor => ({
@@ -18,6 +19,7 @@ const actor = (role: 'admin' | 'member', extra: Partial<Actor> = {}): Actor => (
 });
 
 const admin = actor('admin');
+const permissionsOf = (who: Pick<Actor, 'role' | 'isPlatformAdmin'>) => permissionsBy(tenantPermissions, actor(who.role, who));
 const member = actor('member');
 
 describe('users policy', () => {

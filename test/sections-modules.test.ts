@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { courseModules, courseSections } from '../db/schema';
-import { deleteModule, getModule, onModuleDelete } from '../src/courses/structure';
+import { deleteModule, getModule, type ModuleCleanup } from '../src/courses/structure';
 import { MISSING_ID, expectProblem, expectUnauthorized, makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { insertEnrollment } from './helpers/courses';
 
@@ -226,18 +226,20 @@ describe('sections and modules', () => {
       expect(t.db.select().from(courseModules).all()).toEqual(before);
     });
 
-    it('runs registered cleanups inside the deletion transaction: a failing one keeps the module', async () => {
+    it('runs the cleanups of Deps.moduleCleanups inside the deletion transaction: a failing one keeps the module', async () => {
       const courseId = await newCourse();
       const keep = await module(courseId, 'Keep');
       const gone = await module(courseId, 'Gone');
       const cleaned: string[] = [];
-      const unregister = onModuleDelete((tx, m) => {
+      const cleanup: ModuleCleanup = (tx, m) => {
         expect(tx.select().from(courseModules).where(eq(courseModules.id, m.id)).get()).toBeDefined();
         cleaned.push(m.id);
         if (m.id === keep.id) throw new Error('cleanup failed');
-      });
+      };
+      t.deps.moduleCleanups.push(cleanup);
+      const unregister = () => t.deps.moduleCleanups.splice(t.deps.moduleCleanups.indexOf(cleanup), 1);
       try {
-        expect(() => deleteModule(t.db, getModule(t.db, t.defaultTenantId, keep.id))).toThrow('cleanup failed');
+        expect(() => deleteModule(t.db, getModule(t.db, t.defaultTenantId, keep.id), t.deps.moduleCleanups)).toThrow('cleanup failed');
         expect((await t.call('DELETE', `/api/modules/${gone.id}`, { as: teacher })).status).toBe(204);
       } finally {
         unregister();

@@ -1,2 +1,6 @@
 // API keys: long-lived credentials for scripts and integrations, stored as hashes.
-export { apiKeysRouter } from './routes';
+import type { Area } from '../context';
+import { permissions } from './policy';
+import { apiKeysRouter } from './routes';
+
+export const apiKeysArea: Area = { router: apiKeysRouter, permissions };

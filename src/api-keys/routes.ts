@@ -1,9 +1,8 @@
 // API keys of the caller: listed without secrets, created with the secret shown once, deleted at once.
 import { createRoute, z } from '@hono/zod-openapi';
 import { errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, secured, timestamp, uuid } from '../http/openapi';
-import { forbidden } from '../http/errors';
 import { pageOf, paginate, paginationQuery } from '../http/pagination';
-import { canCreateApiKey } from './policy';
+import { authorizeApiKeys } from './policy';
 import { createApiKey, deleteApiKey, getApiKey, listApiKeys, type ApiKeyRow } from './service';
 
 const tags = ['API keys'];
@@ -64,7 +63,7 @@ export const apiKeysRouter = newRouter()
       responses: { 201: jsonContent(createdKeySchema, 'The key with its secret'), ...errorResponses(400, 401, 403, 413, 415, 422) },
     }),
     (c) => {
-      if (!canCreateApiKey(c.var.actor)) throw forbidden('API keys are created from a signed-in session, not with an API key');
+      authorizeApiKeys(c.var.actor, 'create');
       const body = c.req.valid('json');
       const { row, key } = createApiKey(c.var.deps.db, c.var.deps.clock, c.var.actor, { name: body.name, expiresAt: body.expires_at });
       c.header('Location', `/api/api-keys/${row.id}`);
@@ -96,8 +95,7 @@ export const apiKeysRouter = newRouter()
     }),
     (c) => {
       const deps = c.var.deps;
-      deleteApiKey(deps.db, c.var.actor, c.req.valid('param').id);
-      deps.auth.revoke();
+      deleteApiKey(deps.db, deps.auth, c.var.actor, c.req.valid('param').id);
       return c.body(null, 204);
     },
   );

@@ -1,4 +1,5 @@
 // API keys: a user's long-lived credentials for scripts and integrations.
+import type { AccessChanges } from '../auth/access';
 import { and, desc, eq } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { apiKeys } from '../../db/schema';
@@ -57,11 +58,12 @@ export function getApiKey(db: Db, owner: { tenantId: string; userId: string }, i
   return row;
 }
 
-/** Only the key's owner deletes it; anyone else's key does not exist for the caller. */
-export function deleteApiKey(db: Db, owner: { tenantId: string; userId: string }, id: string): void {
+/** Only the key's owner deletes it; anyone else's key does not exist for the caller. It stops at once. */
+export function deleteApiKey(db: Db, access: AccessChanges, owner: { tenantId: string; userId: string }, id: string): void {
   const result = db
     .delete(apiKeys)
     .where(and(eq(apiKeys.id, id), eq(apiKeys.tenantId, owner.tenantId), eq(apiKeys.userId, owner.userId)))
     .run();
   if (result.changes === 0) throw notFound('API key');
+  access.narrowed();
 }

@@ -3,13 +3,14 @@
 // The hot path is cheap: a JWT's signature is checked once and its claims cached until it
 // expires; the user row behind a credential is cached too. Revocation is still seen at once:
 // every revoking write (user deleted or demoted, key deleted) and every other write to a user
-// calls `revoke()`, which bumps an in-process epoch, and a cached entry from an older epoch is
-// re-read from the database.
+// calls `narrowed()` (see AccessChanges in access.ts), which bumps an in-process epoch, and a
+// cached entry from an older epoch is re-read from the database.
 import { and, eq } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { apiKeys, users } from '../../db/schema';
 import { BoundedMap } from '../lib/bounded-map';
 import type { Clock } from '../lib/clock';
+import type { AccessChanges } from './access';
 import { looksLikeApiKey, sha256 } from './secrets';
 import type { TokenSigner } from './tokens';
 
@@ -100,7 +101,7 @@ function newActor(user: Omit<Actor, 'via' | 'apiKeyId'>, via: Actor['via'], apiK
   };
 }
 
-export class Authenticator {
+export class Authenticator implements AccessChanges {
   private epoch = 0;
   private readonly claims = new BoundedMap<string, CachedClaims>(50_000);
   private readonly keys = new BoundedMap<string, CachedKey>(10_000);
@@ -115,14 +116,14 @@ export class Authenticator {
     private readonly clock: Clock,
   ) {}
 
-  /** Call after any write that takes access away; cached credentials are re-checked at once. */
-  revoke(): void {
+  /** Called after any write that takes access away; cached credentials are re-checked at once. */
+  narrowed(): void {
     this.epoch += 1;
     for (const listener of this.listeners) listener();
   }
 
   /**
-   * Call after a write that gives access (a grant added or raised, a group joined): no credential
+   * Called after a write that gives access (a grant added or raised, a group joined): no credential
    * changes, but live connections re-decide at once, so that a viewer made editor can edit now.
    */
   widened(): void {
@@ -130,7 +131,7 @@ export class Authenticator {
   }
 
   /** Long-lived connections (WebSockets) re-check their caller when access may have changed. */
-  onRevoke(listener: () => void): () => void {
+  onAccessChange(listener: () => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
@@ -242,7 +243,7 @@ export class Authenticator {
 
   /**
    * A live user's profile, read with their credential and as fresh as it: every write to a user
-   * bumps the epoch (the users routes call `revoke()` after each), so this is never older than the
+   * bumps the epoch (the users service calls `narrowed()` after each), so this is never older than the
    * last write. Null for an unknown or deleted user.
    */
   profileOf(userId: string): UserProfile | null {

@@ -1,2 +1,5 @@
 // Auth: sign-in, token refresh and sign-out; the authenticator every request and live connection goes through.
-export { authRouter } from './routes';
+import type { Area } from '../context';
+import { authRouter } from './routes';
+
+export const authArea: Area = { router: authRouter };

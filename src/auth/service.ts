@@ -2,13 +2,17 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import { refreshTokens, tenants, users } from '../../db/schema';
+
 import type { Deps } from '../context';
 import { AppError, badRequest, unauthorized } from '../http/errors';
 import { newId } from '../lib/ids';
 import { sqlLimit } from '../lib/sql';
-import { normaliseEmail, type UserRow } from '../users/service';
+import { normaliseEmail } from '../lib/email';
 import { makeDummyHash, verifyPassword } from './passwords';
 import { randomToken, sha256 } from './secrets';
+
+/** A user as sign-in reads it: the auth side of the users table (the users area manages the people). */
+type UserRow = typeof users.$inferSelect;
 
 export interface TokenPair {
   access_token: string;

@@ -1,2 +1,6 @@
 // Courses: the catalogue, course state, sections and modules.
-export { coursesRouter } from './routes';
+import type { Area } from '../context';
+import { permissions } from './policy';
+import { coursesRouter } from './routes';
+
+export const coursesArea: Area = { router: coursesRouter, permissions };

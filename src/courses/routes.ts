@@ -2,10 +2,9 @@
 // publish, soft delete), sections, and modules with their order. Reading follows the course
 // policy (see policy.ts); every change needs an instructor of the course or an admin.
 import { createRoute, z } from '@hono/zod-openapi';
-import { forbidden } from '../http/errors';
 import { errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, secured, uuid } from '../http/openapi';
 import { pageOf, paginate, paginateJson, paginationQuery } from '../http/pagination';
-import { canCreateCourse } from './policy';
+import { authorizeCourse, canListAllCourses } from './policy';
 import { presentCourse, presentModule, presentSection } from './present';
 import {
   courseSchema,
@@ -21,8 +20,8 @@ import {
   updateModuleBody,
 } from './schemas';
 import {
-  authorizeCourse,
-  authorizeCourseRow,
+  courseAccess,
+  courseAccessOf,
   createCourse,
   getCourseBySlug,
   listCourses,
@@ -64,7 +63,7 @@ export const coursesRouter = newRouter()
     (c) => {
       const actor = c.var.actor;
       const q = c.req.valid('query');
-      const { dataJson, total } = listCourses(c.var.deps.db, actor.tenantId, { userId: actor.userId, all: actor.role === 'admin' }, q, q);
+      const { dataJson, total } = listCourses(c.var.deps.db, actor.tenantId, { userId: actor.userId, all: canListAllCourses(actor) }, q, q);
       return paginateJson<z.infer<typeof courseSchema>>(c, q, dataJson, total);
     },
   )
@@ -84,7 +83,7 @@ export const coursesRouter = newRouter()
     (c) => {
       const actor = c.var.actor;
       const deps = c.var.deps;
-      if (!canCreateCourse(actor)) throw forbidden('You are not allowed to create courses');
+      authorizeCourse(actor, 'create');
       const body = c.req.valid('json');
       const course = createCourse(deps.db, deps.clock, { tenantId: actor.tenantId, createdBy: actor.userId, ...body });
       c.header('Location', `/api/courses/${course.id}`);
@@ -105,7 +104,7 @@ export const coursesRouter = newRouter()
       const actor = c.var.actor;
       const db = c.var.deps.db;
       const course = getCourseBySlug(db, actor.tenantId, c.req.valid('param').slug);
-      authorizeCourseRow(db, actor, course, 'read');
+      authorizeCourse(actor, 'read', courseAccessOf(db, actor, course));
       return c.json(presentCourse(course), 200);
     },
   )
@@ -120,7 +119,7 @@ export const coursesRouter = newRouter()
       responses: { 200: jsonContent(courseSchema, 'The course'), ...errorResponses(400, 401, 404) },
     }),
     (c) => {
-      const { course } = authorizeCourse(c.var.deps.db, c.var.actor, c.req.valid('param').id, 'read');
+      const { course } = authorizeCourse(c.var.actor, 'read', courseAccess(c.var.deps.db, c.var.actor, c.req.valid('param').id));
       return c.json(presentCourse(course), 200);
     },
   )
@@ -136,7 +135,7 @@ export const coursesRouter = newRouter()
     }),
     (c) => {
       const deps = c.var.deps;
-      const { course } = authorizeCourse(deps.db, c.var.actor, c.req.valid('param').id, 'manage');
+      const { course } = authorizeCourse(c.var.actor, 'manage', courseAccess(deps.db, c.var.actor, c.req.valid('param').id));
       return c.json(presentCourse(updateCourse(deps.db, deps.clock, course, c.req.valid('json'))), 200);
     },
   )
@@ -152,10 +151,8 @@ export const coursesRouter = newRouter()
     }),
     (c) => {
       const deps = c.var.deps;
-      const { course } = authorizeCourse(deps.db, c.var.actor, c.req.valid('param').id, 'manage');
-      softDeleteCourse(deps.db, deps.clock, course);
-      // Everyone's access to the course ends; long-lived connections must re-check.
-      deps.auth.revoke();
+      const { course } = authorizeCourse(c.var.actor, 'manage', courseAccess(deps.db, c.var.actor, c.req.valid('param').id));
+      softDeleteCourse(deps.db, deps.clock, deps.auth, course);
       return c.body(null, 204);
     },
   )
@@ -171,7 +168,7 @@ export const coursesRouter = newRouter()
     }),
     (c) => {
       const deps = c.var.deps;
-      const { course } = authorizeCourse(deps.db, c.var.actor, c.req.valid('param').id, 'manage');
+      const { course } = authorizeCourse(c.var.actor, 'manage', courseAccess(deps.db, c.var.actor, c.req.valid('param').id));
       return c.json(presentCourse(publishCourse(deps.db, deps.clock, course)), 200);
     },
   )
@@ -187,7 +184,7 @@ export const coursesRouter = newRouter()
     }),
     (c) => {
       const db = c.var.deps.db;
-      const { course } = authorizeCourse(db, c.var.actor, c.req.valid('param').id, 'read');
+      const { course } = authorizeCourse(c.var.actor, 'read', courseAccess(db, c.var.actor, c.req.valid('param').id));
       const q = c.req.valid('query');
       const { rows, total } = listSections(db, course, q);
       return c.json(paginate(c, q, rows.map(presentSection), total), 200);
@@ -205,7 +202,7 @@ export const coursesRouter = newRouter()
     }),
     (c) => {
       const deps = c.var.deps;
-      const { course } = authorizeCourse(deps.db, c.var.actor, c.req.valid('param').id, 'manage');
+      const { course } = authorizeCourse(c.var.actor, 'manage', courseAccess(deps.db, c.var.actor, c.req.valid('param').id));
       const section = createSection(deps.db, deps.clock, course, c.req.valid('json'));
       c.header('Location', `/api/sections/${section.id}`);
       return c.json(presentSection(section), 201);
@@ -223,7 +220,7 @@ export const coursesRouter = newRouter()
     }),
     (c) => {
       const db = c.var.deps.db;
-      const { course } = authorizeCourse(db, c.var.actor, c.req.valid('param').id, 'read');
+      const { course } = authorizeCourse(c.var.actor, 'read', courseAccess(db, c.var.actor, c.req.valid('param').id));
       const q = c.req.valid('query');
       const { rows, total } = listCourseModules(db, course, q);
       return c.json(paginate(c, q, rows.map(presentModule), total), 200);
@@ -241,7 +238,7 @@ export const coursesRouter = newRouter()
     }),
     (c) => {
       const deps = c.var.deps;
-      const { course } = authorizeCourse(deps.db, c.var.actor, c.req.valid('param').id, 'manage');
+      const { course } = authorizeCourse(c.var.actor, 'manage', courseAccess(deps.db, c.var.actor, c.req.valid('param').id));
       const body = c.req.valid('json');
       const module = createModule(deps.db, deps.clock, course, {
         title: body.title,
@@ -268,7 +265,7 @@ export const coursesRouter = newRouter()
     }),
     (c) => {
       const deps = c.var.deps;
-      const { course } = authorizeCourse(deps.db, c.var.actor, c.req.valid('param').id, 'manage');
+      const { course } = authorizeCourse(c.var.actor, 'manage', courseAccess(deps.db, c.var.actor, c.req.valid('param').id));
       const body = c.req.valid('json');
       const sectionId = body.section_id ?? null;
       const modules = reorderModules(deps.db, deps.clock, course, sectionId, body.module_ids);
@@ -289,7 +286,7 @@ export const coursesRouter = newRouter()
       const db = c.var.deps.db;
       const actor = c.var.actor;
       const section = getSection(db, actor.tenantId, c.req.valid('param').id);
-      authorizeCourse(db, actor, section.courseId, 'read');
+      authorizeCourse(actor, 'read', courseAccess(db, actor, section.courseId));
       return c.json(presentSection(section), 200);
     },
   )
@@ -307,7 +304,7 @@ export const coursesRouter = newRouter()
       const db = c.var.deps.db;
       const actor = c.var.actor;
       const section = getSection(db, actor.tenantId, c.req.valid('param').id);
-      authorizeCourse(db, actor, section.courseId, 'read');
+      authorizeCourse(actor, 'read', courseAccess(db, actor, section.courseId));
       const q = c.req.valid('query');
       const { rows, total } = listSectionModules(db, section, q);
       return c.json(paginate(c, q, rows.map(presentModule), total), 200);
@@ -327,7 +324,7 @@ export const coursesRouter = newRouter()
       const db = c.var.deps.db;
       const actor = c.var.actor;
       const module = getModule(db, actor.tenantId, c.req.valid('param').id);
-      authorizeCourse(db, actor, module.courseId, 'read');
+      authorizeCourse(actor, 'read', courseAccess(db, actor, module.courseId));
       return c.json(presentModule(module), 200);
     },
   )
@@ -345,7 +342,7 @@ export const coursesRouter = newRouter()
       const deps = c.var.deps;
       const actor = c.var.actor;
       const module = getModule(deps.db, actor.tenantId, c.req.valid('param').id);
-      const { course } = authorizeCourse(deps.db, actor, module.courseId, 'manage');
+      const { course } = authorizeCourse(actor, 'manage', courseAccess(deps.db, actor, module.courseId));
       const body = c.req.valid('json');
       const updated = updateModule(deps.db, deps.clock, course, module, {
         title: body.title,
@@ -370,8 +367,8 @@ export const coursesRouter = newRouter()
       const deps = c.var.deps;
       const actor = c.var.actor;
       const module = getModule(deps.db, actor.tenantId, c.req.valid('param').id);
-      authorizeCourse(deps.db, actor, module.courseId, 'manage');
-      deleteModule(deps.db, module);
+      authorizeCourse(actor, 'manage', courseAccess(deps.db, actor, module.courseId));
+      deleteModule(deps.db, module, deps.moduleCleanups);
       return c.body(null, 204);
     },
   );

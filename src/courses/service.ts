@@ -1,20 +1,20 @@
 // Courses: the catalogue of a tenant. Create (the creator becomes its instructor), read by id or
-// slug, list for a caller, update, publish, soft delete; and `authorizeCourse`, the one place
-// that loads a course for a caller and applies the course policy (other areas use it too).
+// slug, list for a caller, update, publish, soft delete; and `courseAccess`, which loads a course
+// with the caller's enrollment in it for the course policy to judge (other areas use it too).
 import { and, asc, eq, gt, inArray, isNull, lt, or, sql, type SQLWrapper } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import { courses, enrollments, type CourseStatus } from '../../db/schema';
+import type { AccessChanges } from '../auth/access';
 import type { Actor } from '../auth/authenticator';
 import type { Clock } from '../lib/clock';
-import type { Membership } from '../enrollments/policy';
-import { membershipOf } from '../enrollments/service';
-import { conflict, forbidden, notFound } from '../http/errors';
+import { membershipOf } from '../memberships/service';
+import { conflict, notFound } from '../http/errors';
 import { pageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../lib/ids';
 import { countAll, isUniqueViolation, sqlLimit } from '../lib/sql';
 import { EMPTY_JSON_ARRAY, jsonArrayFrom, jsonObject, selectJsonArray } from '../lib/json-sql';
 import { preparedFor } from '../lib/prepared';
-import { canManageCourse, canReadCourse } from './policy';
+import type { CourseAccess } from './policy';
 import { courseJson } from './present';
 
 export type CourseRow = typeof courses.$inferSelect;
@@ -137,31 +137,15 @@ export function getCourseBySlug(db: Db, tenantId: string, slug: string): CourseR
   return row;
 }
 
-export type CourseAction = 'read' | 'manage';
+/** A loaded course with the caller's enrollment in it, for `authorizeCourse` to judge. */
+export const courseAccessOf = (db: Db, actor: Actor, course: CourseRow): CourseAccess<CourseRow> => ({
+  course,
+  membership: membershipOf(db, actor.tenantId, course.id, actor.userId),
+});
 
-export interface CourseAccess {
-  course: CourseRow;
-  /** The caller's enrollment in the course (any status), if any. */
-  membership: Membership | undefined;
-}
-
-/**
- * Applies the course policy to a loaded course: 404 when the caller may not read it (as if it did
- * not exist), 403 when they may read it but the action needs an instructor.
- */
-export function authorizeCourseRow(db: Db, actor: Actor, course: CourseRow, action: CourseAction): CourseAccess {
-  const membership = membershipOf(db, actor.tenantId, course.id, actor.userId);
-  if (!canReadCourse(actor, course, membership)) throw notFound('Course');
-  if (action === 'manage' && !canManageCourse(actor, membership)) {
-    throw forbidden('Only instructors of this course or admins can do this');
-  }
-  return { course, membership };
-}
-
-/** Loads a live course of the caller's tenant and checks that the caller may do `action` on it. */
-export function authorizeCourse(db: Db, actor: Actor, courseId: string, action: CourseAction): CourseAccess {
-  return authorizeCourseRow(db, actor, getCourse(db, actor.tenantId, courseId), action);
-}
+/** A live course of the caller's tenant (404 otherwise) with the caller's enrollment in it. */
+export const courseAccess = (db: Db, actor: Actor, courseId: string): CourseAccess<CourseRow> =>
+  courseAccessOf(db, actor, getCourse(db, actor.tenantId, courseId));
 
 export type ListedCourse = Omit<CourseRow, 'tenantId' | 'deletedAt'>;
 
@@ -276,10 +260,12 @@ export function publishCourse(db: Db, clock: Clock, course: CourseRow): CourseRo
 }
 
 /** Soft delete: the course and everything in it stay in the database, hidden from every list and lookup. */
-export function softDeleteCourse(db: Db, clock: Clock, course: CourseRow): void {
+/** Everyone's access to the course ends with it; live connections re-check. */
+export function softDeleteCourse(db: Db, clock: Clock, access: AccessChanges, course: CourseRow): void {
   const now = clock.now().toISOString();
   db.update(courses)
     .set({ deletedAt: now, updatedAt: now })
     .where(and(eq(courses.id, course.id), eq(courses.tenantId, course.tenantId)))
     .run();
+  access.narrowed();
 }

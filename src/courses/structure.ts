@@ -234,24 +234,16 @@ export function updateModule(db: Db, clock: Clock, course: CourseRow, module: Co
 
 /**
  * Cleanup that runs inside a module's deletion transaction, before the module row goes. Areas
- * that hang rows on a module (activities, and the sequencing edges touching them) register one,
- * so that a module and everything in it disappear together or not at all.
+ * that hang rows on a module (activities, and the sequencing edges touching them) supply one
+ * through `Deps.moduleCleanups`, so that a module and everything in it go together or not at all.
  */
 export type ModuleCleanup = (tx: Db, module: CourseModuleRow) => void;
 
-const moduleCleanups = new Set<ModuleCleanup>();
-
-/** Registers a cleanup; returns its removal. */
-export function onModuleDelete(cleanup: ModuleCleanup): () => void {
-  moduleCleanups.add(cleanup);
-  return () => moduleCleanups.delete(cleanup);
-}
-
-export function deleteModule(db: Db, module: CourseModuleRow): void {
+export function deleteModule(db: Db, module: CourseModuleRow, cleanups: Iterable<ModuleCleanup>): void {
   inTransaction(db, (tx) => {
     const current = tx.select().from(courseModules).where(eq(courseModules.id, module.id)).get();
     if (!current) throw notFound('Module');
-    for (const cleanup of moduleCleanups) cleanup(tx, current);
+    for (const cleanup of cleanups) cleanup(tx, current);
     tx.delete(courseModules).where(eq(courseModules.id, current.id)).run();
     closeModuleSlot(tx, current.courseId, current.sectionId, current.position);
   }, immediate);

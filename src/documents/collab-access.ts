@@ -2,7 +2,7 @@
 import type { Db } from '../../db/client';
 import type { Actor } from '../auth/authenticator';
 import { canEdit } from './policy';
-import { documentAccess } from './service';
+import { documentAccess } from './access';
 import type { AccessResolver, CollabAccess } from '../../collab/hub';
 
 export function documentCollabAccess(db: Db): AccessResolver {

@@ -1,2 +1,6 @@
 // Documents: metadata, sharing, contexts, favorites, versions, diffs and full-text search.
-export { documentsRouter } from './routes';
+import type { Area } from '../context';
+import { permissions } from './policy';
+import { documentsRouter } from './routes';
+
+export const documentsArea: Area = { router: documentsRouter, permissions };

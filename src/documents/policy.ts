@@ -1,6 +1,6 @@
 // Who may do what to a document: pure functions of the caller's effective role, used by every
 // documents route, by comments and export, and by the WebSocket hub (through `documentAccess` in
-// service.ts, which resolves the role these functions judge).
+// access.ts, which resolves the role these functions judge).
 //
 // A role comes only from grants: the caller's own grant and the grants of the groups they belong
 // to, the strongest one winning. Tenant admins get NO implicit access: documents are private to
@@ -8,6 +8,10 @@
 // searches and edits only what was shared with them (directly or through a group). An admin who
 // needs a document asks its owner; nothing about an admin's tenant role widens a document's audience.
 import type { DocumentRole } from '../../db/schema';
+import { isTenantAdmin, type PermissionRules } from '../auth/access';
+import type { Actor } from '../auth/authenticator';
+import { forbidden, notFound } from '../http/errors';
+import type { Membership } from '../memberships/policy';
 
 export type { DocumentRole };
 
@@ -34,3 +38,43 @@ export const canEdit = (role: DocumentRole | null): boolean => role !== null && 
 
 /** Share, rename and recategorise, link to contexts, trash, restore and erase. */
 export const canManage = (role: DocumentRole | null): boolean => role === 'owner';
+
+/** Any member of the tenant creates documents (and owns them). */
+export const canCreateDocument = (_actor: Actor): boolean => true;
+
+/**
+ * Links documents to a course (or its modules): an active member of the course in any role, or a
+ * tenant admin. Linking shares nothing: it only files the document there.
+ */
+export const canAddToCourse = (actor: Pick<Actor, 'role'>, membership: Membership | undefined): boolean =>
+  isTenantAdmin(actor) || membership?.status === 'active';
+
+/** Every course of the tenant is a context the caller may file documents in: tenant admins. */
+export const canUseEveryCourse = (actor: Pick<Actor, 'role'>): boolean => isTenantAdmin(actor);
+
+export const permissions: PermissionRules = { 'documents:create': canCreateDocument };
+
+export type DocumentAction = 'read' | 'edit' | 'manage';
+
+const allowed: Record<DocumentAction, (role: DocumentRole) => boolean> = { read: canRead, edit: canEdit, manage: canManage };
+const refusals: Record<DocumentAction, string> = {
+  read: 'You cannot read this document',
+  edit: 'Only editors and owners can change this document',
+  manage: 'Only owners can do this to the document',
+};
+
+/**
+ * The one entry the routes call, with the caller's access as `documentAccess` resolved it (null:
+ * no such document in the tenant). A document the caller holds no grant on answers 404, as if it
+ * did not exist; in the trash a document is its owners' alone, so reading a trashed one is 404 to
+ * anyone else. A role too weak for the action is a 403.
+ */
+export function authorizeDocument<A extends { document: { trashedAt: string | null }; role: DocumentRole | null }>(
+  action: DocumentAction,
+  access: A | null,
+): A & { role: DocumentRole } {
+  if (!access || access.role === null) throw notFound('Document');
+  if (action === 'read' && access.document.trashedAt !== null && !canManage(access.role)) throw notFound('Document');
+  if (!allowed[action](access.role)) throw forbidden(refusals[action]);
+  return access as A & { role: DocumentRole };
+}

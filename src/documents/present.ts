@@ -2,7 +2,9 @@
 import type { DocumentRole } from '../../db/schema';
 import type { ChangeRow } from '../../collab/store';
 import type { Suggestion } from './search';
-import type { AvailableContext, Collaborator, DocumentRow, LinkedContext } from './service';
+import type { AvailableContext, LinkedContext } from './contexts';
+import type { DocumentRow } from './service';
+import type { Collaborator } from './sharing';
 import type { VersionSummary } from './versions';
 
 export const presentDocument = (row: DocumentRow, viewer: { role: DocumentRole; favorite: boolean }) => ({

@@ -2,9 +2,10 @@
 // suggestions, change history, named versions, diffs and revert. Bodies are Yjs documents held by
 // the document store; live editing over WebSocket uses the same store and the same access check.
 //
-// Every `/{id}` route resolves the caller's role once (`requireDocument`): a document of another
-// tenant, one the caller holds no grant on, or one in the trash is 404, never 403, so existence
-// never leaks to a non-collaborator. A collaborator lacking the right is 403 (policy.ts decides).
+// Every `/{id}` route resolves the caller's role once (`documentAccess`) and asks the policy
+// (`authorizeDocument`): a document of another tenant, one the caller holds no grant on, or one in
+// the trash is 404, never 403, so existence never leaks to a non-collaborator. A collaborator
+// lacking the right is 403.
 // The fixed paths (`contexts`, `categories`, `courses`, `suggestions`) are registered before `/{id}`.
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
@@ -12,7 +13,8 @@ import type { AppEnv } from '../context';
 import { forbidden, notFound } from '../http/errors';
 import { errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, secured } from '../http/openapi';
 import { pageOf, paginate, paginationQuery, pageBounds } from '../http/pagination';
-import { canEdit, canManage, canRead, type DocumentRole } from './policy';
+import { authorizeDocument, type DocumentRole } from './policy';
+import { documentAccess } from './access';
 import {
   presentAvailableContext,
   presentChange,
@@ -52,46 +54,26 @@ import {
   versionSchema,
   versionWithContent,
 } from './schemas';
+import { availableContexts, getDocumentContext, linkContext, listDocumentContexts, resolveContext, unlinkContext, type ContextRef } from './contexts';
+import { isFavorite, toggleFavorite } from './favorites';
 import {
-  availableContexts,
   categoryCounts,
   copyDocument,
   courseCounts,
   createDocument,
   documentServices,
   eraseDocument,
-  isFavorite,
-  linkContext,
-  getCollaborator,
-  listCollaborators,
-  getDocumentContext,
-  listDocumentContexts,
   listDocuments,
-  requireDocument,
-  resolveContext,
   restoreDocument,
-  shareDocument,
   suggest,
-  toggleFavorite,
   trashDocument,
-  unlinkContext,
-  unshareDocument,
   updateDocument,
-  type ContextRef,
   type DocumentRow,
 } from './service';
-import { searchIndexOf } from './search';
+import { getCollaborator, listCollaborators, shareDocument, unshareDocument } from './sharing';
 import { diffTexts, getVersion, listVersions, revertToVersion, saveVersion, unifiedDiff, versionSummary, versionText, type DiffSide } from './versions';
 
 const tags = ['Documents'];
-
-const allow = (allowed: boolean, detail: string) => {
-  if (!allowed) throw forbidden(detail);
-};
-
-const requireRead = (role: DocumentRole) => allow(canRead(role), 'You cannot read this document');
-const requireEdit = (role: DocumentRole) => allow(canEdit(role), 'Only editors and owners can change this document');
-const requireManage = (role: DocumentRole) => allow(canManage(role), 'Only owners can do this to the document');
 
 /** The document as the caller sees it: with their role and favorite flag. */
 function documentFor(c: Context<AppEnv>, doc: DocumentRow, role: DocumentRole) {
@@ -100,20 +82,7 @@ function documentFor(c: Context<AppEnv>, doc: DocumentRow, role: DocumentRole) {
 
 const documentPath = (id: string) => `/api/documents/${id}`;
 
-const router = newRouter();
-
-// The search index follows every body change from the moment the app serves documents (the
-// server also attaches it at start, so that live edits are indexed before any REST call).
-router.use('/api/documents/*', async (c, next) => {
-  searchIndexOf(c.var.deps);
-  await next();
-});
-router.use('/api/documents', async (c, next) => {
-  searchIndexOf(c.var.deps);
-  await next();
-});
-
-export const documentsRouter = router
+export const documentsRouter = newRouter()
   // ---- collection and fixed paths ----
   .openapi(
     createRoute({
@@ -250,9 +219,7 @@ export const documentsRouter = router
       responses: { 200: jsonContent(documentWithContent, 'The document'), ...errorResponses(400, 401, 404) },
     }),
     (c) => {
-      const { document, role } = requireDocument(c.var.deps.db, c.var.actor, c.req.valid('param').id, { includeTrashed: true });
-      // In the trash a document is its owners' alone, who look at it before restoring or erasing it.
-      if (document.trashedAt !== null && !canManage(role)) throw notFound('Document');
+      const { document, role } = authorizeDocument('read', documentAccess(c.var.deps.db, c.var.actor, c.req.valid('param').id, { includeTrashed: true }));
       const include = c.req.valid('query').include;
       return c.json(
         { ...documentFor(c, document, role), ...(include === 'content' ? { content: c.var.deps.documents.getText(document.id) } : {}) },
@@ -272,8 +239,7 @@ export const documentsRouter = router
     }),
     (c) => {
       const { db, clock } = c.var.deps;
-      const { document, role } = requireDocument(db, c.var.actor, c.req.valid('param').id);
-      requireManage(role);
+      const { document, role } = authorizeDocument('manage', documentAccess(db, c.var.actor, c.req.valid('param').id));
       return c.json(documentFor(c, updateDocument(db, clock, document, c.req.valid('json')), role), 200);
     },
   )
@@ -290,11 +256,9 @@ export const documentsRouter = router
     }),
     (c) => {
       const { db, clock, auth } = c.var.deps;
-      const { document, role } = requireDocument(db, c.var.actor, c.req.valid('param').id, { includeTrashed: true });
-      requireManage(role);
+      const { document, role } = authorizeDocument('manage', documentAccess(db, c.var.actor, c.req.valid('param').id, { includeTrashed: true }));
       if (c.req.valid('query').permanent) eraseDocument(documentServices(c.var.deps), document);
-      else trashDocument(db, clock, document);
-      auth.revoke();
+      else trashDocument(db, clock, auth, document);
       return c.body(null, 204);
     },
   )
@@ -310,8 +274,7 @@ export const documentsRouter = router
     }),
     (c) => {
       const db = c.var.deps.db;
-      const { document, role } = requireDocument(db, c.var.actor, c.req.valid('param').id, { includeTrashed: true });
-      requireManage(role);
+      const { document, role } = authorizeDocument('manage', documentAccess(db, c.var.actor, c.req.valid('param').id, { includeTrashed: true }));
       return c.json(documentFor(c, restoreDocument(db, document), role), 200);
     },
   )
@@ -330,8 +293,7 @@ export const documentsRouter = router
       responses: { 201: jsonContent(documentSchema, 'The copy'), ...errorResponses(400, 401, 404, 413, 415) },
     }),
     (c) => {
-      const { document, role } = requireDocument(c.var.deps.db, c.var.actor, c.req.valid('param').id);
-      requireRead(role);
+      const { document, role } = authorizeDocument('read', documentAccess(c.var.deps.db, c.var.actor, c.req.valid('param').id));
       const body = c.req.valid('json') ?? {};
       const copy = copyDocument(documentServices(c.var.deps), c.var.actor, document, body.title);
       c.header('Location', documentPath(copy.id));
@@ -349,7 +311,7 @@ export const documentsRouter = router
       responses: { 200: jsonContent(pageOf(changeSchema), 'Changes'), ...errorResponses(400, 401, 404) },
     }),
     (c) => {
-      const { document } = requireDocument(c.var.deps.db, c.var.actor, c.req.valid('param').id);
+      const { document } = authorizeDocument('read', documentAccess(c.var.deps.db, c.var.actor, c.req.valid('param').id));
       const q = c.req.valid('query');
       const { rows, total } = c.var.deps.documents.listChanges(document.id, pageBounds(q));
       return c.json(paginate(c, q, rows.map(presentChange), total), 200);
@@ -367,7 +329,7 @@ export const documentsRouter = router
       responses: { 200: jsonContent(pageOf(collaboratorSchema), 'Collaborators'), ...errorResponses(400, 401, 404) },
     }),
     (c) => {
-      const { document } = requireDocument(c.var.deps.db, c.var.actor, c.req.valid('param').id);
+      const { document } = authorizeDocument('read', documentAccess(c.var.deps.db, c.var.actor, c.req.valid('param').id));
       const q = c.req.valid('query');
       const { rows, total } = listCollaborators(c.var.deps.db, document, q);
       return c.json(paginate(c, q, rows.map(presentCollaborator), total), 200);
@@ -392,16 +354,13 @@ export const documentsRouter = router
     (c) => {
       const { db, clock, auth } = c.var.deps;
       const { id } = c.req.valid('param');
-      const { document, role } = requireDocument(db, c.var.actor, id);
-      requireManage(role);
+      const { document, role } = authorizeDocument('manage', documentAccess(db, c.var.actor, id));
       const body = c.req.valid('json');
-      const result = shareDocument(db, clock, c.var.actor, document, {
+      const result = shareDocument(db, clock, auth, c.var.actor, document, {
         principalType: body.principal_type,
         principalId: body.principal_id,
         role: body.role,
       });
-      if (result.narrowed) auth.revoke();
-      else auth.widened();
       const collaborator = presentCollaborator(result.collaborator);
       if (!result.created) return c.json(collaborator, 200);
       c.header('Location', `${documentPath(id)}/collaborators/${body.principal_type}/${body.principal_id}`);
@@ -420,7 +379,7 @@ export const documentsRouter = router
     }),
     (c) => {
       const { id, principal_type, principal_id } = c.req.valid('param');
-      const { document } = requireDocument(c.var.deps.db, c.var.actor, id);
+      const { document } = authorizeDocument('read', documentAccess(c.var.deps.db, c.var.actor, id));
       return c.json(presentCollaborator(getCollaborator(c.var.deps.db, document, principal_type, principal_id)), 200);
     },
   )
@@ -437,10 +396,8 @@ export const documentsRouter = router
     (c) => {
       const { db, auth } = c.var.deps;
       const { id, principal_type, principal_id } = c.req.valid('param');
-      const { document, role } = requireDocument(db, c.var.actor, id);
-      requireManage(role);
-      unshareDocument(db, document, principal_type, principal_id);
-      auth.revoke();
+      const { document, role } = authorizeDocument('manage', documentAccess(db, c.var.actor, id));
+      unshareDocument(db, auth, document, principal_type, principal_id);
       return c.body(null, 204);
     },
   )
@@ -456,7 +413,7 @@ export const documentsRouter = router
       responses: { 200: jsonContent(pageOf(linkedContextSchema), 'Linked contexts'), ...errorResponses(400, 401, 404) },
     }),
     (c) => {
-      const { document } = requireDocument(c.var.deps.db, c.var.actor, c.req.valid('param').id);
+      const { document } = authorizeDocument('read', documentAccess(c.var.deps.db, c.var.actor, c.req.valid('param').id));
       const q = c.req.valid('query');
       const { rows, total } = listDocumentContexts(c.var.deps.db, document, q);
       return c.json(paginate(c, q, rows.map(presentLinkedContext), total), 200);
@@ -483,8 +440,7 @@ export const documentsRouter = router
       const { db, clock } = c.var.deps;
       const actor = c.var.actor;
       const { id } = c.req.valid('param');
-      const { document, role } = requireDocument(db, actor, id);
-      requireManage(role);
+      const { document, role } = authorizeDocument('manage', documentAccess(db, actor, id));
       const body = c.req.valid('json');
       const target = resolveContext(db, actor, { type: body.context_type, id: body.context_id });
       const { created, ...link } = linkContext(db, clock, actor, document, target);
@@ -505,7 +461,7 @@ export const documentsRouter = router
     }),
     (c) => {
       const { id, context_type, context_id } = c.req.valid('param');
-      const { document } = requireDocument(c.var.deps.db, c.var.actor, id);
+      const { document } = authorizeDocument('read', documentAccess(c.var.deps.db, c.var.actor, id));
       return c.json(presentLinkedContext(getDocumentContext(c.var.deps.db, document, context_type, context_id)), 200);
     },
   )
@@ -522,8 +478,7 @@ export const documentsRouter = router
     (c) => {
       const db = c.var.deps.db;
       const { id, context_type, context_id } = c.req.valid('param');
-      const { document, role } = requireDocument(db, c.var.actor, id);
-      requireManage(role);
+      const { document, role } = authorizeDocument('manage', documentAccess(db, c.var.actor, id));
       unlinkContext(db, document, { type: context_type, id: context_id });
       return c.body(null, 204);
     },
@@ -539,7 +494,7 @@ export const documentsRouter = router
       responses: { 200: jsonContent(favoriteSchema, 'Favorite flag'), ...errorResponses(400, 401, 404) },
     }),
     (c) => {
-      const { document } = requireDocument(c.var.deps.db, c.var.actor, c.req.valid('param').id);
+      const { document } = authorizeDocument('read', documentAccess(c.var.deps.db, c.var.actor, c.req.valid('param').id));
       return c.json({ favorite: isFavorite(c.var.deps.db, c.var.actor.userId, document) }, 200);
     },
   )
@@ -555,7 +510,7 @@ export const documentsRouter = router
     }),
     (c) => {
       const { db, clock } = c.var.deps;
-      const { document } = requireDocument(db, c.var.actor, c.req.valid('param').id);
+      const { document } = authorizeDocument('read', documentAccess(db, c.var.actor, c.req.valid('param').id));
       return c.json({ favorite: toggleFavorite(db, clock, c.var.actor.userId, document) }, 200);
     },
   )
@@ -571,7 +526,7 @@ export const documentsRouter = router
       responses: { 200: jsonContent(pageOf(versionSchema), 'Versions'), ...errorResponses(400, 401, 404) },
     }),
     (c) => {
-      const { document } = requireDocument(c.var.deps.db, c.var.actor, c.req.valid('param').id);
+      const { document } = authorizeDocument('read', documentAccess(c.var.deps.db, c.var.actor, c.req.valid('param').id));
       const q = c.req.valid('query');
       const { rows, total } = listVersions(c.var.deps.db, document, q);
       return c.json(paginate(c, q, rows.map(presentVersion), total), 200);
@@ -590,8 +545,7 @@ export const documentsRouter = router
     (c) => {
       const deps = c.var.deps;
       const { id } = c.req.valid('param');
-      const { document, role } = requireDocument(deps.db, c.var.actor, id);
-      requireEdit(role);
+      const { document, role } = authorizeDocument('edit', documentAccess(deps.db, c.var.actor, id));
       const version = saveVersion(documentServices(deps), document, c.req.valid('json').name, c.var.actor.userId);
       c.header('Location', `${documentPath(id)}/versions/${version.id}`);
       return c.json(presentVersion(version), 201);
@@ -609,7 +563,7 @@ export const documentsRouter = router
     }),
     (c) => {
       const { id, version_id } = c.req.valid('param');
-      const { document } = requireDocument(c.var.deps.db, c.var.actor, id);
+      const { document } = authorizeDocument('read', documentAccess(c.var.deps.db, c.var.actor, id));
       const version = getVersion(c.var.deps.db, document, version_id);
       return c.json({ ...presentVersion(versionSummary(version)), content: versionText(version) }, 200);
     },
@@ -630,11 +584,10 @@ export const documentsRouter = router
     (c) => {
       const deps = c.var.deps;
       const { id, version_id } = c.req.valid('param');
-      const { document, role } = requireDocument(deps.db, c.var.actor, id);
-      requireEdit(role);
+      const { document, role } = authorizeDocument('edit', documentAccess(deps.db, c.var.actor, id));
       const version = getVersion(deps.db, document, version_id);
       const before = revertToVersion(documentServices(deps), document, version, c.var.actor.userId);
-      const current = requireDocument(deps.db, c.var.actor, id).document;
+      const current = authorizeDocument('read', documentAccess(deps.db, c.var.actor, id)).document;
       return c.json(
         {
           document: { ...documentFor(c, current, role), content: deps.documents.getText(id) },
@@ -669,7 +622,7 @@ export const documentsRouter = router
     }),
     (c) => {
       const deps = c.var.deps;
-      const { document } = requireDocument(deps.db, c.var.actor, c.req.valid('param').id);
+      const { document } = authorizeDocument('read', documentAccess(deps.db, c.var.actor, c.req.valid('param').id));
       const q = c.req.valid('query');
       const side = (ref: string): DiffSide => {
         if (ref === 'current') return { label: 'current', text: deps.documents.getText(document.id) };

@@ -11,7 +11,6 @@ import type { Logger } from 'pino';
 import { inTransaction, type Db } from '../../db/client';
 import { documentGrants, documentSearch, documentUpdates, documents } from '../../db/schema';
 import type { DocumentStore } from '../../collab/store';
-import type { Deps } from '../context';
 import { preparedFor } from '../lib/prepared';
 
 export const SUGGESTION_LIMIT = 10;
@@ -263,22 +262,6 @@ export class DocumentSearchIndex {
       this.opts.logger?.warn({ err, documentId }, 'search index refresh failed');
     }
   }
-}
-
-const indexes = new WeakMap<DocumentStore, DocumentSearchIndex>();
-
-/**
- * The search index of an app's document store, created (and caught up) on first use. The server
- * calls it at start so that live edits are indexed before any documents request arrives.
- */
-export function searchIndexOf(deps: Pick<Deps, 'db' | 'documents' | 'logger'>): DocumentSearchIndex {
-  let index = indexes.get(deps.documents);
-  if (!index) {
-    index = new DocumentSearchIndex(deps.db, deps.documents, { logger: deps.logger });
-    indexes.set(deps.documents, index);
-    index.reindexStale();
-  }
-  return index;
 }
 
 /** `documents.id` is among the documents whose title or body match an `ftsPrefixQuery`. */

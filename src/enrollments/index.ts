@@ -1,2 +1,6 @@
 // Enrollments: who takes or teaches which course, in which role and status.
-export { enrollmentsRouter } from './routes';
+import type { Area } from '../context';
+import { permissions } from './policy';
+import { enrollmentsRouter } from './routes';
+
+export const enrollmentsArea: Area = { router: enrollmentsRouter, permissions };

@@ -1,22 +1,12 @@
-// Course-level rights come from an enrollment. "Instructor in an offering/course" is an active
-// enrollment with role `instructor`, or a tenant admin; gradebook and courses ask this one function.
+// Who may see, make and end enrollments. Course-level standing (instructor, staff) is the
+// memberships module's; the course itself is authorized first by the course policy.
+import type { CourseStatus, EnrollmentRole } from '../../db/schema';
+import { isTenantAdmin, type PermissionRules } from '../auth/access';
 import type { Actor } from '../auth/authenticator';
-import type { EnrollmentRole, EnrollmentStatus } from '../../db/schema';
+import { forbidden, notFound } from '../http/errors';
+import { isCourseInstructor, isCourseStaff, type Membership } from '../memberships/policy';
 
-export interface Membership {
-  role: EnrollmentRole;
-  status: EnrollmentStatus;
-}
-
-const isActive = (m: Membership | undefined): m is Membership => m !== undefined && m.status === 'active';
-
-/** Instructor of the course: an active `instructor` enrollment, or a tenant admin. */
-export const isCourseInstructor = (actor: Pick<Actor, 'role'>, membership: Membership | undefined): boolean =>
-  actor.role === 'admin' || (isActive(membership) && membership.role === 'instructor');
-
-/** Teaching staff: instructors and TAs (active), or a tenant admin. */
-export const isCourseStaff = (actor: Pick<Actor, 'role'>, membership: Membership | undefined): boolean =>
-  actor.role === 'admin' || (isActive(membership) && (membership.role === 'instructor' || membership.role === 'ta'));
+export { isCourseInstructor, isCourseStaff, type Membership };
 
 // Enrollments. An enrollment is visible to its own user, to the course's staff and to admins;
 // to anyone else it does not exist (404), so that a single read never reveals what the list hides.
@@ -37,7 +27,7 @@ export const canEnrollOthers = (actor: Pick<Actor, 'role'>, callerMembership: Me
   isCourseInstructor(actor, callerMembership);
 
 /** Why a caller may not enrol themselves (null: they may). Only as a student, only into a published course. */
-export function selfEnrollmentRefusal(course: { status: 'draft' | 'published' }, role: EnrollmentRole): string | null {
+export function selfEnrollmentRefusal(course: { status: CourseStatus }, role: EnrollmentRole): string | null {
   if (role !== 'student') return 'You can only enrol yourself as a student';
   if (course.status !== 'published') return 'This course is not open for enrolment until it is published';
   return null;
@@ -53,3 +43,49 @@ export const canDropEnrollment = (
   enrollment: { userId: string },
   callerMembership: Membership | undefined,
 ): boolean => actor.userId === enrollment.userId || isCourseInstructor(actor, callerMembership);
+
+/** Sees and manages every enrollment of the tenant: admins. */
+export const canManageAllEnrollments = (actor: Pick<Actor, 'role'>): boolean => isTenantAdmin(actor);
+
+export const permissions: PermissionRules = { 'enrollments:manage_all': canManageAllEnrollments };
+
+type Enrollment = { userId: string; courseId: string };
+
+export type EnrollmentAccess =
+  /** A read of one enrollment by id, or of its progress. */
+  | { action: 'view'; enrollment: Enrollment; membership: Membership | undefined }
+  /** A read of a user's enrollment in a course the caller may read. */
+  | { action: 'look_up'; userId: string; membership: Membership | undefined }
+  | { action: 'enroll'; course: { status: CourseStatus }; membership: Membership | undefined; userId: string; role: EnrollmentRole }
+  | { action: 'complete' | 'drop'; enrollment: Enrollment; membership: Membership | undefined };
+
+/**
+ * The one entry the routes call; `membership` is the caller's enrollment in the course. An
+ * enrollment the caller may not see is a 404, as if it did not exist; one they see but may not
+ * change, a 403.
+ */
+export function authorizeEnrollment(actor: Actor, access: EnrollmentAccess): void {
+  switch (access.action) {
+    case 'look_up':
+      if (access.userId !== actor.userId && !isCourseStaff(actor, access.membership)) {
+        throw forbidden("Only the course's instructors and TAs can look up other people's enrollments");
+      }
+      return;
+    case 'enroll':
+      if (canEnrollOthers(actor, access.membership)) return;
+      if (access.userId !== actor.userId) throw forbidden('Only instructors of this course or admins can enrol other people');
+      {
+        const refusal = selfEnrollmentRefusal(access.course, access.role);
+        if (refusal) throw forbidden(refusal);
+      }
+      return;
+    default:
+      if (!canViewEnrollment(actor, access.enrollment, access.membership)) throw notFound('Enrollment');
+      if (access.action === 'complete' && !canCompleteEnrollment(actor, access.membership)) {
+        throw forbidden('Only instructors of this course or admins can complete enrollments');
+      }
+      if (access.action === 'drop' && !canDropEnrollment(actor, access.enrollment, access.membership)) {
+        throw forbidden('Only instructors of this course, admins or the enrolled user can drop an enrollment');
+      }
+  }
+}

@@ -3,19 +3,13 @@
 // enrollment the caller may not see answers 404, as if it did not exist.
 import { createRoute, type z } from '@hono/zod-openapi';
 import type { Actor } from '../auth/authenticator';
-import { authorizeCourse } from '../courses/service';
-import { forbidden, notFound } from '../http/errors';
+import { authorizeCourse } from '../courses/policy';
+import { courseAccess } from '../courses/service';
+import { membershipOf } from '../memberships/service';
 import { errorResponses, jsonBody, jsonContent, newRouter, secured } from '../http/openapi';
 import { pageOf, paginateJson } from '../http/pagination';
 import type { Db } from '../../db/client';
-import {
-  canCompleteEnrollment,
-  canDropEnrollment,
-  canEnrollOthers,
-  canViewEnrollment,
-  isCourseStaff,
-  selfEnrollmentRefusal,
-} from './policy';
+import { authorizeEnrollment, type EnrollmentAccess } from './policy';
 import { presentEnrollment } from './present';
 import {
   bulkEnrollBody,
@@ -37,18 +31,15 @@ import {
   getCourseEnrollment,
   getEnrollment,
   listEnrollments,
-  membershipOf,
-  type EnrollmentView,
 } from './service';
 
 const tags = ['Enrollments'];
 
-/** The enrollment with the caller's standing in its course; 404 when the caller may not see it. */
-function visibleEnrollment(db: Db, actor: Actor, enrollmentId: string) {
+/** The enrollment, once the caller is allowed `action` on it (404 when they may not see it). */
+function authorizedEnrollment(db: Db, actor: Actor, enrollmentId: string, action: Extract<EnrollmentAccess['action'], 'view' | 'complete' | 'drop'>) {
   const enrollment = getEnrollment(db, actor.tenantId, enrollmentId);
-  const membership = membershipOf(db, actor.tenantId, enrollment.courseId, actor.userId);
-  if (!canViewEnrollment(actor, enrollment, membership)) throw notFound('Enrollment');
-  return { enrollment, membership };
+  authorizeEnrollment(actor, { action, enrollment, membership: membershipOf(db, actor.tenantId, enrollment.courseId, actor.userId) });
+  return enrollment;
 }
 
 export const enrollmentsRouter = newRouter()
@@ -97,14 +88,10 @@ export const enrollmentsRouter = newRouter()
       const actor = c.var.actor;
       const deps = c.var.deps;
       const body = c.req.valid('json');
-      const { course, membership } = authorizeCourse(deps.db, actor, c.req.valid('param').course_id, 'read');
+      const { course, membership } = authorizeCourse(actor, 'read', courseAccess(deps.db, actor, c.req.valid('param').course_id));
       const userId = body.user_id ?? actor.userId;
       const role = body.role ?? 'student';
-      if (!canEnrollOthers(actor, membership)) {
-        if (userId !== actor.userId) throw forbidden('Only instructors of this course or admins can enrol other people');
-        const refusal = selfEnrollmentRefusal(course, role);
-        if (refusal) throw forbidden(refusal);
-      }
+      authorizeEnrollment(actor, { action: 'enroll', course, membership, userId, role });
       const { enrollment, created } = enroll(deps.db, deps.clock, course, userId, role);
       if (!created) return c.json(presentEnrollment(enrollment), 200);
       c.header('Location', `/api/enrollments/${enrollment.id}`);
@@ -127,7 +114,7 @@ export const enrollmentsRouter = newRouter()
     (c) => {
       const actor = c.var.actor;
       const deps = c.var.deps;
-      const { course } = authorizeCourse(deps.db, actor, c.req.valid('param').course_id, 'manage');
+      const { course } = authorizeCourse(actor, 'manage', courseAccess(deps.db, actor, c.req.valid('param').course_id));
       const body = c.req.valid('json');
       const result = bulkEnroll(deps.db, deps.clock, course, body.user_ids, body.role ?? 'student');
       return c.json({ enrolled: result.enrolled.map(presentEnrollment), skipped: result.skipped }, 200);
@@ -147,10 +134,8 @@ export const enrollmentsRouter = newRouter()
       const actor = c.var.actor;
       const db = c.var.deps.db;
       const { course_id, user_id } = c.req.valid('param');
-      const { course, membership } = authorizeCourse(db, actor, course_id, 'read');
-      if (user_id !== actor.userId && !isCourseStaff(actor, membership)) {
-        throw forbidden("Only the course's instructors and TAs can look up other people's enrollments");
-      }
+      const { course, membership } = authorizeCourse(actor, 'read', courseAccess(db, actor, course_id));
+      authorizeEnrollment(actor, { action: 'look_up', userId: user_id, membership });
       return c.json(presentEnrollment(getCourseEnrollment(db, actor.tenantId, course.id, user_id)), 200);
     },
   )
@@ -165,7 +150,7 @@ export const enrollmentsRouter = newRouter()
       responses: { 200: jsonContent(enrollmentSchema, 'The enrollment'), ...errorResponses(400, 401, 404) },
     }),
     (c) => {
-      const { enrollment } = visibleEnrollment(c.var.deps.db, c.var.actor, c.req.valid('param').enrollment_id);
+      const enrollment = authorizedEnrollment(c.var.deps.db, c.var.actor, c.req.valid('param').enrollment_id, 'view');
       return c.json(presentEnrollment(enrollment), 200);
     },
   )
@@ -182,10 +167,8 @@ export const enrollmentsRouter = newRouter()
     (c) => {
       const actor = c.var.actor;
       const deps = c.var.deps;
-      const { enrollment, membership } = visibleEnrollment(deps.db, actor, c.req.valid('param').enrollment_id);
-      if (!canCompleteEnrollment(actor, membership)) throw forbidden('Only instructors of this course or admins can complete enrollments');
-      const completed = completeEnrollment(deps.db, deps.clock, enrollment);
-      revokeIfStaff(c.var.deps, enrollment);
+      const enrollment = authorizedEnrollment(deps.db, actor, c.req.valid('param').enrollment_id, 'complete');
+      const completed = completeEnrollment(deps.db, deps.clock, deps.auth, enrollment);
       return c.json(presentEnrollment(completed), 200);
     },
   )
@@ -202,13 +185,8 @@ export const enrollmentsRouter = newRouter()
     (c) => {
       const actor = c.var.actor;
       const deps = c.var.deps;
-      const { enrollment, membership } = visibleEnrollment(deps.db, actor, c.req.valid('param').enrollment_id);
-      if (!canDropEnrollment(actor, enrollment, membership)) {
-        throw forbidden('Only instructors of this course, admins or the enrolled user can drop an enrollment');
-      }
-      const dropped = dropEnrollment(deps.db, deps.clock, enrollment);
-      // A dropped member loses the course whatever their role; connections must re-check.
-      deps.auth.revoke();
+      const enrollment = authorizedEnrollment(deps.db, actor, c.req.valid('param').enrollment_id, 'drop');
+      const dropped = dropEnrollment(deps.db, deps.clock, deps.auth, enrollment);
       return c.json(presentEnrollment(dropped), 200);
     },
   )
@@ -224,12 +202,7 @@ export const enrollmentsRouter = newRouter()
     }),
     (c) => {
       const db = c.var.deps.db;
-      const { enrollment } = visibleEnrollment(db, c.var.actor, c.req.valid('param').enrollment_id);
+      const enrollment = authorizedEnrollment(db, c.var.actor, c.req.valid('param').enrollment_id, 'view');
       return c.json(enrollmentProgress(db, enrollment), 200);
     },
   );
-
-/** Completing an instructor's or TA's enrollment ends their teaching rights in the course. */
-function revokeIfStaff(deps: { auth: { revoke(): void } }, enrollment: EnrollmentView): void {
-  if (enrollment.role !== 'student') deps.auth.revoke();
-}

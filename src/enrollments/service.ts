@@ -5,6 +5,7 @@ import { and, asc, eq, getTableColumns, inArray, isNull, ne, or, sql, type SQL, 
 import { alias } from 'drizzle-orm/sqlite-core';
 import { inTransaction, type Db } from '../../db/client';
 import { courseEnrollmentCounts, courses, enrollments, users, type EnrollmentRole, type EnrollmentStatus } from '../../db/schema';
+import type { AccessChanges } from '../auth/access';
 import type { Actor } from '../auth/authenticator';
 import type { Clock } from '../lib/clock';
 import { EMPTY_JSON_ARRAY, jsonArrayFrom, jsonObject, selectJsonArray } from '../lib/json-sql';
@@ -14,39 +15,14 @@ import { conflict, notFound, unprocessable } from '../http/errors';
 import { pageBounds, sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../lib/ids';
 import { countAll, sqlLimit } from '../lib/sql';
-import { canListCourseEnrollments, isCourseStaff, type Membership } from './policy';
+import { activeCourseRoles } from '../memberships/service';
+import { canListCourseEnrollments, canManageAllEnrollments, isCourseStaff, type Membership } from './policy';
 import { enrollmentJson } from './present';
 import { ROSTER_START, RosterAnchors } from './roster-anchors';
 
 export type EnrollmentRow = typeof enrollments.$inferSelect;
 /** An enrollment with the name and email of its user, as lists and reads answer it. */
 export type EnrollmentView = EnrollmentRow & { userName: string; userEmail: string };
-
-/** The caller's enrollment in a course (any status), or undefined. */
-export function membershipOf(db: Db, tenantId: string, courseId: string, userId: string): Membership | undefined {
-  return db
-    .select({ role: enrollments.role, status: enrollments.status })
-    .from(enrollments)
-    .where(and(eq(enrollments.tenantId, tenantId), eq(enrollments.courseId, courseId), eq(enrollments.userId, userId)))
-    .get();
-}
-
-/** Courses (not deleted) in which the user holds an active enrollment, with the role held. */
-export function activeCourseRoles(db: Db, tenantId: string, userId: string) {
-  return db
-    .select({ courseId: enrollments.courseId, role: enrollments.role })
-    .from(enrollments)
-    .innerJoin(courses, eq(courses.id, enrollments.courseId))
-    .where(
-      and(
-        eq(enrollments.tenantId, tenantId),
-        eq(enrollments.userId, userId),
-        eq(enrollments.status, 'active'),
-        isNull(courses.deletedAt),
-      ),
-    )
-    .all();
-}
 
 // SQLite allows 32,766 bound values per statement; 500 ids (or rows of 10 columns) stay far below.
 const CHUNK = 500;
@@ -224,7 +200,7 @@ export function listEnrollments(db: Db, actor: Actor, filter: EnrollmentFilter, 
     filter.role ? eq(enrollments.role, filter.role) : undefined,
   ];
   let visible: SQL | undefined;
-  if (actor.role !== 'admin') {
+  if (!canManageAllEnrollments(actor)) {
     const taught = activeCourseRoles(db, actor.tenantId, actor.userId)
       .filter((r) => isCourseStaff({ role: actor.role }, { role: r.role, status: 'active' }))
       .map((r) => r.courseId);
@@ -405,8 +381,19 @@ function endEnrollment(db: Db, clock: Clock, enrollment: EnrollmentView, to: 'co
   return getEnrollment(db, enrollment.tenantId, enrollment.id);
 }
 
-export const completeEnrollment = (db: Db, clock: Clock, enrollment: EnrollmentView) => endEnrollment(db, clock, enrollment, 'completed');
-export const dropEnrollment = (db: Db, clock: Clock, enrollment: EnrollmentView) => endEnrollment(db, clock, enrollment, 'dropped');
+/** Completing an instructor's or TA's enrollment ends their teaching rights in the course. */
+export function completeEnrollment(db: Db, clock: Clock, access: AccessChanges, enrollment: EnrollmentView): EnrollmentView {
+  const completed = endEnrollment(db, clock, enrollment, 'completed');
+  if (enrollment.role !== 'student') access.narrowed();
+  return completed;
+}
+
+/** A dropped member loses the course whatever their role. */
+export function dropEnrollment(db: Db, clock: Clock, access: AccessChanges, enrollment: EnrollmentView): EnrollmentView {
+  const dropped = endEnrollment(db, clock, enrollment, 'dropped');
+  access.narrowed();
+  return dropped;
+}
 
 export interface EnrollmentProgress {
   enrollment_id: string;

@@ -1,2 +1,5 @@
 // Gradebook: assignments, grades, categories, settings, statistics and CSV export of a course offering.
-export { gradebookRouter } from './routes';
+import type { Area } from '../context';
+import { gradebookRouter } from './routes';
+
+export const gradebookArea: Area = { router: gradebookRouter };

@@ -6,11 +6,10 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Actor } from '../auth/authenticator';
 import type { Db } from '../../db/client';
-import { membershipOf } from '../enrollments/service';
-import { forbidden } from '../http/errors';
+import { membershipOf } from '../memberships/service';
 import { errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, secured } from '../http/openapi';
 import { pageOf, paginate, paginationQuery } from '../http/pagination';
-import { canManageGradebook, canReadStudentGrades, INSTRUCTOR_REQUIRED } from './policy';
+import { authorizeGradebook } from './policy';
 import {
   presentAssignment,
   presentGrade,
@@ -59,12 +58,11 @@ import { CSV_CONTENT_TYPE, gradebookCsv } from './spreadsheet';
 
 const tags = ['Gradebook'];
 
-/** The caller's enrollment in the offering; tenant admins need none, so it is not even read for them. */
-const membershipIn = (db: Db, actor: Actor, offering: Offering) =>
-  actor.role === 'admin' ? undefined : membershipOf(db, offering.tenantId, offering.id, actor.userId);
+/** The caller's enrollment in the offering, as the policy asks for it (only when it needs it). */
+const membershipIn = (db: Db, actor: Actor, offering: Offering) => () => membershipOf(db, offering.tenantId, offering.id, actor.userId);
 
 function requireInstructor(db: Db, actor: Actor, offering: Offering): void {
-  if (!canManageGradebook(actor, membershipIn(db, actor, offering))) throw forbidden(INSTRUCTOR_REQUIRED);
+  authorizeGradebook(actor, { action: 'manage', membership: membershipIn(db, actor, offering) });
 }
 
 /** The offering, if it exists in the caller's tenant (404) and the caller teaches it (403). */
@@ -264,9 +262,7 @@ export const gradebookRouter = newRouter()
       const actor = c.get('actor');
       const { id, student_id } = c.req.valid('param');
       const { assignment, offering } = getAssignment(db, actor.tenantId, id);
-      if (!canReadStudentGrades(actor, student_id, membershipIn(db, actor, offering))) {
-        throw forbidden('Only the student themself or an instructor of the offering can read this grade');
-      }
+      authorizeGradebook(actor, { action: 'read_grade', studentId: student_id, membership: membershipIn(db, actor, offering) });
       return c.json(presentGrade(getGrade(db, assignment, student_id), assignment.scoreMaximum), 200);
     },
   )
@@ -345,9 +341,7 @@ export const gradebookRouter = newRouter()
       const { offering_id, student_id } = c.req.valid('param');
       const offering = getOffering(db, actor.tenantId, offering_id);
       // Refused before the student is looked up, so the answer does not reveal who is enrolled.
-      if (!canReadStudentGrades(actor, student_id, membershipIn(db, actor, offering))) {
-        throw forbidden('Only the student themself or an instructor of the offering can read these grades');
-      }
+      authorizeGradebook(actor, { action: 'read_student_grades', studentId: student_id, membership: membershipIn(db, actor, offering) });
       const student = getStudent(db, offering, student_id);
       return c.json(presentStudentGrades(offering, student, studentGrades(db, offering, student)), 200);
     },

@@ -17,7 +17,7 @@ import {
 } from '../../db/schema';
 import type { Clock } from '../lib/clock';
 import { getCourse } from '../courses/service';
-import { membershipOf } from '../enrollments/service';
+import { membershipOf } from '../memberships/service';
 import { conflict, notFound, unprocessable, type FieldError } from '../http/errors';
 import { pageBounds, sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../lib/ids';

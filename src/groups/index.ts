@@ -1,2 +1,6 @@
 // Groups: named sets of a tenant's users, for sharing documents with many at once.
-export { groupsRouter } from './routes';
+import type { Area } from '../context';
+import { permissions } from './policy';
+import { groupsRouter } from './routes';
+
+export const groupsArea: Area = { router: groupsRouter, permissions };

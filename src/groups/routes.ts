@@ -1,8 +1,5 @@
 // Groups: any member of the tenant reads them; admins create, change and fill them.
 import { createRoute, z } from '@hono/zod-openapi';
-import type { Actor } from '../auth/authenticator';
-import { isAdmin } from '../auth/permissions';
-import { forbidden } from '../http/errors';
 import { errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, secured, timestamp, uuid, uuidParam } from '../http/openapi';
 import { pageOf, paginate, paginationQuery } from '../http/pagination';
 import {
@@ -16,6 +13,7 @@ import {
   updateGroup,
   type GroupRow,
 } from './service';
+import { authorizeGroups, canSeeMemberEmail } from './policy';
 
 const tags = ['Groups'];
 
@@ -56,10 +54,6 @@ const presentGroup = (g: GroupRow, memberCount: number) => ({
   updated_at: g.updatedAt,
 });
 
-const requireAdmin = (actor: Actor) => {
-  if (!isAdmin(actor)) throw forbidden('Only admins can change groups');
-};
-
 export const groupsRouter = newRouter()
   .openapi(
     createRoute({
@@ -88,7 +82,7 @@ export const groupsRouter = newRouter()
       responses: { 201: jsonContent(groupSchema, 'The group'), ...errorResponses(400, 401, 403, 409, 413, 415) },
     }),
     (c) => {
-      requireAdmin(c.var.actor);
+      authorizeGroups(c.var.actor, 'manage');
       const group = createGroup(c.var.deps.db, c.var.deps.clock, c.var.actor.tenantId, c.req.valid('json'));
       c.header('Location', `/api/groups/${group.id}`);
       return c.json(presentGroup(group, 0), 201);
@@ -108,12 +102,9 @@ export const groupsRouter = newRouter()
       const db = c.var.deps.db;
       const actor = c.var.actor;
       const group = getGroup(db, actor.tenantId, c.req.valid('param').id);
-      // Any member reads a group (to share with it), but a member may not read other users' emails
-      // (GET /api/users/{id} refuses them): only admins see every member's.
-      const seesEmails = isAdmin(actor);
       const members = groupMembersOf(db, group).map((m) => ({
         id: m.id,
-        email: seesEmails || m.id === actor.userId ? m.email : null,
+        email: canSeeMemberEmail(actor, m.id) ? m.email : null,
         name: m.name,
         added_at: m.addedAt,
       }));
@@ -131,7 +122,7 @@ export const groupsRouter = newRouter()
       responses: { 200: jsonContent(groupSchema, 'The group'), ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
     }),
     (c) => {
-      requireAdmin(c.var.actor);
+      authorizeGroups(c.var.actor, 'manage');
       const { db, clock } = c.var.deps;
       const group = getGroup(db, c.var.actor.tenantId, c.req.valid('param').id);
       const updated = updateGroup(db, clock, group, c.req.valid('json'));
@@ -149,10 +140,9 @@ export const groupsRouter = newRouter()
       responses: { 204: noContent, ...errorResponses(400, 401, 403, 404) },
     }),
     (c) => {
-      requireAdmin(c.var.actor);
+      authorizeGroups(c.var.actor, 'manage');
       const deps = c.var.deps;
-      deleteGroup(deps.db, getGroup(deps.db, c.var.actor.tenantId, c.req.valid('param').id));
-      deps.auth.revoke();
+      deleteGroup(deps.db, deps.auth, getGroup(deps.db, c.var.actor.tenantId, c.req.valid('param').id));
       return c.body(null, 204);
     },
   )
@@ -167,12 +157,10 @@ export const groupsRouter = newRouter()
       responses: { 204: noContent, ...errorResponses(400, 401, 403, 404) },
     }),
     (c) => {
-      requireAdmin(c.var.actor);
-      const { db, clock } = c.var.deps;
+      authorizeGroups(c.var.actor, 'manage');
+      const { db, clock, auth } = c.var.deps;
       const { id, user_id } = c.req.valid('param');
-      addMember(db, clock, getGroup(db, c.var.actor.tenantId, id), user_id);
-      // The group's grants now reach the user, open documents included.
-      c.var.deps.auth.widened();
+      addMember(db, clock, auth, getGroup(db, c.var.actor.tenantId, id), user_id);
       return c.body(null, 204);
     },
   )
@@ -187,11 +175,10 @@ export const groupsRouter = newRouter()
       responses: { 204: noContent, ...errorResponses(400, 401, 403, 404) },
     }),
     (c) => {
-      requireAdmin(c.var.actor);
+      authorizeGroups(c.var.actor, 'manage');
       const deps = c.var.deps;
       const { id, user_id } = c.req.valid('param');
-      removeMember(deps.db, getGroup(deps.db, c.var.actor.tenantId, id), user_id);
-      deps.auth.revoke();
+      removeMember(deps.db, deps.auth, getGroup(deps.db, c.var.actor.tenantId, id), user_id);
       return c.body(null, 204);
     },
   );

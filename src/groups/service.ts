@@ -1,4 +1,5 @@
 // Groups of users within a tenant; documents are shared with groups as well as with users.
+import type { AccessChanges } from '../auth/access';
 import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { groupMembers, groups, users } from '../../db/schema';
@@ -71,8 +72,10 @@ export function updateGroup(db: Db, clock: Clock, group: GroupRow, changes: { na
   }
 }
 
-export function deleteGroup(db: Db, group: GroupRow): void {
+/** Its grants go with it: its members lose what it gave them. */
+export function deleteGroup(db: Db, access: AccessChanges, group: GroupRow): void {
   db.delete(groups).where(eq(groups.id, group.id)).run();
+  access.narrowed();
 }
 
 export function groupMembersOf(db: Db, group: GroupRow) {
@@ -85,23 +88,28 @@ export function groupMembersOf(db: Db, group: GroupRow) {
     .all();
 }
 
-/** Idempotent: adding a member twice leaves one membership. Returns whether it was new. */
-export function addMember(db: Db, clock: Clock, group: GroupRow, userId: string): boolean {
+/**
+ * Idempotent: adding a member twice leaves one membership. Returns whether it was new. The group's
+ * grants now reach the user, open documents included.
+ */
+export function addMember(db: Db, clock: Clock, access: AccessChanges, group: GroupRow, userId: string): boolean {
   getUser(db, group.tenantId, userId);
   const result = db
     .insert(groupMembers)
     .values({ groupId: group.id, userId, tenantId: group.tenantId, createdAt: clock.now().toISOString() })
     .onConflictDoNothing()
     .run();
+  if (result.changes > 0) access.widened();
   return result.changes > 0;
 }
 
-export function removeMember(db: Db, group: GroupRow, userId: string): void {
+export function removeMember(db: Db, access: AccessChanges, group: GroupRow, userId: string): void {
   const result = db
     .delete(groupMembers)
     .where(and(eq(groupMembers.groupId, group.id), eq(groupMembers.userId, userId)))
     .run();
   if (result.changes === 0) throw notFound('Group member');
+  access.narrowed();
 }
 
 /** Ids of the groups a user belongs to; used to resolve group grants. */

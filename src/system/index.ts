@@ -1,2 +1,5 @@
 // System: health, version and the features this server has.
-export { systemRouter } from './routes';
+import type { Area } from '../context';
+import { systemRouter } from './routes';
+
+export const systemArea: Area = { router: systemRouter };

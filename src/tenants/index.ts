@@ -1,2 +1,6 @@
 // Tenants: created and listed by the platform operator; the first start's bootstrap.
-export { tenantsRouter } from './routes';
+import type { Area } from '../context';
+import { permissions } from './policy';
+import { tenantsRouter } from './routes';
+
+export const tenantsArea: Area = { router: tenantsRouter, permissions };

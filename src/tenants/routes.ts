@@ -1,10 +1,11 @@
 // Tenants: listed and created by the platform operator only.
 import { createRoute, z } from '@hono/zod-openapi';
-import { forbidden, notFound } from '../http/errors';
+import { notFound } from '../http/errors';
 import { errorResponses, idParams, jsonBody, jsonContent, newRouter, secured, timestamp, uuid } from '../http/openapi';
 import { pageOf, paginate, paginationQuery } from '../http/pagination';
 import { presentUser } from '../users/present';
 import { passwordField, userSchema } from '../users/schemas';
+import { authorizeTenants } from './policy';
 import { createTenant, getTenant, listTenants, type TenantRow } from './service';
 
 const tags = ['Tenants'];
@@ -42,7 +43,7 @@ export const tenantsRouter = newRouter()
       responses: { 200: jsonContent(pageOf(tenantSchema), 'Tenants'), ...errorResponses(400, 401, 403) },
     }),
     (c) => {
-      if (!c.var.actor.isPlatformAdmin) throw forbidden('Only the platform operator can list tenants');
+      authorizeTenants(c.var.actor, 'list');
       const q = c.req.valid('query');
       const { rows, total } = listTenants(c.var.deps.db, q);
       return c.json(paginate(c, q, rows.map(presentTenant), total), 200);
@@ -62,7 +63,7 @@ export const tenantsRouter = newRouter()
       },
     }),
     async (c) => {
-      if (!c.var.actor.isPlatformAdmin) throw forbidden('Only the platform operator can create tenants');
+      authorizeTenants(c.var.actor, 'create');
       const body = c.req.valid('json');
       const deps = c.var.deps;
       const { tenant, admin } = await createTenant(
@@ -84,7 +85,7 @@ export const tenantsRouter = newRouter()
       responses: { 200: jsonContent(tenantSchema, 'The tenant'), ...errorResponses(400, 401, 403, 404) },
     }),
     (c) => {
-      if (!c.var.actor.isPlatformAdmin) throw forbidden('Only the platform operator can read tenants');
+      authorizeTenants(c.var.actor, 'read');
       const tenant = getTenant(c.var.deps.db, c.req.valid('param').id);
       if (!tenant) throw notFound('Tenant');
       return c.json(presentTenant(tenant), 200);

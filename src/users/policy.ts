@@ -1,29 +1,87 @@
-// Who may see and change users. Pure functions; the facts they need are passed in.
+// Who may see and change users. Pure functions; the facts they need are passed in (a fact that
+// costs a query, such as sharing a course, as a function asked only when the rule needs it).
+import { isTenantAdmin, type PermissionRules } from '../auth/access';
 import type { Actor } from '../auth/authenticator';
+import { forbidden } from '../http/errors';
 
-export const canListUsers = (actor: Actor): boolean => actor.role === 'admin';
+export const canListUsers = (actor: Actor): boolean => isTenantAdmin(actor);
 
-export const canCreateUser = (actor: Actor): boolean => actor.role === 'admin';
+export const canCreateUser = (actor: Actor): boolean => isTenantAdmin(actor);
 
-/** Admins, and instructors or TAs of some course (to find people to enrol). */
-export const canSearchUsers = (actor: Actor, teachesACourse: boolean): boolean =>
-  actor.role === 'admin' || teachesACourse;
+/** Admins, and instructors of some course (to find people to enrol). */
+export const canSearchUsers = (actor: Actor, teachesACourse: boolean): boolean => isTenantAdmin(actor) || teachesACourse;
 
 /** Self, an admin, or someone sharing a course with the user. */
 export const canViewUser = (actor: Actor, targetId: string, sharesACourse: boolean): boolean =>
-  actor.userId === targetId || actor.role === 'admin' || sharesACourse;
+  actor.userId === targetId || isTenantAdmin(actor) || sharesACourse;
+
+/** Deleted users stay readable (and listable) by admins only. */
+export const canSeeDeletedUsers = (actor: Actor): boolean => isTenantAdmin(actor);
 
 export type UserField = 'name' | 'email' | 'password' | 'role';
 
 /** Self may change name and password; an admin may change anyone's name, email, password and role. */
 export function canUpdateUser(actor: Actor, targetId: string, fields: UserField[]): boolean {
-  if (actor.role === 'admin') return true;
+  if (isTenantAdmin(actor)) return true;
   if (actor.userId !== targetId) return false;
   return fields.every((f) => f === 'name' || f === 'password');
 }
 
-export const canDeleteUser = (actor: Actor): boolean => actor.role === 'admin';
+export const canDeleteUser = (actor: Actor): boolean => isTenantAdmin(actor);
 
 /** The platform operator's account is theirs alone: another admin can neither change nor delete it. */
 export const protectsPlatformOperator = (actor: Actor, target: { id: string; isPlatformAdmin: boolean }): boolean =>
   target.isPlatformAdmin && actor.userId !== target.id;
+
+export const permissions: PermissionRules = {
+  'users:read': canListUsers,
+  'users:write': canCreateUser,
+  'users:delete': canDeleteUser,
+};
+
+type Target = { id: string; isPlatformAdmin: boolean };
+
+export type UserAccess =
+  | { action: 'list' | 'create' }
+  | { action: 'search'; teachesACourse: () => boolean }
+  | { action: 'view'; targetId: string; sharesACourse: () => boolean }
+  | { action: 'update'; target: Target; fields: UserField[] }
+  | { action: 'delete'; target: () => Target };
+
+/**
+ * The one entry the routes call. A user of another tenant is never found (the service looks users
+ * up in the caller's tenant only), so every refusal here is a 403.
+ */
+export function authorizeUser<T extends Target>(actor: Actor, access: { action: 'delete'; target: () => T }): T;
+export function authorizeUser(actor: Actor, access: UserAccess): void;
+export function authorizeUser(actor: Actor, access: UserAccess): Target | void {
+  switch (access.action) {
+    case 'list':
+      if (!canListUsers(actor)) throw forbidden('Only admins can list users');
+      return;
+    case 'create':
+      if (!canCreateUser(actor)) throw forbidden('Only admins can create users');
+      return;
+    case 'search':
+      if (!canSearchUsers(actor, isTenantAdmin(actor) || access.teachesACourse())) throw forbidden('Only admins and instructors can search users');
+      return;
+    case 'view': {
+      const shares = () => actor.userId !== access.targetId && !isTenantAdmin(actor) && access.sharesACourse();
+      if (!canViewUser(actor, access.targetId, shares())) throw forbidden('You can only see users who share a course with you');
+      return;
+    }
+    case 'update':
+      if (!canUpdateUser(actor, access.target.id, access.fields)) {
+        throw forbidden(actor.userId === access.target.id ? 'Only an admin can change email or role' : 'You can only update your own profile');
+      }
+      if (protectsPlatformOperator(actor, access.target)) throw forbidden('Only the platform operator can change their own account');
+      return;
+    case 'delete': {
+      // Refused before the target is looked up: a member learns nothing about which ids exist.
+      if (!canDeleteUser(actor)) throw forbidden('Only admins can delete users');
+      const target = access.target();
+      if (protectsPlatformOperator(actor, target)) throw forbidden('The platform operator account cannot be deleted by another admin');
+      return target;
+    }
+  }
+}

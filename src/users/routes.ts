@@ -1,14 +1,14 @@
 // Users: admin management, search, the caller's own profile and permissions.
 import { createRoute } from '@hono/zod-openapi';
-import { permissionsOf } from '../auth/permissions';
+import { permissionsOf } from '../auth/access';
 import { passwordAttempts } from '../auth/service';
 import type { Deps } from '../context';
-import { activeCourseRoles } from '../enrollments/service';
+import { activeCourseRoles, shareACourse, teachesAnyCourse } from '../memberships/service';
 import { clientIp } from '../http/client-ip';
-import { conflict, forbidden } from '../http/errors';
+import { conflict } from '../http/errors';
 import { errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, secured } from '../http/openapi';
 import { pageOf, paginate } from '../http/pagination';
-import { canCreateUser, canDeleteUser, protectsPlatformOperator, canListUsers, canSearchUsers, canUpdateUser, canViewUser, type UserField } from './policy';
+import { authorizeUser, canSeeDeletedUsers, type UserField } from './policy';
 import { presentUser } from './present';
 import {
   createUserBody,
@@ -18,7 +18,7 @@ import {
   updateUserBody,
   userSchema,
 } from './schemas';
-import { createUser, getUser, listUsers, normaliseEmail, shareACourse, softDeleteUser, teachesAnyCourse, updateUser } from './service';
+import { createUser, getUser, listUsers, normaliseEmail, softDeleteUser, updateUser } from './service';
 
 const tags = ['Users'];
 const userDeps = (deps: Deps) => ({ db: deps.db, clock: deps.clock, scryptCost: deps.config.scryptCost });
@@ -36,7 +36,7 @@ export const usersRouter = newRouter()
     }),
     (c) => {
       const actor = c.var.actor;
-      if (!canListUsers(actor)) throw forbidden('Only admins can list users');
+      authorizeUser(actor, { action: 'list' });
       const q = c.req.valid('query');
       const { rows, total } = listUsers(c.var.deps.db, actor.tenantId, { role: q.role, includeDeleted: q.include_deleted }, q);
       return c.json(paginate(c, q, rows.map(presentUser), total), 200);
@@ -54,7 +54,7 @@ export const usersRouter = newRouter()
     }),
     async (c) => {
       const actor = c.var.actor;
-      if (!canCreateUser(actor)) throw forbidden('Only admins can create users');
+      authorizeUser(actor, { action: 'create' });
       const body = c.req.valid('json');
       const user = await createUser(userDeps(c.var.deps), { tenantId: actor.tenantId, ...body });
       c.header('Location', `/api/users/${user.id}`);
@@ -74,9 +74,7 @@ export const usersRouter = newRouter()
     (c) => {
       const actor = c.var.actor;
       const db = c.var.deps.db;
-      if (!canSearchUsers(actor, actor.role === 'admin' || teachesAnyCourse(db, actor.tenantId, actor.userId))) {
-        throw forbidden('Only admins and instructors can search users');
-      }
+      authorizeUser(actor, { action: 'search', teachesACourse: () => teachesAnyCourse(db, actor.tenantId, actor.userId) });
       const q = c.req.valid('query');
       const { rows, total } = listUsers(db, actor.tenantId, { q: q.q }, q);
       return c.json(paginate(c, q, rows.map(presentUser), total), 200);
@@ -115,7 +113,7 @@ export const usersRouter = newRouter()
         {
           tenant_role: actor.role,
           platform_admin: actor.isPlatformAdmin,
-          permissions: permissionsOf(actor),
+          permissions: permissionsOf(c.var.deps.permissions, actor),
           courses: courses.map((r) => ({ course_id: r.courseId, role: r.role })),
         },
         200,
@@ -136,10 +134,8 @@ export const usersRouter = newRouter()
       const actor = c.var.actor;
       const db = c.var.deps.db;
       const { id } = c.req.valid('param');
-      const user = getUser(db, actor.tenantId, id, { includeDeleted: actor.role === 'admin' });
-      if (!canViewUser(actor, id, actor.userId !== id && actor.role !== 'admin' && shareACourse(db, actor.tenantId, actor.userId, id))) {
-        throw forbidden('You can only see users who share a course with you');
-      }
+      const user = getUser(db, actor.tenantId, id, { includeDeleted: canSeeDeletedUsers(actor) });
+      authorizeUser(actor, { action: 'view', targetId: id, sharesACourse: () => shareACourse(db, actor.tenantId, actor.userId, id) });
       return c.json(presentUser(user), 200);
     },
   )
@@ -163,15 +159,12 @@ export const usersRouter = newRouter()
       const unchanged = (f: UserField) =>
         (f === 'role' && body.role === target.role) || (f === 'email' && body.email !== undefined && normaliseEmail(body.email) === target.email);
       const fields = (['name', 'email', 'password', 'role'] as const).filter((f) => body[f] !== undefined && !unchanged(f)) as UserField[];
-      if (!canUpdateUser(actor, id, fields)) {
-        throw forbidden(actor.userId === id ? 'Only an admin can change email or role' : 'You can only update your own profile');
-      }
-      if (protectsPlatformOperator(actor, target)) throw forbidden('Only the platform operator can change their own account');
+      authorizeUser(actor, { action: 'update', target, fields });
       if (body.role === 'member' && actor.userId === id && target.role === 'admin') {
         throw conflict('An admin cannot remove their own admin role');
       }
       const updated = await updateUser(
-        userDeps(deps),
+        { ...userDeps(deps), access: deps.auth },
         target,
         { name: body.name, email: body.email, role: body.role, password: body.password, currentPassword: body.current_password },
         {
@@ -180,7 +173,6 @@ export const usersRouter = newRouter()
           attempts: passwordAttempts(deps, target.email, clientIp(c, deps.config.trustProxy)),
         },
       );
-      deps.auth.revoke();
       return c.json(presentUser(updated), 200);
     },
   )
@@ -197,13 +189,10 @@ export const usersRouter = newRouter()
     (c) => {
       const actor = c.var.actor;
       const deps = c.var.deps;
-      if (!canDeleteUser(actor)) throw forbidden('Only admins can delete users');
       const { id } = c.req.valid('param');
-      const target = getUser(deps.db, actor.tenantId, id);
+      const target = authorizeUser(actor, { action: 'delete', target: () => getUser(deps.db, actor.tenantId, id) });
       if (target.id === actor.userId) throw conflict('You cannot delete your own account');
-      if (protectsPlatformOperator(actor, target)) throw forbidden('The platform operator account cannot be deleted by another admin');
-      softDeleteUser(deps.db, deps.clock, target);
-      deps.auth.revoke();
+      softDeleteUser(deps.db, deps.clock, deps.auth, target);
       return c.body(null, 204);
     },
   );

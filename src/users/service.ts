@@ -9,7 +9,9 @@ import { sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../lib/ids';
 import { preparedFor } from '../lib/prepared';
 import { countAll, ilike, isUniqueViolation, likeContains, sqlLimit } from '../lib/sql';
+import type { AccessChanges } from '../auth/access';
 import type { TenantRole } from '../auth/authenticator';
+import { normaliseEmail } from '../lib/email';
 
 export type UserRow = typeof users.$inferSelect;
 
@@ -22,7 +24,7 @@ export interface NewUser {
   isPlatformAdmin?: boolean;
 }
 
-export const normaliseEmail = (email: string): string => email.trim().toLowerCase();
+export { normaliseEmail };
 
 export interface UserServiceDeps {
   db: Db;
@@ -103,49 +105,6 @@ export function listUsers(db: Db, tenantId: string, filter: UserListFilter, page
   return { rows, total };
 }
 
-/** True when both users hold an enrollment (any role, not dropped) in a common course that is not deleted. */
-export function shareACourse(db: Db, tenantId: string, a: string, b: string): boolean {
-  const row = db
-    .select({ one: sql<number>`1` })
-    .from(enrollments)
-    .innerJoin(courses, eq(courses.id, enrollments.courseId))
-    .where(
-      and(
-        eq(enrollments.tenantId, tenantId),
-        eq(enrollments.userId, a),
-        sql`${enrollments.status} <> 'dropped'`,
-        isNull(courses.deletedAt),
-        sql`exists (select 1 from ${enrollments} e2 where e2.course_id = ${enrollments.courseId} and e2.user_id = ${b} and e2.status <> 'dropped')`,
-      ),
-    )
-    .limit(sqlLimit(1))
-    .get();
-  return row !== undefined;
-}
-
-/**
- * True when the user is an active instructor of at least one course (a deleted course counts for
- * nothing). A TA is not an instructor here, as in API.md's definition.
- */
-export function teachesAnyCourse(db: Db, tenantId: string, userId: string): boolean {
-  const row = db
-    .select({ one: sql<number>`1` })
-    .from(enrollments)
-    .innerJoin(courses, eq(courses.id, enrollments.courseId))
-    .where(
-      and(
-        eq(enrollments.tenantId, tenantId),
-        eq(enrollments.userId, userId),
-        eq(enrollments.status, 'active'),
-        eq(enrollments.role, 'instructor'),
-        isNull(courses.deletedAt),
-      ),
-    )
-    .limit(sqlLimit(1))
-    .get();
-  return row !== undefined;
-}
-
 export interface UserChanges {
   name?: string;
   email?: string;
@@ -160,7 +119,7 @@ export interface UserChanges {
  * refresh tokens are revoked, and access tokens issued before it are refused (API keys go on).
  */
 export async function updateUser(
-  deps: UserServiceDeps,
+  deps: UserServiceDeps & { access: AccessChanges },
   target: UserRow,
   changes: UserChanges,
   opts: { requireCurrentPassword: boolean; attempts?: { check(): void; failed(): void; succeeded(): void } },
@@ -182,9 +141,10 @@ export async function updateUser(
     passwordHash = await hashPassword(changes.password, deps.scryptCost);
   }
   const now = deps.clock.now().toISOString();
+  let updated: UserRow;
   try {
-    return inTransaction(deps.db, (tx) => {
-      const updated = tx
+    updated = inTransaction(deps.db, (tx) => {
+      const row = tx
         .update(users)
         .set({
           ...(changes.name !== undefined ? { name: changes.name.trim() } : {}),
@@ -198,21 +158,25 @@ export async function updateUser(
         .returning()
         .get();
       if (passwordHash !== undefined) revokeRefreshTokensOf(tx, target.id, now);
-      return updated!;
+      return row!;
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict('Another user of this tenant already has that email');
     throw err;
   }
+  // Cached credentials re-read the user: a role, an email or a password may have changed.
+  deps.access.narrowed();
+  return updated;
 }
 
 /** Soft delete: the row and everything the user made stay; signing in and every credential stop. */
-export function softDeleteUser(db: Db, clock: Clock, target: UserRow): void {
+export function softDeleteUser(db: Db, clock: Clock, access: AccessChanges, target: UserRow): void {
   const now = clock.now().toISOString();
   inTransaction(db, (tx) => {
     tx.update(users).set({ deletedAt: now, updatedAt: now }).where(eq(users.id, target.id)).run();
     revokeRefreshTokensOf(tx, target.id, now);
   });
+  access.narrowed();
 }
 
 export function revokeRefreshTokensOf(tx: Db, userId: string, now: string): void {

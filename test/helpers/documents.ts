@@ -3,7 +3,6 @@
 import { expect } from 'vitest';
 import * as Y from 'yjs';
 import { CONTENT_FIELD } from '../../collab/store';
-import { searchIndexOf } from '../../src/documents/search';
 import type { TestApp, TestUser } from './app';
 
 export interface DocumentJson {
@@ -63,7 +62,7 @@ export const liveAppend = (t: TestApp, documentId: string, userId: string, text:
   liveEdit(t, documentId, userId, (content) => content.insert(content.length, text));
 
 /** Runs the search index's debounced refreshes now (live edits are indexed after a short delay). */
-export const flushSearch = (t: TestApp) => searchIndexOf(t.deps).flush();
+export const flushSearch = (t: TestApp) => t.deps.search.flush();
 
 export async function contentOf(t: TestApp, as: TestUser, documentId: string): Promise<string> {
   const res = await t.call<DocumentJson>('GET', `/api/documents/${documentId}?include=content`, { as });

@@ -1,0 +1,32 @@
+// Every functional area of the server, in the order the app mounts them. A new area is one folder
+// with an index.ts, and one line here.
+import { collabArea } from '../collab';
+import type { PermissionRules } from './auth/access';
+import type { Area } from './context';
+import { apiKeysArea } from './api-keys';
+import { authArea } from './auth';
+import { coursesArea } from './courses';
+import { documentsArea } from './documents';
+import { enrollmentsArea } from './enrollments';
+import { gradebookArea } from './gradebook';
+import { groupsArea } from './groups';
+import { systemArea } from './system';
+import { tenantsArea } from './tenants';
+import { usersArea } from './users';
+
+export const areas: readonly Area[] = [
+  systemArea,
+  authArea,
+  usersArea,
+  tenantsArea,
+  groupsArea,
+  apiKeysArea,
+  collabArea,
+  gradebookArea,
+  coursesArea,
+  enrollmentsArea,
+  documentsArea,
+];
+
+/** The tenant-wide rights every area defines, as GET /api/users/me/permissions reports them. */
+export const tenantPermissions: PermissionRules = Object.assign({}, ...areas.map((area) => area.permissions ?? {}));

@@ -1,0 +1,199 @@
+// Where a document belongs: links to courses and modules the caller may add documents to, and
+// the contexts a caller may choose from.
+import { and, asc, eq, inArray, isNotNull, isNull, or, type SQL } from 'drizzle-orm';
+import { type Db } from '../../db/client';
+import {
+  courseModules,
+  courses,
+  documentContexts,
+  type DocumentContextType,
+  type EnrollmentRole,
+} from '../../db/schema';
+import type { Clock } from '../lib/clock';
+import { activeCourseRoles, membershipOf } from '../memberships/service';
+import { notFound, unprocessable } from '../http/errors';
+import { sqlPageBounds, type PageQuery } from '../http/pagination';
+import { countAll } from '../lib/sql';
+import { canAddToCourse, canUseEveryCourse } from './policy';
+import type { DocumentActor, DocumentRow } from './service';
+
+export type ContextRef = { type: DocumentContextType; id: string };
+
+export interface ContextTarget {
+  type: DocumentContextType;
+  id: string;
+  courseId: string;
+  title: string;
+}
+
+/** The course a caller may add documents to (the policy's rule, with their enrollment read only when needed). */
+const mayAddToCourse = (db: Db, actor: DocumentActor, courseId: string): boolean =>
+  canUseEveryCourse(actor) || canAddToCourse(actor, membershipOf(db, actor.tenantId, courseId, actor.userId));
+
+const notLinkable = (ref: ContextRef) =>
+  unprocessable(`context_id does not name a ${ref.type} you can add documents to`, [
+    { path: 'context_id', message: `no such ${ref.type} among your contexts` },
+  ]);
+
+/**
+ * Checks a context a document is to be linked to: it exists in the caller's tenant and belongs to a
+ * course the caller may add documents to (otherwise 422, saying no more than that).
+ */
+export function resolveContext(db: Db, actor: DocumentActor, ref: ContextRef): ContextTarget {
+  if (ref.type === 'course') {
+    const course = db
+      .select({ id: courses.id, title: courses.title })
+      .from(courses)
+      .where(and(eq(courses.id, ref.id), eq(courses.tenantId, actor.tenantId), isNull(courses.deletedAt)))
+      .get();
+    if (!course || !mayAddToCourse(db, actor, course.id)) throw notLinkable(ref);
+    return { type: 'course', id: course.id, courseId: course.id, title: course.title };
+  }
+  if (ref.type === 'module') {
+    const mod = moduleOf(db, actor.tenantId, ref.id);
+    if (!mod || !mayAddToCourse(db, actor, mod.courseId)) throw notLinkable(ref);
+    return { type: 'module', id: mod.id, courseId: mod.courseId, title: mod.title };
+  }
+  throw unprocessable('Documents cannot be linked to activities yet', [
+    { path: 'context_type', message: 'activity contexts are not available' },
+  ]);
+}
+
+/** A module of a live course of the tenant. */
+function moduleOf(db: Db, tenantId: string, moduleId: string) {
+  return db
+    .select({ id: courseModules.id, courseId: courseModules.courseId, title: courseModules.title })
+    .from(courseModules)
+    .innerJoin(courses, eq(courses.id, courseModules.courseId))
+    .where(and(eq(courseModules.id, moduleId), eq(courseModules.tenantId, tenantId), isNull(courses.deletedAt)))
+    .get();
+}
+
+export interface AvailableContext {
+  type: 'personal' | 'course';
+  id: string | null;
+  title: string;
+  courseRole: EnrollmentRole | null;
+}
+
+/**
+ * Where the caller may put documents: their personal space, then the courses they teach or are
+ * enrolled in (active), by title. Tenant admins, instructors of every course, may use any course.
+ */
+export function availableContexts(db: Db, actor: DocumentActor): AvailableContext[] {
+  const roles = new Map(activeCourseRoles(db, actor.tenantId, actor.userId).map((r) => [r.courseId, r.role]));
+  const conditions = [eq(courses.tenantId, actor.tenantId), isNull(courses.deletedAt)];
+  if (!canUseEveryCourse(actor)) {
+    if (roles.size === 0) return [personalContext];
+    conditions.push(inArray(courses.id, [...roles.keys()]));
+  }
+  const rows = db
+    .select({ id: courses.id, title: courses.title })
+    .from(courses)
+    .where(and(...conditions))
+    .orderBy(asc(courses.title), asc(courses.id))
+    .all();
+  return [personalContext, ...rows.map((c) => ({ type: 'course' as const, id: c.id, title: c.title, courseRole: roles.get(c.id) ?? null }))];
+}
+
+const personalContext: AvailableContext = { type: 'personal', id: null, title: 'Personal', courseRole: null };
+
+export interface LinkedContext {
+  type: DocumentContextType;
+  id: string;
+  title: string;
+  courseId: string;
+  createdBy: string | null;
+  createdAt: string;
+}
+
+/** A document's links whose target still exists (a deleted course or module drops out of sight). */
+// A link joins the row its type names; the ones whose target is gone join nothing.
+export const linkedCourse = and(eq(documentContexts.contextType, 'course'), eq(courses.id, documentContexts.contextId), isNull(courses.deletedAt));
+export const linkedModule = and(eq(documentContexts.contextType, 'module'), eq(courseModules.id, documentContexts.contextId));
+export const linkTargetExists = or(isNotNull(courses.id), isNotNull(courseModules.id));
+
+/** A document's links with the titles of what they point at; `where` narrows them. */
+function linkedContexts(db: Db, where: SQL | undefined) {
+  return db
+    .select({
+      type: documentContexts.contextType,
+      id: documentContexts.contextId,
+      courseTitle: courses.title,
+      moduleTitle: courseModules.title,
+      moduleCourseId: courseModules.courseId,
+      createdBy: documentContexts.createdBy,
+      createdAt: documentContexts.createdAt,
+    })
+    .from(documentContexts)
+    .leftJoin(courses, linkedCourse)
+    .leftJoin(courseModules, linkedModule)
+    .where(and(where, linkTargetExists));
+}
+
+function toLinkedContext(r: ReturnType<ReturnType<typeof linkedContexts>['all']>[number]): LinkedContext {
+  return {
+    type: r.type,
+    id: r.id,
+    title: (r.type === 'course' ? r.courseTitle : r.moduleTitle) ?? '',
+    courseId: r.type === 'course' ? r.id : r.moduleCourseId!,
+    createdBy: r.createdBy,
+    createdAt: r.createdAt,
+  };
+}
+
+export function listDocumentContexts(db: Db, doc: DocumentRow, page: PageQuery): { rows: LinkedContext[]; total: number } {
+  const { limit, offset } = sqlPageBounds(page);
+  const where = and(eq(documentContexts.documentId, doc.id), linkTargetExists);
+  const rows = linkedContexts(db, eq(documentContexts.documentId, doc.id))
+    .orderBy(asc(documentContexts.createdAt), asc(documentContexts.contextId))
+    .limit(limit)
+    .offset(offset)
+    .all();
+  const total =
+    db.select({ n: countAll }).from(documentContexts).leftJoin(courses, linkedCourse).leftJoin(courseModules, linkedModule).where(where).get()
+      ?.n ?? 0;
+  return { rows: rows.map(toLinkedContext), total };
+}
+
+/** One link of the document, or 404. */
+export function getDocumentContext(db: Db, doc: DocumentRow, type: DocumentContextType, id: string): LinkedContext {
+  const row = linkedContexts(
+    db,
+    and(eq(documentContexts.documentId, doc.id), eq(documentContexts.contextType, type), eq(documentContexts.contextId, id)),
+  ).get();
+  if (!row) throw notFound('Link');
+  return toLinkedContext(row);
+}
+
+/** Links a document to a checked context; linking twice is harmless. Returns whether it was new. */
+export function linkContext(db: Db, clock: Clock, actor: DocumentActor, doc: DocumentRow, target: ContextTarget): LinkedContext & { created: boolean } {
+  const createdAt = clock.now().toISOString();
+  const result = db
+    .insert(documentContexts)
+    .values({ documentId: doc.id, tenantId: doc.tenantId, contextType: target.type, contextId: target.id, createdBy: actor.userId, createdAt })
+    .onConflictDoNothing()
+    .run();
+  const row = db
+    .select()
+    .from(documentContexts)
+    .where(and(eq(documentContexts.documentId, doc.id), eq(documentContexts.contextType, target.type), eq(documentContexts.contextId, target.id)))
+    .get()!;
+  return {
+    type: target.type,
+    id: target.id,
+    title: target.title,
+    courseId: target.courseId,
+    createdBy: row.createdBy,
+    createdAt: row.createdAt,
+    created: result.changes > 0,
+  };
+}
+
+export function unlinkContext(db: Db, doc: DocumentRow, ref: ContextRef): void {
+  const result = db
+    .delete(documentContexts)
+    .where(and(eq(documentContexts.documentId, doc.id), eq(documentContexts.contextType, ref.type), eq(documentContexts.contextId, ref.id)))
+    .run();
+  if (result.changes === 0) throw notFound('Context link');
+}

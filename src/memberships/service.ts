@@ -1,0 +1,50 @@
+// Course membership: who holds which enrollment in which live course. Every area that asks "is
+// this user in that course, and as what" reads it here (courses, enrollments, the gradebook, users,
+// documents); the enrollments area writes the rows. A deleted course counts for nothing.
+import { and, eq, isNull, ne, sql, type SQL } from 'drizzle-orm';
+import type { Db } from '../../db/client';
+import { courses, enrollments } from '../../db/schema';
+import { sqlLimit } from '../lib/sql';
+import type { Membership } from './policy';
+
+export type { Membership };
+
+/** Enrollments in live courses of the tenant, under `where`: the one join every question here asks. */
+function liveEnrollments(db: Db, tenantId: string, where: SQL | undefined) {
+  return db
+    .select({ courseId: enrollments.courseId, role: enrollments.role })
+    .from(enrollments)
+    .innerJoin(courses, eq(courses.id, enrollments.courseId))
+    .where(and(eq(enrollments.tenantId, tenantId), isNull(courses.deletedAt), where));
+}
+
+/** The caller's enrollment in a course (any status), or undefined. */
+export function membershipOf(db: Db, tenantId: string, courseId: string, userId: string): Membership | undefined {
+  return db
+    .select({ role: enrollments.role, status: enrollments.status })
+    .from(enrollments)
+    .where(and(eq(enrollments.tenantId, tenantId), eq(enrollments.courseId, courseId), eq(enrollments.userId, userId)))
+    .get();
+}
+
+/** Courses (not deleted) in which the user holds an active enrollment, with the role held. */
+export function activeCourseRoles(db: Db, tenantId: string, userId: string) {
+  const where = and(eq(enrollments.userId, userId), eq(enrollments.status, 'active'));
+  return liveEnrollments(db, tenantId, where).all();
+}
+
+/** True when both users hold an enrollment (any role, not dropped) in a common live course. */
+export function shareACourse(db: Db, tenantId: string, a: string, b: string): boolean {
+  const withB = sql`exists (select 1 from ${enrollments} e2 where e2.course_id = ${enrollments.courseId} and e2.user_id = ${b} and e2.status <> 'dropped')`;
+  const where = and(eq(enrollments.userId, a), ne(enrollments.status, 'dropped'), withB);
+  return liveEnrollments(db, tenantId, where).limit(sqlLimit(1)).get() !== undefined;
+}
+
+/**
+ * True when the user is an active instructor of at least one live course. A TA is not an
+ * instructor here, as in the API's definition.
+ */
+export function teachesAnyCourse(db: Db, tenantId: string, userId: string): boolean {
+  const where = and(eq(enrollments.userId, userId), eq(enrollments.status, 'active'), eq(enrollments.role, 'instructor'));
+  return liveEnrollments(db, tenantId, where).limit(sqlLimit(1)).get() !== undefined;
+}
