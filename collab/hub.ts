@@ -20,6 +20,7 @@ import * as syncProtocol from 'y-protocols/sync';
 import * as Y from 'yjs';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { Actor, Authenticator } from '../src/auth/authenticator';
+import type { Clock } from '../src/lib/clock';
 import { isUuid } from '../src/lib/ids';
 import { InvalidUpdateError, PersistenceError, type DocumentStore, type DocumentSubscriber } from './store';
 
@@ -49,6 +50,8 @@ export interface HubOptions {
   auth: Authenticator;
   access: AccessResolver;
   logger: Logger;
+  /** The app's clock: message rate limits refill by it. */
+  clock: Clock;
   /** Largest message accepted; larger closes the connection with 1009. */
   maxMessageBytes?: number;
   /** Messages per second a connection may send on average, and the burst above it. */
@@ -311,7 +314,7 @@ export class CollabHub {
       awarenessIds: new Set(),
       alive: true,
       tokens: this.opts.messageBurst,
-      lastRefill: Date.now(),
+      lastRefill: this.opts.clock.now().getTime(),
     };
     room.connections.add(conn);
     this.connections.add(conn);
@@ -512,7 +515,7 @@ export class CollabHub {
   }
 
   private takeToken(conn: Connection): boolean {
-    const now = Date.now();
+    const now = this.opts.clock.now().getTime();
     const refill = ((now - conn.lastRefill) / 1000) * this.opts.messagesPerSecond;
     conn.tokens = Math.min(this.opts.messageBurst, conn.tokens + refill);
     conn.lastRefill = now;

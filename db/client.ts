@@ -21,9 +21,8 @@ const transactionRunners = new WeakMap<Database.Database, Database.Transaction<(
 /**
  * Runs `fn` in one SQLite transaction (a savepoint when one is already open), committed when `fn`
  * returns and rolled back when it throws. `fn` gets the database itself: better-sqlite3 is
- * synchronous over one connection, so every query `fn` makes is inside the transaction. Used
- * instead of drizzle's `db.transaction`, which builds a transaction object with a relational
- * query builder per table on every call: 25–30 µs and its garbage per write, against ~1 µs here.
+ * synchronous over one connection. Cheaper than drizzle's `db.transaction`, which builds a query
+ * builder per table on every call.
  */
 export function inTransaction<T>(db: Db, fn: (tx: Db) => T, options?: { behavior?: TransactionBehavior }): T {
   const client = (db as Db & { $client: Database.Database }).$client;
@@ -126,12 +125,8 @@ export function openDatabase(file: string): Database_ {
 
 /**
  * Refreshes the query planner's statistics (`PRAGMA optimize`, or with `full` a whole `ANALYZE`)
- * and keeps sqlite_stat1 only. better-sqlite3 builds SQLite with STAT4, and with sqlite_stat4
- * samples of an index, binding a value to a parameter compared against its columns expires the
- * statement: every execution of a prepared statement is parsed and planned again (a two-index
- * lookup took 38 µs instead of 9). The queries here fix their own plans and run with bound
- * parameters, so the samples buy nothing. (`PRAGMA optimize` samples with an analysis limit and
- * writes no stat4; a full `ANALYZE`, ours or another tool's, does.)
+ * and keeps sqlite_stat1 only: with STAT4 samples, binding a parameter re-plans a prepared
+ * statement on every run, and our queries fix their own plans, so the samples buy nothing.
  */
 export function analyze(sqlite: Database.Database, full = false): void {
   if (full) sqlite.exec('ANALYZE');

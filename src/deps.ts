@@ -52,6 +52,7 @@ export function createCollabHub(deps: Deps, options: Partial<ConstructorParamete
     auth: deps.auth,
     access: documentCollabAccess(deps.db),
     logger: deps.logger,
+    clock: deps.clock,
     ...options,
   });
   // Collab works while a hub of this app accepts connections (tests may run a second one beside it).

@@ -2,10 +2,8 @@
 import pino, { type Logger } from 'pino';
 
 /**
- * sonic-boom measures the chunk it appends each line to (`Buffer.byteLength`), which flattens the
- * growing string: every line copied all the lines batched before it, up to the 16 KiB default.
- * Under load that was about a quarter of all the memory a request allocated. Chunks of 2 KiB
- * (about nine access lines) bound the copy; a longer line still goes out whole.
+ * sonic-boom measures (and so flattens) the chunk it appends each line to, so every line copied the
+ * ones batched before it; small chunks bound that copy. A longer line still goes out whole.
  */
 export const LOG_CHUNK_BYTES = 2048;
 

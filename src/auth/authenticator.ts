@@ -83,10 +83,8 @@ function actorOf(user: Actor, via: Actor['via'], apiKeyId: string | undefined): 
 }
 
 /**
- * Every Actor is built by this one literal, so that actors have one hidden class (two, with the
- * frozen shared ones). Spread copies (`{ ...user, via }`) got a hidden class of their own each in
- * the running server: ~330 bytes more per actor, and the code reading actors met a new hidden
- * class every time (megamorphic property reads).
+ * Every Actor is built by this one literal, so that actors share one hidden class: spread copies
+ * each got their own, larger objects that made every read of an actor megamorphic.
  */
 function newActor(user: Omit<Actor, 'via' | 'apiKeyId'>, via: Actor['via'], apiKeyId: string | undefined): Actor {
   return {

@@ -80,8 +80,7 @@ export function documentAccess(
 
 /**
  * `documentAccess`'s statements, prepared once per database: the hub re-decides every live
- * connection with them after each revoking write, and building and preparing the queries anew
- * cost ~0.4 ms a call. The group ids go in as one JSON array, so one statement serves any number.
+ * connection with them after each access change. Group ids go in as one JSON array.
  */
 function accessStatements(db: Db) {
   return preparedFor(db, 'documents:access', () => {

@@ -15,16 +15,12 @@ import { preparedFor } from '../lib/prepared';
 
 export const SUGGESTION_LIMIT = 10;
 const MAX_QUERY_TERMS = 12;
-// Live typing re-indexes a document once it has paused for two seconds, and at the latest 30 s
-// after the first change not yet indexed while it goes on. Each refresh re-tokenizes the whole
-// body (1.5-2.5 ms for a few KB); once every 2 s per document being typed into, it was about a
-// tenth of the server's CPU per edit in bench/collab.ts's workload B. REST writes index at once.
+// Live typing re-indexes a document once it pauses, and at the latest every 30 s while it goes on:
+// each refresh re-tokenizes the whole body, too costly per keystroke. REST writes index at once.
 const DEFAULT_DEBOUNCE_MS = 2_000;
 const DEFAULT_MAX_WAIT_MS = 30_000;
-// Refreshes that fall due together run in slices of about this long, each slice one transaction,
-// with a turn of the event loop between slices: a hundred documents typed into at once would
-// otherwise stall live editing for tens of milliseconds every two seconds (one commit and one new
-// FTS segment per document).
+// Refreshes that fall due together run in short slices, one transaction each, with a turn of the
+// event loop between them, so that many documents typed into at once never stall live editing.
 const REFRESH_SLICE_MS = 3;
 
 // FTS5's unicode61 tokenizer splits on everything but letters, digits and marks; splitting the
@@ -278,10 +274,8 @@ export interface Suggestion {
 }
 
 /**
- * Relevance is computed for at most this many matches: the newest ones (by creation) among those
- * the caller may see. Below it the ranking is exact; above it (a one-letter query over thousands of
- * visible documents) it is the best of the newest, which keeps a suggestion under ~10 ms at 10,000
- * documents instead of scoring every one of them.
+ * Relevance is computed for at most this many matches, the newest the caller may see: exact below
+ * it, the best of the newest above it (a one-letter query), so a suggestion never scores thousands.
  */
 export const RANK_WINDOW = 1000;
 

@@ -21,12 +21,9 @@ export function jsonObject(shape: JsonShape): SQL<string> {
 }
 
 /**
- * The JSON array of a page query's objects (a query selecting `jsonObject(...).as('json')` alone,
- * in its order), concatenated by SQLite into one text: one JavaScript string per page instead of
- * one per row and a join (about 12% of a roster page's server CPU, measured A/B). Not
- * `json_group_array`, which re-parses every object. SQLite keeps a FROM-clause subquery's ORDER BY
- * when the outer query aggregates with anything but count/min/max, so the objects stay in the
- * page's order; the list tests check that order across pages.
+ * The JSON array of a page query's objects, concatenated by SQLite into one string per page (not
+ * `json_group_array`, which re-parses every object). SQLite keeps a FROM-clause subquery's ORDER BY
+ * under this aggregate, so the objects stay in the page's order; the list tests check it.
  */
 const jsonArrayText = (objects: SQLWrapper): SQL<string> => sql<string>`'[' || coalesce(group_concat(${objects}, ','), '') || ']'`;
 

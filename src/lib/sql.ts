@@ -18,14 +18,9 @@ export const isUniqueViolation = (err: unknown): boolean =>
   err instanceof Error && 'code' in err && (err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE';
 
 /**
- * A LIMIT or OFFSET value for drizzle's `.limit()` / `.offset()`. Drizzle binds even a plain
- * number there as a parameter, and SQLite's planner (3.46 and later) reads a parameter bound in
- * LIMIT or OFFSET, after which every new binding expires the statement: each run of a prepared page
- * query was parsed and planned again (28 against 8 µs for a small one, more for a page's join),
- * and a one-time query was prepared twice. A number is written into the SQL as an integer
- * literal; a placeholder as `(? + 0)`, an expression SQLite leaves to run time. Typed as
- * drizzle's Placeholder, which is what those methods accept; drizzle writes an SQL value there as
- * it is.
+ * A LIMIT or OFFSET value for drizzle's `.limit()` / `.offset()`. SQLite's planner reads a
+ * parameter bound there, after which every new binding re-plans the statement; so a number is
+ * written into the SQL as a literal and a placeholder as `(? + 0)`, which SQLite leaves to run time.
  */
 export function sqlLimit(value: number | Placeholder): Placeholder {
   if (typeof value === 'number') {
