@@ -66,6 +66,7 @@ export const groupsRouter = newRouter()
       responses: { 200: jsonContent(pageOf(groupSchema), 'Groups'), ...errorResponses(400, 401) },
     }),
     (c) => {
+      authorizeGroups(c.var.actor, 'read');
       const q = c.req.valid('query');
       const { rows, total, memberCounts } = listGroups(c.var.deps.db, c.var.actor.tenantId, q);
       return c.json(paginate(c, q, rows.map((g) => presentGroup(g, memberCounts.get(g.id) ?? 0)), total), 200);
@@ -101,6 +102,7 @@ export const groupsRouter = newRouter()
     (c) => {
       const db = c.var.deps.db;
       const actor = c.var.actor;
+      authorizeGroups(actor, 'read');
       const group = getGroup(db, actor.tenantId, c.req.valid('param').id);
       const members = groupMembersOf(db, group).map((m) => ({
         id: m.id,
