@@ -7,7 +7,6 @@ import { type Db } from '../../db/client';
 import { documentGrants, documents, type DocumentRole } from '../../db/schema';
 import type { Actor } from '../auth/authenticator';
 import { groupIdsOf } from '../groups/service';
-import { notFound } from '../http/errors';
 import { preparedFor } from '../lib/prepared';
 import { strongestRole } from './policy';
 import type { DocumentRow } from './service';

@@ -10,7 +10,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { AppEnv } from '../context';
-import { forbidden, notFound } from '../http/errors';
 import { errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, secured } from '../http/openapi';
 import { pageOf, paginate, paginationQuery, pageBounds } from '../http/pagination';
 import { authorizeDocument, type DocumentRole } from './policy';
@@ -256,7 +255,7 @@ export const documentsRouter = newRouter()
     }),
     (c) => {
       const { db, clock, auth } = c.var.deps;
-      const { document, role } = authorizeDocument('manage', documentAccess(db, c.var.actor, c.req.valid('param').id, { includeTrashed: true }));
+      const { document } = authorizeDocument('manage', documentAccess(db, c.var.actor, c.req.valid('param').id, { includeTrashed: true }));
       if (c.req.valid('query').permanent) eraseDocument(documentServices(c.var.deps), document);
       else trashDocument(db, clock, auth, document);
       return c.body(null, 204);
@@ -293,7 +292,7 @@ export const documentsRouter = newRouter()
       responses: { 201: jsonContent(documentSchema, 'The copy'), ...errorResponses(400, 401, 404, 413, 415) },
     }),
     (c) => {
-      const { document, role } = authorizeDocument('read', documentAccess(c.var.deps.db, c.var.actor, c.req.valid('param').id));
+      const { document } = authorizeDocument('read', documentAccess(c.var.deps.db, c.var.actor, c.req.valid('param').id));
       const body = c.req.valid('json') ?? {};
       const copy = copyDocument(documentServices(c.var.deps), c.var.actor, document, body.title);
       c.header('Location', documentPath(copy.id));
@@ -354,7 +353,7 @@ export const documentsRouter = newRouter()
     (c) => {
       const { db, clock, auth } = c.var.deps;
       const { id } = c.req.valid('param');
-      const { document, role } = authorizeDocument('manage', documentAccess(db, c.var.actor, id));
+      const { document } = authorizeDocument('manage', documentAccess(db, c.var.actor, id));
       const body = c.req.valid('json');
       const result = shareDocument(db, clock, auth, c.var.actor, document, {
         principalType: body.principal_type,
@@ -396,7 +395,7 @@ export const documentsRouter = newRouter()
     (c) => {
       const { db, auth } = c.var.deps;
       const { id, principal_type, principal_id } = c.req.valid('param');
-      const { document, role } = authorizeDocument('manage', documentAccess(db, c.var.actor, id));
+      const { document } = authorizeDocument('manage', documentAccess(db, c.var.actor, id));
       unshareDocument(db, auth, document, principal_type, principal_id);
       return c.body(null, 204);
     },
@@ -440,7 +439,7 @@ export const documentsRouter = newRouter()
       const { db, clock } = c.var.deps;
       const actor = c.var.actor;
       const { id } = c.req.valid('param');
-      const { document, role } = authorizeDocument('manage', documentAccess(db, actor, id));
+      const { document } = authorizeDocument('manage', documentAccess(db, actor, id));
       const body = c.req.valid('json');
       const target = resolveContext(db, actor, { type: body.context_type, id: body.context_id });
       const { created, ...link } = linkContext(db, clock, actor, document, target);
@@ -478,7 +477,7 @@ export const documentsRouter = newRouter()
     (c) => {
       const db = c.var.deps.db;
       const { id, context_type, context_id } = c.req.valid('param');
-      const { document, role } = authorizeDocument('manage', documentAccess(db, c.var.actor, id));
+      const { document } = authorizeDocument('manage', documentAccess(db, c.var.actor, id));
       unlinkContext(db, document, { type: context_type, id: context_id });
       return c.body(null, 204);
     },
@@ -545,7 +544,7 @@ export const documentsRouter = newRouter()
     (c) => {
       const deps = c.var.deps;
       const { id } = c.req.valid('param');
-      const { document, role } = authorizeDocument('edit', documentAccess(deps.db, c.var.actor, id));
+      const { document } = authorizeDocument('edit', documentAccess(deps.db, c.var.actor, id));
       const version = saveVersion(documentServices(deps), document, c.req.valid('json').name, c.var.actor.userId);
       c.header('Location', `${documentPath(id)}/versions/${version.id}`);
       return c.json(presentVersion(version), 201);

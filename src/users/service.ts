@@ -1,14 +1,14 @@
 // Users of a tenant: create, list, search, read, update, soft delete. Every query is tenant-scoped.
 import { and, asc, eq, isNull, or, sql, type SQL } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
-import { courses, enrollments, refreshTokens, users } from '../../db/schema';
+import { refreshTokens, users } from '../../db/schema';
 import type { Clock } from '../lib/clock';
 import { hashPassword, verifyPassword } from '../auth/passwords';
 import { conflict, notFound, unprocessable } from '../http/errors';
 import { sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../lib/ids';
 import { preparedFor } from '../lib/prepared';
-import { countAll, ilike, isUniqueViolation, likeContains, sqlLimit } from '../lib/sql';
+import { countAll, ilike, isUniqueViolation, likeContains } from '../lib/sql';
 import type { AccessChanges } from '../auth/access';
 import type { TenantRole } from '../auth/authenticator';
 import { normaliseEmail } from '../lib/email';
