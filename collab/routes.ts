@@ -1,7 +1,7 @@
 // `GET /collab/{document_id}` in the API reference. The WebSocket upgrade itself is taken by the
 // hub on the HTTP server's `upgrade` event; a plain GET reaching the app is told to upgrade.
 import { z } from '@hono/zod-openapi';
-import { AppError } from '../src/http/errors';
+import { AppError, problemSchema } from '../src/http/errors';
 import { newRouter, publicRoute, uuidParam } from '../src/http/openapi';
 
 export const collabRouter = newRouter().openapi(
@@ -23,7 +23,7 @@ export const collabRouter = newRouter().openapi(
     },
     responses: {
       101: { description: 'Switching protocols to WebSocket' },
-      426: { description: 'A plain HTTP request: upgrade to WebSocket', content: { 'application/problem+json': { schema: z.any() } } },
+      426: { description: 'A plain HTTP request: upgrade to WebSocket', content: { 'application/problem+json': { schema: problemSchema } } },
     },
   }),
   () => {
