@@ -151,7 +151,7 @@ export const usersRouter = newRouter()
       tags,
       summary: 'Update a user: self (name, password with current_password) or admin (also email and role)',
       request: { params: idParams, ...jsonBody(updateUserBody) },
-      responses: { 200: jsonContent(userSchema, 'The updated user'), ...errorResponses(403, 404, 409, 422) },
+      responses: { 200: jsonContent(userSchema, 'The updated user'), ...errorResponses(403, 404, 409, 422, 429) },
     }),
     async (c) => {
       const actor = c.var.actor;
