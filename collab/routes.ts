@@ -1,13 +1,14 @@
 // `GET /collab/{document_id}` in the API reference. The WebSocket upgrade itself is taken by the
 // hub on the HTTP server's `upgrade` event; a plain GET reaching the app is told to upgrade.
-import { createRoute, z } from '@hono/zod-openapi';
-import { AppError } from '../src/http/errors';
-import { errorResponses, newRouter, uuidParam } from '../src/http/openapi';
+import { z } from '@hono/zod-openapi';
+import { AppError, problemSchema } from '../src/http/errors';
+import { newRouter, publicRoute, uuidParam } from '../src/http/openapi';
 
 export const collabRouter = newRouter().openapi(
-  createRoute({
+  publicRoute({
     method: 'get',
     path: '/collab/{document_id}',
+    operationId: 'connectDocumentCollab',
     tags: ['Live editing'],
     summary: 'Live co-editing over WebSocket (y-websocket protocol)',
     description:
@@ -22,8 +23,7 @@ export const collabRouter = newRouter().openapi(
     },
     responses: {
       101: { description: 'Switching protocols to WebSocket' },
-      ...errorResponses(400),
-      426: { description: 'A plain HTTP request: upgrade to WebSocket', content: { 'application/problem+json': { schema: z.any() } } },
+      426: { description: 'A plain HTTP request: upgrade to WebSocket', content: { 'application/problem+json': { schema: problemSchema } } },
     },
   }),
   () => {

@@ -8,7 +8,7 @@ import { mountApiDocs } from './http/api-docs';
 import { authenticate } from './auth/middleware';
 import { requestBodies, type BodyLimitRule } from './http/body';
 import { handleError, problemResponse } from './http/errors';
-import { newRouter } from './http/openapi';
+import { apiTags, newRouter } from './http/openapi';
 import { requestContext } from './http/request-context';
 import { serverVersion } from './system/service';
 
@@ -56,7 +56,11 @@ export function createApp(deps: Deps): OpenAPIHono<AppEnv> {
       description:
         'Courses, enrollments, gradebook and collaborative documents. Errors are RFC 9457 problem+json; ' +
         'lists take page and per_page (max 100) and answer {data, pagination} with a Link header.',
+      license: { name: 'MIT', url: 'https://spdx.org/licenses/MIT.html' },
     },
+    // Relative: the API is wherever this document was fetched from, whatever host or proxy serves it.
+    servers: [{ url: '/', description: 'This server' }],
+    tags: apiTags.map((tag) => ({ ...tag })),
   });
   mountApiDocs(app, { documentUrl: '/api/openapi.json', title: 'Learning platform API' });
 

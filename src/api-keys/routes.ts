@@ -1,11 +1,11 @@
 // API keys of the caller: listed without secrets, created with the secret shown once, deleted at once.
-import { createRoute, z } from '@hono/zod-openapi';
-import { errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, secured, timestamp, uuid } from '../http/openapi';
+import { z } from '@hono/zod-openapi';
+import { type ApiTag, authedRoute, errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, timestamp, uuid } from '../http/openapi';
 import { pageOf, paginate, paginationQuery } from '../http/pagination';
 import { authorizeApiKeys } from './policy';
 import { createApiKey, deleteApiKey, getApiKey, listApiKeys, type ApiKeyRow } from './service';
 
-const tags = ['API keys'];
+const tags: [ApiTag] = ['API keys'];
 
 const apiKeySchema = z
   .object({
@@ -37,14 +37,14 @@ const presentKey = (k: ApiKeyRow) => ({
 
 export const apiKeysRouter = newRouter()
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/api-keys',
+      operationId: 'listApiKeys',
       tags,
       summary: "The caller's API keys, never their secrets",
-      security: secured,
       request: { query: paginationQuery },
-      responses: { 200: jsonContent(pageOf(apiKeySchema), 'API keys'), ...errorResponses(400, 401) },
+      responses: { 200: jsonContent(pageOf(apiKeySchema), 'API keys') },
     }),
     (c) => {
       const q = c.req.valid('query');
@@ -53,14 +53,14 @@ export const apiKeysRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'post',
       path: '/api/api-keys',
+      operationId: 'createApiKey',
       tags,
       summary: 'Create an API key (signed in with a password, not with a key); the secret is in this answer only',
-      security: secured,
       request: jsonBody(createBody),
-      responses: { 201: jsonContent(createdKeySchema, 'The key with its secret'), ...errorResponses(400, 401, 403, 413, 415, 422) },
+      responses: { 201: jsonContent(createdKeySchema, 'The key with its secret'), ...errorResponses(403, 422) },
     }),
     (c) => {
       authorizeApiKeys(c.var.actor, 'create');
@@ -72,26 +72,26 @@ export const apiKeysRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/api-keys/{id}',
+      operationId: 'getApiKey',
       tags,
       summary: 'One of the caller\'s API keys, without its secret',
-      security: secured,
       request: { params: idParams },
-      responses: { 200: jsonContent(apiKeySchema, 'The key'), ...errorResponses(400, 401, 404) },
+      responses: { 200: jsonContent(apiKeySchema, 'The key'), ...errorResponses(404) },
     }),
     (c) => c.json(presentKey(getApiKey(c.var.deps.db, c.var.actor, c.req.valid('param').id)), 200),
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'delete',
       path: '/api/api-keys/{id}',
+      operationId: 'deleteApiKey',
       tags,
       summary: 'Delete an API key; it stops working at once',
-      security: secured,
       request: { params: idParams },
-      responses: { 204: noContent, ...errorResponses(400, 401, 404) },
+      responses: { 204: noContent, ...errorResponses(404) },
     }),
     (c) => {
       const deps = c.var.deps;

@@ -1,10 +1,10 @@
 // Public authentication endpoints: token grants, refresh, logout, and the JWKS that verifies tokens.
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
 import { clientIp } from '../http/client-ip';
-import { errorResponses, jsonBody, jsonContent, newRouter, noContent } from '../http/openapi';
+import { type ApiTag, errorResponses, jsonBody, jsonContent, newRouter, noContent, publicRoute } from '../http/openapi';
 import { apiKeyGrant, logout, passwordGrant, refresh } from './service';
 
-const tags = ['Authentication'];
+const tags: [ApiTag] = ['Authentication'];
 
 const tokenSchema = z
   .object({
@@ -29,9 +29,10 @@ const refreshBody = z.object({ refresh_token: z.string().min(1).max(512) }).stri
 
 export const authRouter = newRouter()
   .openapi(
-    createRoute({
+    publicRoute({
       method: 'post',
       path: '/api/auth/token',
+      operationId: 'createToken',
       tags,
       summary: 'Generate a JWT for API access (password or API-key grant)',
       request: jsonBody(
@@ -41,7 +42,7 @@ export const authRouter = newRouter()
       ),
       responses: {
         200: jsonContent(tokenSchema, 'Tokens'),
-        ...errorResponses(400, 401, 413, 415, 429),
+        ...errorResponses(401, 429),
       },
     }),
     async (c) => {
@@ -54,13 +55,14 @@ export const authRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    publicRoute({
       method: 'post',
       path: '/api/auth/refresh',
+      operationId: 'refreshToken',
       tags,
       summary: 'Exchange a refresh token for new tokens; the old one stops working',
       request: jsonBody(refreshBody),
-      responses: { 200: jsonContent(tokenSchema, 'New tokens'), ...errorResponses(400, 401, 413, 415) },
+      responses: { 200: jsonContent(tokenSchema, 'New tokens'), ...errorResponses(401) },
     }),
     async (c) => {
       const tokens = await refresh(c.var.deps, c.req.valid('json').refresh_token);
@@ -69,13 +71,14 @@ export const authRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    publicRoute({
       method: 'post',
       path: '/api/auth/logout',
+      operationId: 'logout',
       tags,
       summary: 'End the session of a refresh token (its whole family)',
       request: jsonBody(refreshBody),
-      responses: { 204: noContent, ...errorResponses(400, 413, 415) },
+      responses: { 204: noContent },
     }),
     (c) => {
       logout(c.var.deps, c.req.valid('json').refresh_token);
@@ -83,9 +86,10 @@ export const authRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    publicRoute({
       method: 'get',
       path: '/.well-known/jwks.json',
+      operationId: 'getJwks',
       tags,
       summary: 'Public keys that verify access tokens',
       responses: {

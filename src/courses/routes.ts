@@ -1,8 +1,8 @@
 // Courses and their structure over HTTP: the catalogue (list, create, get by id or slug, update,
 // publish, soft delete), sections, and modules with their order. Reading follows the course
 // policy (see policy.ts); every change needs an instructor of the course or an admin.
-import { createRoute, z } from '@hono/zod-openapi';
-import { errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, secured, uuid } from '../http/openapi';
+import { z } from '@hono/zod-openapi';
+import { type ApiTag, authedRoute, errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, uuid } from '../http/openapi';
 import { pageOf, paginate, paginateJson, paginationQuery } from '../http/pagination';
 import { authorizeCourse, canListAllCourses } from './policy';
 import { presentCourse, presentModule, presentSection } from './present';
@@ -42,8 +42,8 @@ import {
   updateModule,
 } from './structure';
 
-const tags = ['Courses'];
-const structureTags = ['Course structure'];
+const tags: [ApiTag] = ['Courses'];
+const structureTags: [ApiTag] = ['Course structure'];
 
 const reorderResult = z
   .object({ section_id: uuid().nullable(), modules: z.array(moduleSchema) })
@@ -51,14 +51,14 @@ const reorderResult = z
 
 export const coursesRouter = newRouter()
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/courses',
+      operationId: 'listCourses',
       tags,
       summary: "The caller's courses (enrolled or teaching, not dropped); admins: every course of the tenant",
-      security: secured,
       request: { query: listCoursesQuery },
-      responses: { 200: jsonContent(pageOf(courseSchema), 'A page of courses, by title'), ...errorResponses(400, 401) },
+      responses: { 200: jsonContent(pageOf(courseSchema), 'A page of courses, by title') },
     }),
     (c) => {
       const actor = c.var.actor;
@@ -68,17 +68,17 @@ export const coursesRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'post',
       path: '/api/courses',
+      operationId: 'createCourse',
       tags,
       summary: 'Create a course (draft); the creator becomes its instructor',
       description:
         'Without `slug`, one is made from the title (lowercase ASCII, hyphens), with -2, -3… appended when taken. ' +
         'An explicit slug already used by a course of the tenant is a 409.',
-      security: secured,
       request: jsonBody(createCourseBody),
-      responses: { 201: jsonContent(courseSchema, 'The new course'), ...errorResponses(400, 401, 403, 409, 413, 415) },
+      responses: { 201: jsonContent(courseSchema, 'The new course'), ...errorResponses(403, 409) },
     }),
     (c) => {
       const actor = c.var.actor;
@@ -91,14 +91,14 @@ export const coursesRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/courses/slug/{slug}',
+      operationId: 'getCourseBySlug',
       tags,
       summary: 'One course by slug',
-      security: secured,
       request: { params: slugParams },
-      responses: { 200: jsonContent(courseSchema, 'The course'), ...errorResponses(400, 401, 404) },
+      responses: { 200: jsonContent(courseSchema, 'The course'), ...errorResponses(404) },
     }),
     (c) => {
       const actor = c.var.actor;
@@ -109,14 +109,14 @@ export const coursesRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/courses/{id}',
+      operationId: 'getCourse',
       tags,
       summary: 'One course',
-      security: secured,
       request: { params: idParams },
-      responses: { 200: jsonContent(courseSchema, 'The course'), ...errorResponses(400, 401, 404) },
+      responses: { 200: jsonContent(courseSchema, 'The course'), ...errorResponses(404) },
     }),
     (c) => {
       const { course } = authorizeCourse(c.var.actor, 'read', courseAccess(c.var.deps.db, c.var.actor, c.req.valid('param').id));
@@ -124,14 +124,14 @@ export const coursesRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'patch',
       path: '/api/courses/{id}',
+      operationId: 'updateCourse',
       tags,
       summary: 'Update a course (instructor)',
-      security: secured,
       request: { params: idParams, ...jsonBody(updateCourseBody) },
-      responses: { 200: jsonContent(courseSchema, 'The course'), ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
+      responses: { 200: jsonContent(courseSchema, 'The course'), ...errorResponses(403, 404, 409) },
     }),
     (c) => {
       const deps = c.var.deps;
@@ -140,14 +140,14 @@ export const coursesRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'delete',
       path: '/api/courses/{id}',
+      operationId: 'deleteCourse',
       tags,
       summary: 'Delete a course (instructor); soft: kept in the database, hidden from every list and lookup',
-      security: secured,
       request: { params: idParams },
-      responses: { 204: noContent, ...errorResponses(400, 401, 403, 404) },
+      responses: { 204: noContent, ...errorResponses(403, 404) },
     }),
     (c) => {
       const deps = c.var.deps;
@@ -157,14 +157,14 @@ export const coursesRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'post',
       path: '/api/courses/{id}/publish',
+      operationId: 'publishCourse',
       tags,
       summary: 'Publish a draft course (instructor); publishing a published course is a 409',
-      security: secured,
       request: { params: idParams },
-      responses: { 200: jsonContent(courseSchema, 'The published course'), ...errorResponses(400, 401, 403, 404, 409) },
+      responses: { 200: jsonContent(courseSchema, 'The published course'), ...errorResponses(403, 404, 409) },
     }),
     (c) => {
       const deps = c.var.deps;
@@ -173,14 +173,14 @@ export const coursesRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/courses/{id}/sections',
+      operationId: 'listCourseSections',
       tags: structureTags,
       summary: 'Sections of a course, in order',
-      security: secured,
       request: { params: idParams, query: paginationQuery },
-      responses: { 200: jsonContent(pageOf(sectionSchema), 'A page of sections'), ...errorResponses(400, 401, 404) },
+      responses: { 200: jsonContent(pageOf(sectionSchema), 'A page of sections'), ...errorResponses(404) },
     }),
     (c) => {
       const db = c.var.deps.db;
@@ -191,14 +191,14 @@ export const coursesRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'post',
       path: '/api/courses/{id}/sections',
+      operationId: 'createCourseSection',
       tags: structureTags,
       summary: 'Create a section (instructor), at the end or at `position` (the others shift)',
-      security: secured,
       request: { params: idParams, ...jsonBody(createSectionBody) },
-      responses: { 201: jsonContent(sectionSchema, 'The new section'), ...errorResponses(400, 401, 403, 404, 413, 415) },
+      responses: { 201: jsonContent(sectionSchema, 'The new section'), ...errorResponses(403, 404) },
     }),
     (c) => {
       const deps = c.var.deps;
@@ -209,14 +209,14 @@ export const coursesRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/courses/{id}/modules',
+      operationId: 'listCourseModules',
       tags: structureTags,
       summary: "All modules of a course in order: the course's own (no section) first, then each section's",
-      security: secured,
       request: { params: idParams, query: paginationQuery },
-      responses: { 200: jsonContent(pageOf(moduleSchema), 'A page of modules'), ...errorResponses(400, 401, 404) },
+      responses: { 200: jsonContent(pageOf(moduleSchema), 'A page of modules'), ...errorResponses(404) },
     }),
     (c) => {
       const db = c.var.deps.db;
@@ -227,14 +227,14 @@ export const coursesRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'post',
       path: '/api/courses/{id}/modules',
+      operationId: 'createCourseModule',
       tags: structureTags,
       summary: 'Create a module (instructor) in the course or in one of its sections, at the end or at `position`',
-      security: secured,
       request: { params: idParams, ...jsonBody(createModuleBody) },
-      responses: { 201: jsonContent(moduleSchema, 'The new module'), ...errorResponses(400, 401, 403, 404, 413, 415, 422) },
+      responses: { 201: jsonContent(moduleSchema, 'The new module'), ...errorResponses(403, 404, 422) },
     }),
     (c) => {
       const deps = c.var.deps;
@@ -251,17 +251,17 @@ export const coursesRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'put',
       path: '/api/courses/{id}/modules/order',
+      operationId: 'reorderCourseModules',
       tags: structureTags,
       summary: 'Reorder modules (instructor), atomically',
       description:
         'With `section_id`, `module_ids` must name exactly the modules of that section; without it, exactly the ' +
         "course's modules that are in no section. Anything missing, extra or repeated is a 422 naming it.",
-      security: secured,
       request: { params: idParams, ...jsonBody(reorderModulesBody) },
-      responses: { 200: jsonContent(reorderResult, 'The modules in their new order'), ...errorResponses(400, 401, 403, 404, 413, 415, 422) },
+      responses: { 200: jsonContent(reorderResult, 'The modules in their new order'), ...errorResponses(403, 404, 422) },
     }),
     (c) => {
       const deps = c.var.deps;
@@ -273,14 +273,14 @@ export const coursesRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/sections/{id}',
+      operationId: 'getSection',
       tags: structureTags,
       summary: 'One section',
-      security: secured,
       request: { params: idParams },
-      responses: { 200: jsonContent(sectionSchema, 'The section'), ...errorResponses(400, 401, 404) },
+      responses: { 200: jsonContent(sectionSchema, 'The section'), ...errorResponses(404) },
     }),
     (c) => {
       const db = c.var.deps.db;
@@ -291,14 +291,14 @@ export const coursesRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/sections/{id}/modules',
+      operationId: 'listSectionModules',
       tags: structureTags,
       summary: 'Modules of one section, in order',
-      security: secured,
       request: { params: idParams, query: paginationQuery },
-      responses: { 200: jsonContent(pageOf(moduleSchema), 'A page of modules'), ...errorResponses(400, 401, 404) },
+      responses: { 200: jsonContent(pageOf(moduleSchema), 'A page of modules'), ...errorResponses(404) },
     }),
     (c) => {
       const db = c.var.deps.db;
@@ -311,14 +311,14 @@ export const coursesRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/modules/{id}',
+      operationId: 'getModule',
       tags: structureTags,
       summary: 'One module',
-      security: secured,
       request: { params: idParams },
-      responses: { 200: jsonContent(moduleSchema, 'The module'), ...errorResponses(400, 401, 404) },
+      responses: { 200: jsonContent(moduleSchema, 'The module'), ...errorResponses(404) },
     }),
     (c) => {
       const db = c.var.deps.db;
@@ -329,14 +329,14 @@ export const coursesRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'patch',
       path: '/api/modules/{id}',
+      operationId: 'updateModule',
       tags: structureTags,
       summary: 'Update a module (instructor): rename, describe, move to a position or to another section',
-      security: secured,
       request: { params: idParams, ...jsonBody(updateModuleBody) },
-      responses: { 200: jsonContent(moduleSchema, 'The module'), ...errorResponses(400, 401, 403, 404, 413, 415, 422) },
+      responses: { 200: jsonContent(moduleSchema, 'The module'), ...errorResponses(403, 404, 422) },
     }),
     (c) => {
       const deps = c.var.deps;
@@ -354,14 +354,14 @@ export const coursesRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'delete',
       path: '/api/modules/{id}',
+      operationId: 'deleteModule',
       tags: structureTags,
       summary: 'Delete a module (instructor), with everything in it; the modules after it move up',
-      security: secured,
       request: { params: idParams },
-      responses: { 204: noContent, ...errorResponses(400, 401, 403, 404) },
+      responses: { 204: noContent, ...errorResponses(403, 404) },
     }),
     (c) => {
       const deps = c.var.deps;

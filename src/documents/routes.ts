@@ -7,10 +7,10 @@
 // the trash is 404, never 403, so existence never leaks to a non-collaborator. A collaborator
 // lacking the right is 403.
 // The fixed paths (`contexts`, `categories`, `courses`, `suggestions`) are registered before `/{id}`.
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { AppEnv } from '../context';
-import { errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, secured } from '../http/openapi';
+import { type ApiTag, authedRoute, errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent } from '../http/openapi';
 import { pageOf, paginate, paginationQuery, pageBounds } from '../http/pagination';
 import { authorizeDocument, type DocumentRole } from './policy';
 import { documentAccess } from './access';
@@ -72,7 +72,7 @@ import {
 import { getCollaborator, listCollaborators, shareDocument, unshareDocument } from './sharing';
 import { diffTexts, getVersion, listVersions, revertToVersion, saveVersion, unifiedDiff, versionSummary, versionText, type DiffSide } from './versions';
 
-const tags = ['Documents'];
+const tags: [ApiTag] = ['Documents'];
 
 /** The document as the caller sees it: with their role and favorite flag. */
 function documentFor(c: Context<AppEnv>, doc: DocumentRow, role: DocumentRole) {
@@ -84,18 +84,18 @@ const documentPath = (id: string) => `/api/documents/${id}`;
 export const documentsRouter = newRouter()
   // ---- collection and fixed paths ----
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/documents',
+      operationId: 'listDocuments',
       tags,
       summary: 'Documents the caller can see',
       description:
         'Documents shared with the caller or their groups, most recently changed first. Filters: `category`, ' +
         '`context_type` + `context_id` (`personal`: linked to no context), `favorite`, `trashed` (the trash ' +
         'instead of live documents: those the caller owns, who may restore or erase them), `q` (words matched as prefixes in titles and bodies).',
-      security: secured,
       request: { query: listDocumentsQuery },
-      responses: { 200: jsonContent(pageOf(documentSchema), 'A page of documents'), ...errorResponses(400, 401) },
+      responses: { 200: jsonContent(pageOf(documentSchema), 'A page of documents') },
     }),
     (c) => {
       const q = c.req.valid('query');
@@ -111,15 +111,15 @@ export const documentsRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'post',
       path: '/api/documents',
+      operationId: 'createDocument',
       tags,
       summary: 'Create a document; the caller owns it',
       description: 'Optional Markdown `content` (up to 5 MiB of request body) and `context` (an item of GET /api/documents/contexts).',
-      security: secured,
       request: jsonBody(createDocumentBody),
-      responses: { 201: jsonContent(documentSchema, 'The new document'), ...errorResponses(400, 401, 413, 415, 422) },
+      responses: { 201: jsonContent(documentSchema, 'The new document'), ...errorResponses(422) },
     }),
     (c) => {
       const body = c.req.valid('json');
@@ -135,15 +135,15 @@ export const documentsRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/documents/contexts',
+      operationId: 'listAvailableDocumentContexts',
       tags,
       summary: 'Contexts the caller may add documents to',
       description: 'Their personal space, then the courses they teach or are enrolled in (tenant admins: every course).',
-      security: secured,
       request: { query: paginationQuery },
-      responses: { 200: jsonContent(pageOf(availableContextSchema), 'Contexts'), ...errorResponses(400, 401, 404) },
+      responses: { 200: jsonContent(pageOf(availableContextSchema), 'Contexts'), ...errorResponses(404) },
     }),
     (c) => {
       const q = c.req.valid('query');
@@ -153,15 +153,15 @@ export const documentsRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/documents/categories',
+      operationId: 'listDocumentCategories',
       tags,
       summary: 'Categories of the visible documents, with counts',
       description: 'Over documents the caller can see, outside the trash; uncategorised documents count under `null`, last.',
-      security: secured,
       request: { query: paginationQuery },
-      responses: { 200: jsonContent(pageOf(categoryCountSchema), 'Categories'), ...errorResponses(400, 401) },
+      responses: { 200: jsonContent(pageOf(categoryCountSchema), 'Categories') },
     }),
     (c) => {
       const q = c.req.valid('query');
@@ -170,15 +170,15 @@ export const documentsRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/documents/courses',
+      operationId: 'listDocumentCourses',
       tags,
       summary: 'Courses with the number of visible documents linked to each',
       description: 'A document counts once per course, whether linked to the course or to one of its modules.',
-      security: secured,
       request: { query: paginationQuery },
-      responses: { 200: jsonContent(pageOf(courseCountSchema), 'Courses'), ...errorResponses(400, 401) },
+      responses: { 200: jsonContent(pageOf(courseCountSchema), 'Courses') },
     }),
     (c) => {
       const q = c.req.valid('query');
@@ -187,18 +187,18 @@ export const documentsRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/documents/suggestions',
+      operationId: 'getDocumentSuggestions',
       tags,
       summary: 'Up to 10 search suggestions',
       description:
         'Full-text search (SQLite FTS5) over titles and bodies of the visible documents outside the trash: every word ' +
         'of `q` must match as a prefix; best first (bm25, title hits weigh more; scored over the 1,000 newest visible ' +
         'matches when there are more); each with a snippet of the body as safe HTML (hits in `<mark>`).',
-      security: secured,
       request: { query: suggestionsQuery },
-      responses: { 200: jsonContent(suggestionsSchema, 'Suggestions'), ...errorResponses(400, 401) },
+      responses: { 200: jsonContent(suggestionsSchema, 'Suggestions') },
     }),
     (c) => {
       const { q } = c.req.valid('query');
@@ -207,15 +207,15 @@ export const documentsRouter = newRouter()
   )
   // ---- one document ----
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/documents/{id}',
+      operationId: 'getDocument',
       tags,
       summary: 'A document (with `?include=content`: its Markdown body)',
       description: 'A document in the trash (`trashed_at` set) is shown to its owners only; to everyone else it is 404.',
-      security: secured,
       request: { params: idParams, query: getDocumentQuery },
-      responses: { 200: jsonContent(documentWithContent, 'The document'), ...errorResponses(400, 401, 404) },
+      responses: { 200: jsonContent(documentWithContent, 'The document'), ...errorResponses(404) },
     }),
     (c) => {
       const { document, role } = authorizeDocument('read', documentAccess(c.var.deps.db, c.var.actor, c.req.valid('param').id, { includeTrashed: true }));
@@ -227,14 +227,14 @@ export const documentsRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'patch',
       path: '/api/documents/{id}',
+      operationId: 'updateDocument',
       tags,
       summary: 'Rename or recategorise a document (owner)',
-      security: secured,
       request: { params: idParams, ...jsonBody(updateDocumentBody) },
-      responses: { 200: jsonContent(documentSchema, 'The document'), ...errorResponses(400, 401, 403, 404, 413, 415) },
+      responses: { 200: jsonContent(documentSchema, 'The document'), ...errorResponses(403, 404) },
     }),
     (c) => {
       const { db, clock } = c.var.deps;
@@ -243,15 +243,15 @@ export const documentsRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'delete',
       path: '/api/documents/{id}',
+      operationId: 'deleteDocument',
       tags,
       summary: 'Move a document to the trash; `?permanent=true` erases one already there (owner)',
       description: 'Trashing a trashed document, or erasing one not in the trash, is 409.',
-      security: secured,
       request: { params: idParams, query: deleteDocumentQuery },
-      responses: { 204: noContent, ...errorResponses(400, 401, 403, 404, 409) },
+      responses: { 204: noContent, ...errorResponses(403, 404, 409) },
     }),
     (c) => {
       const { db, clock, auth } = c.var.deps;
@@ -262,14 +262,14 @@ export const documentsRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'post',
       path: '/api/documents/{id}/restore',
+      operationId: 'restoreDocument',
       tags,
       summary: 'Take a document out of the trash (owner)',
-      security: secured,
       request: { params: idParams },
-      responses: { 200: jsonContent(documentSchema, 'The restored document'), ...errorResponses(400, 401, 403, 404, 409) },
+      responses: { 200: jsonContent(documentSchema, 'The restored document'), ...errorResponses(403, 404, 409) },
     }),
     (c) => {
       const db = c.var.deps.db;
@@ -278,18 +278,18 @@ export const documentsRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'post',
       path: '/api/documents/{id}/copy',
+      operationId: 'copyDocument',
       tags,
       summary: 'Fork a document: a new one owned by the caller, with the same body and `forked_from` set',
       description: 'Body optional: `{title?}` (default "Copy of <title>"). The copy starts without collaborators or context links.',
-      security: secured,
       request: {
         params: idParams,
         body: { required: false, content: { 'application/json': { schema: copyDocumentBody } } },
       },
-      responses: { 201: jsonContent(documentSchema, 'The copy'), ...errorResponses(400, 401, 404, 413, 415) },
+      responses: { 201: jsonContent(documentSchema, 'The copy'), ...errorResponses(404) },
     }),
     (c) => {
       const { document } = authorizeDocument('read', documentAccess(c.var.deps.db, c.var.actor, c.req.valid('param').id));
@@ -300,14 +300,14 @@ export const documentsRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/documents/{id}/changes',
+      operationId: 'listDocumentChanges',
       tags,
       summary: 'Change history: one entry per stored update, newest first',
-      security: secured,
       request: { params: idParams, query: paginationQuery },
-      responses: { 200: jsonContent(pageOf(changeSchema), 'Changes'), ...errorResponses(400, 401, 404) },
+      responses: { 200: jsonContent(pageOf(changeSchema), 'Changes'), ...errorResponses(404) },
     }),
     (c) => {
       const { document } = authorizeDocument('read', documentAccess(c.var.deps.db, c.var.actor, c.req.valid('param').id));
@@ -318,14 +318,14 @@ export const documentsRouter = newRouter()
   )
   // ---- sharing ----
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/documents/{id}/collaborators',
+      operationId: 'listDocumentCollaborators',
       tags,
       summary: 'Users and groups with a role on the document, owners first',
-      security: secured,
       request: { params: idParams, query: paginationQuery },
-      responses: { 200: jsonContent(pageOf(collaboratorSchema), 'Collaborators'), ...errorResponses(400, 401, 404) },
+      responses: { 200: jsonContent(pageOf(collaboratorSchema), 'Collaborators'), ...errorResponses(404) },
     }),
     (c) => {
       const { document } = authorizeDocument('read', documentAccess(c.var.deps.db, c.var.actor, c.req.valid('param').id));
@@ -335,19 +335,19 @@ export const documentsRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'post',
       path: '/api/documents/{id}/collaborators',
+      operationId: 'addDocumentCollaborator',
       tags,
       summary: "Share with a user or group, or change their role (owner); 201 for a new grant, 200 for a change",
       description:
         'The principal must be a user or group of the tenant (else 422). Downgrading the last owner who is a person is 409.',
-      security: secured,
       request: { params: idParams, ...jsonBody(shareBody) },
       responses: {
         200: jsonContent(collaboratorSchema, 'The changed grant'),
         201: jsonContent(collaboratorSchema, 'The new grant'),
-        ...errorResponses(400, 401, 403, 404, 409, 413, 415, 422),
+        ...errorResponses(403, 404, 409, 422),
       },
     }),
     (c) => {
@@ -367,14 +367,14 @@ export const documentsRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/documents/{id}/collaborators/{principal_type}/{principal_id}',
+      operationId: 'getDocumentCollaborator',
       tags,
       summary: "One user's or group's role on the document (the Location of a new grant)",
-      security: secured,
       request: { params: collaboratorParams },
-      responses: { 200: jsonContent(collaboratorSchema, 'The grant'), ...errorResponses(400, 401, 404) },
+      responses: { 200: jsonContent(collaboratorSchema, 'The grant'), ...errorResponses(404) },
     }),
     (c) => {
       const { id, principal_type, principal_id } = c.req.valid('param');
@@ -383,14 +383,14 @@ export const documentsRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'delete',
       path: '/api/documents/{id}/collaborators/{principal_type}/{principal_id}',
+      operationId: 'removeDocumentCollaborator',
       tags,
       summary: 'Stop sharing with a user or group (owner); the last owner who is a person cannot be removed (409)',
-      security: secured,
       request: { params: collaboratorParams },
-      responses: { 204: noContent, ...errorResponses(400, 401, 403, 404, 409) },
+      responses: { 204: noContent, ...errorResponses(403, 404, 409) },
     }),
     (c) => {
       const { db, auth } = c.var.deps;
@@ -402,14 +402,14 @@ export const documentsRouter = newRouter()
   )
   // ---- contexts and favorites ----
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/documents/{id}/contexts',
+      operationId: 'listDocumentContexts',
       tags,
       summary: 'Courses and modules the document is linked to',
-      security: secured,
       request: { params: idParams, query: paginationQuery },
-      responses: { 200: jsonContent(pageOf(linkedContextSchema), 'Linked contexts'), ...errorResponses(400, 401, 404) },
+      responses: { 200: jsonContent(pageOf(linkedContextSchema), 'Linked contexts'), ...errorResponses(404) },
     }),
     (c) => {
       const { document } = authorizeDocument('read', documentAccess(c.var.deps.db, c.var.actor, c.req.valid('param').id));
@@ -419,20 +419,20 @@ export const documentsRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'post',
       path: '/api/documents/{id}/contexts',
+      operationId: 'linkDocumentContext',
       tags,
       summary: 'Link the document to a course or module (owner); 201 for a new link, 200 if already linked',
       description:
         'The course (or the module\'s course) must be one the caller may add documents to (GET /api/documents/contexts), else 422. ' +
         '`activity` is a valid type, but activities cannot be linked yet (422).',
-      security: secured,
       request: { params: idParams, ...jsonBody(linkContextBody) },
       responses: {
         200: jsonContent(linkedContextSchema, 'The existing link'),
         201: jsonContent(linkedContextSchema, 'The new link'),
-        ...errorResponses(400, 401, 403, 404, 413, 415, 422),
+        ...errorResponses(403, 404, 422),
       },
     }),
     (c) => {
@@ -449,14 +449,14 @@ export const documentsRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/documents/{id}/contexts/{context_type}/{context_id}',
+      operationId: 'getDocumentContext',
       tags,
       summary: 'One link of the document to a course or module (the Location of a new link)',
-      security: secured,
       request: { params: contextParams },
-      responses: { 200: jsonContent(linkedContextSchema, 'The link'), ...errorResponses(400, 401, 404) },
+      responses: { 200: jsonContent(linkedContextSchema, 'The link'), ...errorResponses(404) },
     }),
     (c) => {
       const { id, context_type, context_id } = c.req.valid('param');
@@ -465,14 +465,14 @@ export const documentsRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'delete',
       path: '/api/documents/{id}/contexts/{context_type}/{context_id}',
+      operationId: 'unlinkDocumentContext',
       tags,
       summary: 'Unlink the document from a context (owner)',
-      security: secured,
       request: { params: contextParams },
-      responses: { 204: noContent, ...errorResponses(400, 401, 403, 404) },
+      responses: { 204: noContent, ...errorResponses(403, 404) },
     }),
     (c) => {
       const db = c.var.deps.db;
@@ -483,14 +483,14 @@ export const documentsRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/documents/{id}/favorite',
+      operationId: 'getDocumentFavorite',
       tags,
       summary: "Whether the document is in the caller's favorites",
-      security: secured,
       request: { params: idParams },
-      responses: { 200: jsonContent(favoriteSchema, 'Favorite flag'), ...errorResponses(400, 401, 404) },
+      responses: { 200: jsonContent(favoriteSchema, 'Favorite flag'), ...errorResponses(404) },
     }),
     (c) => {
       const { document } = authorizeDocument('read', documentAccess(c.var.deps.db, c.var.actor, c.req.valid('param').id));
@@ -498,14 +498,14 @@ export const documentsRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'post',
       path: '/api/documents/{id}/favorite',
+      operationId: 'toggleDocumentFavorite',
       tags,
       summary: "Toggle the document in the caller's favorites; answers the new state",
-      security: secured,
       request: { params: idParams },
-      responses: { 200: jsonContent(favoriteSchema, 'Favorite flag'), ...errorResponses(400, 401, 404) },
+      responses: { 200: jsonContent(favoriteSchema, 'Favorite flag'), ...errorResponses(404) },
     }),
     (c) => {
       const { db, clock } = c.var.deps;
@@ -515,14 +515,14 @@ export const documentsRouter = newRouter()
   )
   // ---- versions and diffs ----
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/documents/{id}/versions',
+      operationId: 'listDocumentVersions',
       tags,
       summary: 'Named versions, newest first',
-      security: secured,
       request: { params: idParams, query: paginationQuery },
-      responses: { 200: jsonContent(pageOf(versionSchema), 'Versions'), ...errorResponses(400, 401, 404) },
+      responses: { 200: jsonContent(pageOf(versionSchema), 'Versions'), ...errorResponses(404) },
     }),
     (c) => {
       const { document } = authorizeDocument('read', documentAccess(c.var.deps.db, c.var.actor, c.req.valid('param').id));
@@ -532,14 +532,14 @@ export const documentsRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'post',
       path: '/api/documents/{id}/versions',
+      operationId: 'createDocumentVersion',
       tags,
       summary: 'Save the current state as a named version (editors and owners)',
-      security: secured,
       request: { params: idParams, ...jsonBody(saveVersionBody) },
-      responses: { 201: jsonContent(versionSchema, 'The version'), ...errorResponses(400, 401, 403, 404, 413, 415) },
+      responses: { 201: jsonContent(versionSchema, 'The version'), ...errorResponses(403, 404) },
     }),
     (c) => {
       const deps = c.var.deps;
@@ -551,14 +551,14 @@ export const documentsRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/documents/{id}/versions/{version_id}',
+      operationId: 'getDocumentVersion',
       tags,
       summary: 'A named version with its Markdown',
-      security: secured,
       request: { params: versionParams },
-      responses: { 200: jsonContent(versionWithContent, 'The version'), ...errorResponses(400, 401, 404) },
+      responses: { 200: jsonContent(versionWithContent, 'The version'), ...errorResponses(404) },
     }),
     (c) => {
       const { id, version_id } = c.req.valid('param');
@@ -568,17 +568,17 @@ export const documentsRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'post',
       path: '/api/documents/{id}/versions/{version_id}/revert',
+      operationId: 'revertDocumentVersion',
       tags,
       summary: 'Bring a version back (editors and owners)',
       description:
         'Saves the current state as "Before revert to <name>", then replaces the live body with the version\'s text ' +
         'as one new change, which connected editors receive at once.',
-      security: secured,
       request: { params: versionParams },
-      responses: { 200: jsonContent(revertResultSchema, 'The reverted document'), ...errorResponses(400, 401, 403, 404) },
+      responses: { 200: jsonContent(revertResultSchema, 'The reverted document'), ...errorResponses(403, 404) },
     }),
     (c) => {
       const deps = c.var.deps;
@@ -597,16 +597,16 @@ export const documentsRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/documents/{id}/diff',
+      operationId: 'getDocumentDiff',
       tags,
       summary: 'Differences between two versions, or a version and the live body (`current`)',
       description:
         'JSON (default): `{stats:{insertions, deletions}, changes:[{op, text}]}` where the runs and the counts are of ' +
         '`granularity` units: words (default), lines or characters. `format=unified`: a unified diff as `text/plain`, ' +
         'the sides named by `from` and `to`, with the version names in the headers.',
-      security: secured,
       request: { params: idParams, query: diffQuery },
       responses: {
         200: {
@@ -616,7 +616,7 @@ export const documentsRouter = newRouter()
             'text/plain': { schema: z.string().openapi({ description: 'A unified diff' }) },
           },
         },
-        ...errorResponses(400, 401, 404, 422),
+        ...errorResponses(404, 422),
       },
     }),
     (c) => {

@@ -1,12 +1,12 @@
 // Enrollments over HTTP, on the spec's paths: list, enrol (self or by an instructor), bulk-enrol,
 // read by id or by course and user, complete, drop, progress. Who may do what is in policy.ts; an
 // enrollment the caller may not see answers 404, as if it did not exist.
-import { createRoute, type z } from '@hono/zod-openapi';
+import type { z } from '@hono/zod-openapi';
 import type { Actor } from '../auth/authenticator';
 import { authorizeCourse } from '../courses/policy';
 import { courseAccess } from '../courses/service';
 import { membershipOf } from '../memberships/service';
-import { errorResponses, jsonBody, jsonContent, newRouter, secured } from '../http/openapi';
+import { type ApiTag, authedRoute, errorResponses, jsonBody, jsonContent, newRouter } from '../http/openapi';
 import { pageOf, paginateJson } from '../http/pagination';
 import type { Db } from '../../db/client';
 import { authorizeEnrollment, type EnrollmentAccess } from './policy';
@@ -33,7 +33,7 @@ import {
   listEnrollments,
 } from './service';
 
-const tags = ['Enrollments'];
+const tags: [ApiTag] = ['Enrollments'];
 
 /** The enrollment, once the caller is allowed `action` on it (404 when they may not see it). */
 function authorizedEnrollment(db: Db, actor: Actor, enrollmentId: string, action: Extract<EnrollmentAccess['action'], 'view' | 'complete' | 'drop'>) {
@@ -44,14 +44,14 @@ function authorizedEnrollment(db: Db, actor: Actor, enrollmentId: string, action
 
 export const enrollmentsRouter = newRouter()
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/enrollments',
+      operationId: 'listEnrollments',
       tags,
       summary: 'Enrollments the caller may see: their own, those of the courses they teach (instructor or TA); admins all',
-      security: secured,
       request: { query: listEnrollmentsQuery },
-      responses: { 200: jsonContent(pageOf(enrollmentSchema), 'A page of enrollments, in enrolment order'), ...errorResponses(400, 401) },
+      responses: { 200: jsonContent(pageOf(enrollmentSchema), 'A page of enrollments, in enrolment order') },
     }),
     (c) => {
       const q = c.req.valid('query');
@@ -65,15 +65,15 @@ export const enrollmentsRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'post',
       path: '/api/enrollments/course/{course_id}/enroll',
+      operationId: 'enrollInCourse',
       tags,
       summary: 'Enrol a user: yourself as a student in a published course, or anyone (instructors and admins)',
       description:
         'Without `user_id` the caller enrols themselves. A dropped enrollment is reactivated with the same id ' +
         '(200); a new one is a 201. An active or completed enrollment is a 409.',
-      security: secured,
       request: {
         params: courseParams,
         body: { required: false, content: { 'application/json': { schema: enrollBody } } },
@@ -81,7 +81,7 @@ export const enrollmentsRouter = newRouter()
       responses: {
         200: jsonContent(enrollmentSchema, 'A dropped enrollment, reactivated'),
         201: jsonContent(enrollmentSchema, 'The new enrollment'),
-        ...errorResponses(400, 401, 403, 404, 409, 413, 415, 422),
+        ...errorResponses(403, 404, 409, 422),
       },
     }),
     (c) => {
@@ -99,17 +99,17 @@ export const enrollmentsRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'post',
       path: '/api/enrollments/course/{course_id}/bulk-enroll',
+      operationId: 'bulkEnrollInCourse',
       tags,
       summary: 'Enrol many users in one transaction (instructors and admins)',
       description:
         'Each id is enrolled (dropped enrollments are reactivated) or skipped with a reason: `unknown_user` ' +
         '(no such user in the tenant), `deleted_user`, `already_enrolled` (active or completed). An id named twice counts once.',
-      security: secured,
       request: { params: courseParams, ...jsonBody(bulkEnrollBody) },
-      responses: { 200: jsonContent(bulkEnrollResult, 'Who was enrolled and who was skipped'), ...errorResponses(400, 401, 403, 404, 413, 415) },
+      responses: { 200: jsonContent(bulkEnrollResult, 'Who was enrolled and who was skipped'), ...errorResponses(403, 404) },
     }),
     (c) => {
       const actor = c.var.actor;
@@ -121,14 +121,14 @@ export const enrollmentsRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/enrollments/course/{course_id}/user/{user_id}',
+      operationId: 'getCourseUserEnrollment',
       tags,
       summary: "A user's enrollment in a course (yourself, or anyone's for the course's staff)",
-      security: secured,
       request: { params: courseUserParams },
-      responses: { 200: jsonContent(enrollmentSchema, 'The enrollment'), ...errorResponses(400, 401, 403, 404) },
+      responses: { 200: jsonContent(enrollmentSchema, 'The enrollment'), ...errorResponses(403, 404) },
     }),
     (c) => {
       const actor = c.var.actor;
@@ -140,14 +140,14 @@ export const enrollmentsRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/enrollments/{enrollment_id}',
+      operationId: 'getEnrollment',
       tags,
       summary: 'One enrollment',
-      security: secured,
       request: { params: enrollmentParams },
-      responses: { 200: jsonContent(enrollmentSchema, 'The enrollment'), ...errorResponses(400, 401, 404) },
+      responses: { 200: jsonContent(enrollmentSchema, 'The enrollment'), ...errorResponses(404) },
     }),
     (c) => {
       const enrollment = authorizedEnrollment(c.var.deps.db, c.var.actor, c.req.valid('param').enrollment_id, 'view');
@@ -155,14 +155,14 @@ export const enrollmentsRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'post',
       path: '/api/enrollments/{enrollment_id}/complete',
+      operationId: 'completeEnrollment',
       tags,
       summary: 'Complete an enrollment (instructors and admins): active → completed, else 409',
-      security: secured,
       request: { params: enrollmentParams },
-      responses: { 200: jsonContent(enrollmentSchema, 'The completed enrollment'), ...errorResponses(400, 401, 403, 404, 409) },
+      responses: { 200: jsonContent(enrollmentSchema, 'The completed enrollment'), ...errorResponses(403, 404, 409) },
     }),
     (c) => {
       const actor = c.var.actor;
@@ -173,14 +173,14 @@ export const enrollmentsRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'post',
       path: '/api/enrollments/{enrollment_id}/drop',
+      operationId: 'dropEnrollment',
       tags,
       summary: 'Drop an enrollment (instructors, admins, or its own user): active → dropped, else 409',
-      security: secured,
       request: { params: enrollmentParams },
-      responses: { 200: jsonContent(enrollmentSchema, 'The dropped enrollment'), ...errorResponses(400, 401, 403, 404, 409) },
+      responses: { 200: jsonContent(enrollmentSchema, 'The dropped enrollment'), ...errorResponses(403, 404, 409) },
     }),
     (c) => {
       const actor = c.var.actor;
@@ -191,14 +191,14 @@ export const enrollmentsRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/enrollments/{enrollment_id}/progress',
+      operationId: 'getEnrollmentProgress',
       tags,
       summary: "A learner's progress in the course: completed required activities, overall and per module",
-      security: secured,
       request: { params: enrollmentParams },
-      responses: { 200: jsonContent(progressSchema, 'Progress'), ...errorResponses(400, 401, 404) },
+      responses: { 200: jsonContent(progressSchema, 'Progress'), ...errorResponses(404) },
     }),
     (c) => {
       const db = c.var.deps.db;

@@ -3,11 +3,11 @@
 // Every route first finds the offering in the caller's tenant (404, so other tenants' offerings
 // never answer 403), then asks the policy: instructors of the offering and tenant admins manage
 // the gradebook; a student reads only their own grades.
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
 import type { Actor } from '../auth/authenticator';
 import type { Db } from '../../db/client';
 import { membershipOf } from '../memberships/service';
-import { errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, secured } from '../http/openapi';
+import { type ApiTag, authedRoute, errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent } from '../http/openapi';
 import { pageOf, paginate, paginationQuery } from '../http/pagination';
 import { authorizeGradebook } from './policy';
 import {
@@ -56,7 +56,7 @@ import {
 } from './service';
 import { CSV_CONTENT_TYPE, gradebookCsv } from './spreadsheet';
 
-const tags = ['Gradebook'];
+const tags: [ApiTag] = ['Gradebook'];
 
 /** The caller's enrollment in the offering, as the policy asks for it (only when it needs it). */
 const membershipIn = (db: Db, actor: Actor, offering: Offering) => () => membershipOf(db, offering.tenantId, offering.id, actor.userId);
@@ -108,15 +108,15 @@ const csvHeaders = (offering: Offering) => ({
 
 export const gradebookRouter = newRouter()
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/gradebook/offerings/{offering_id}/assignments',
+      operationId: 'getGradebookAssignments',
       tags,
       summary: 'Assignments (resource links) of an offering with their grade metadata',
       description: `Ordered by position, then id.${instructorOnly} page defaults to 1, per_page to 100 (at most 100).`,
-      security: secured,
       request: { params: offeringParams, query: paginationQuery },
-      responses: { 200: jsonContent(pageOf(assignmentSchema), 'A page of assignments'), ...errorResponses(400, 401, 403, 404) },
+      responses: { 200: jsonContent(pageOf(assignmentSchema), 'A page of assignments'), ...errorResponses(403, 404) },
     }),
     (c) => {
       const db = c.get('deps').db;
@@ -127,17 +127,17 @@ export const gradebookRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'post',
       path: '/api/gradebook/offerings/{offering_id}/assignments',
+      operationId: 'createGradebookAssignment',
       tags,
       summary: 'Create an assignment, optionally tied to an activity',
       description: `resource_link_id is unique within the offering (409).${instructorOnly}`,
-      security: secured,
       request: { params: offeringParams, ...jsonBody(createAssignmentBody) },
       responses: {
         201: jsonContent(assignmentSchema, 'The new assignment'),
-        ...errorResponses(400, 401, 403, 404, 409, 413, 415),
+        ...errorResponses(403, 404, 409),
       },
     }),
     (c) => {
@@ -164,15 +164,15 @@ export const gradebookRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/gradebook/assignments/{id}',
+      operationId: 'getGradebookAssignment',
       tags,
       summary: 'One assignment',
       description: instructorOnly.trim(),
-      security: secured,
       request: { params: idParams },
-      responses: { 200: jsonContent(assignmentSchema, 'The assignment'), ...errorResponses(400, 401, 403, 404) },
+      responses: { 200: jsonContent(assignmentSchema, 'The assignment'), ...errorResponses(403, 404) },
     }),
     (c) => {
       const { assignment } = instructorAssignment(c.get('deps').db, c.get('actor'), c.req.valid('param').id);
@@ -180,17 +180,17 @@ export const gradebookRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'patch',
       path: '/api/gradebook/assignments/{id}',
+      operationId: 'updateGradebookAssignment',
       tags,
       summary: 'Change an assignment',
       description:
         'grade_metadata fields may be given one by one. Lowering score_maximum below a recorded score, or making ' +
         `pass_fail an assignment with partial scores, is 409.${instructorOnly}`,
-      security: secured,
       request: { params: idParams, ...jsonBody(updateAssignmentBody) },
-      responses: { 200: jsonContent(assignmentSchema, 'The assignment'), ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
+      responses: { 200: jsonContent(assignmentSchema, 'The assignment'), ...errorResponses(403, 404, 409) },
     }),
     (c) => {
       const { db, clock } = c.get('deps');
@@ -200,15 +200,15 @@ export const gradebookRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'delete',
       path: '/api/gradebook/assignments/{id}',
+      operationId: 'deleteGradebookAssignment',
       tags,
       summary: 'Delete an assignment with its grades and their history',
       description: instructorOnly.trim(),
-      security: secured,
       request: { params: idParams },
-      responses: { 204: noContent, ...errorResponses(400, 401, 403, 404) },
+      responses: { 204: noContent, ...errorResponses(403, 404) },
     }),
     (c) => {
       const db = c.get('deps').db;
@@ -218,21 +218,21 @@ export const gradebookRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'put',
       path: '/api/gradebook/assignments/{id}/grades/{student_id}',
+      operationId: 'recordGrade',
       tags,
       summary: "Record a student's grade (creates or replaces it)",
       description:
         'score must lie within 0..score_maximum (a pass_fail assignment takes 0 or score_maximum), and the student ' +
         'must be a student of the offering, active or completed; otherwise 422. Every change is kept in the grade history; a ' +
         `PUT that changes nothing records nothing. 201 when the grade is new, 200 when it replaced one.${instructorOnly}`,
-      security: secured,
       request: { params: gradeParams, ...jsonBody(putGradeBody) },
       responses: {
         200: jsonContent(gradeSchema, 'The grade, updated'),
         201: jsonContent(gradeSchema, 'The grade, new'),
-        ...errorResponses(400, 401, 403, 404, 413, 415, 422),
+        ...errorResponses(403, 404, 422),
       },
     }),
     (c) => {
@@ -248,14 +248,14 @@ export const gradebookRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/gradebook/assignments/{id}/grades/{student_id}',
+      operationId: 'getGrade',
       tags,
       summary: "One student's grade on one assignment (the student themself or an instructor)",
-      security: secured,
       request: { params: gradeParams },
-      responses: { 200: jsonContent(gradeSchema, 'The grade'), ...errorResponses(400, 401, 403, 404) },
+      responses: { 200: jsonContent(gradeSchema, 'The grade'), ...errorResponses(403, 404) },
     }),
     (c) => {
       const db = c.get('deps').db;
@@ -267,15 +267,15 @@ export const gradebookRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/gradebook/assignments/{id}/grades/{student_id}/history',
+      operationId: 'getGradeHistory',
       tags,
       summary: "Every change of a student's grade on an assignment, newest first",
       description: `Who changed it, when, and the score and comment before and after.${instructorOnly}`,
-      security: secured,
       request: { params: gradeParams, query: paginationQuery },
-      responses: { 200: jsonContent(pageOf(gradeChangeSchema), 'A page of changes'), ...errorResponses(400, 401, 403, 404) },
+      responses: { 200: jsonContent(pageOf(gradeChangeSchema), 'A page of changes'), ...errorResponses(403, 404) },
     }),
     (c) => {
       const db = c.get('deps').db;
@@ -288,9 +288,10 @@ export const gradebookRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/gradebook/offerings/{offering_id}/grades',
+      operationId: 'getGradebookGrades',
       tags,
       summary: 'Grades of an offering; ?format=csv for the whole gradebook as a spreadsheet',
       description:
@@ -300,7 +301,6 @@ export const gradebookRouter = newRouter()
         '" (2)", " (3)"…), then one row per student (active or completed; not dropped) by name; ' +
         'UTF-8 with BOM and CRLF line ends; cells starting with = + - @ TAB or CR are prefixed with a single quote.' +
         instructorOnly,
-      security: secured,
       request: { params: offeringParams, query: listGradesQuery },
       responses: {
         200: {
@@ -310,7 +310,7 @@ export const gradebookRouter = newRouter()
             'text/csv': { schema: z.string() },
           },
         },
-        ...errorResponses(400, 401, 403, 404),
+        ...errorResponses(403, 404),
       },
     }),
     (c) => {
@@ -323,17 +323,17 @@ export const gradebookRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/gradebook/offerings/{offering_id}/students/{student_id}/grades',
+      operationId: 'getStudentGrades',
       tags,
       summary: 'Grades of one student in an offering, with their weighted percent and letter',
       description:
         'Every assignment of the offering in order, with the grade or null. The student themself or an instructor ' +
         'of the offering; anyone else 403. 404 when the user was never a student of the offering.',
-      security: secured,
       request: { params: studentParams },
-      responses: { 200: jsonContent(studentGradesSchema, "The student's grades"), ...errorResponses(400, 401, 403, 404) },
+      responses: { 200: jsonContent(studentGradesSchema, "The student's grades"), ...errorResponses(403, 404) },
     }),
     (c) => {
       const db = c.get('deps').db;
@@ -347,9 +347,10 @@ export const gradebookRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/gradebook/offerings/{offering_id}/summary',
+      operationId: 'getGradebookSummary',
       tags,
       summary: 'Summary of an offering: per assignment statistics, per student standing, class distribution',
       description:
@@ -359,9 +360,8 @@ export const gradebookRouter = newRouter()
         'categories weighted by the category_weights setting, a category absent from it weighing 0, or not weighted ' +
         'at all when none are set; missing grades left out of the denominator; rounded to 2 decimals) and the ' +
         `letter of that percent on the letter_scale setting. The distribution counts students per letter.${instructorOnly}`,
-      security: secured,
       request: { params: offeringParams },
-      responses: { 200: jsonContent(summarySchema, 'The summary'), ...errorResponses(400, 401, 403, 404) },
+      responses: { 200: jsonContent(summarySchema, 'The summary'), ...errorResponses(403, 404) },
     }),
     (c) => {
       const db = c.get('deps').db;
@@ -370,15 +370,15 @@ export const gradebookRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/gradebook/offerings/{offering_id}/settings',
+      operationId: 'getGradebookSettings',
       tags,
       summary: "The offering's category weights and letter scale (defaults until changed)",
       description: instructorOnly.trim(),
-      security: secured,
       request: { params: offeringParams },
-      responses: { 200: jsonContent(settingsSchema, 'The settings'), ...errorResponses(400, 401, 403, 404) },
+      responses: { 200: jsonContent(settingsSchema, 'The settings'), ...errorResponses(403, 404) },
     }),
     (c) => {
       const db = c.get('deps').db;
@@ -387,18 +387,18 @@ export const gradebookRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'put',
       path: '/api/gradebook/offerings/{offering_id}/settings',
+      operationId: 'updateGradebookSettings',
       tags,
       summary: "Replace the offering's category weights and letter scale",
       description:
         'An omitted part takes its default (no category weighting; A 90, B 80, C 70, D 60, F 0). Weights must be ≥ 0 ' +
         'with one above 0; the scale must be sorted highest first without ties, within 0..100, end at 0 and not ' +
         `repeat a letter; otherwise 422.${instructorOnly}`,
-      security: secured,
       request: { params: offeringParams, ...jsonBody(putSettingsBody) },
-      responses: { 200: jsonContent(settingsSchema, 'The settings'), ...errorResponses(400, 401, 403, 404, 413, 415, 422) },
+      responses: { 200: jsonContent(settingsSchema, 'The settings'), ...errorResponses(403, 404, 422) },
     }),
     (c) => {
       const { db, clock } = c.get('deps');

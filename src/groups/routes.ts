@@ -1,6 +1,6 @@
 // Groups: any member of the tenant reads them; admins create, change and fill them.
-import { createRoute, z } from '@hono/zod-openapi';
-import { errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, secured, timestamp, uuid, uuidParam } from '../http/openapi';
+import { z } from '@hono/zod-openapi';
+import { type ApiTag, authedRoute, errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, timestamp, uuid, uuidParam } from '../http/openapi';
 import { pageOf, paginate, paginationQuery } from '../http/pagination';
 import {
   addMember,
@@ -15,7 +15,7 @@ import {
 } from './service';
 import { authorizeGroups, canSeeMemberEmail } from './policy';
 
-const tags = ['Groups'];
+const tags: [ApiTag] = ['Groups'];
 
 const groupSchema = z
   .object({
@@ -56,14 +56,14 @@ const presentGroup = (g: GroupRow, memberCount: number) => ({
 
 export const groupsRouter = newRouter()
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/groups',
+      operationId: 'listGroups',
       tags,
       summary: 'Groups of the tenant',
-      security: secured,
       request: { query: paginationQuery },
-      responses: { 200: jsonContent(pageOf(groupSchema), 'Groups'), ...errorResponses(400, 401) },
+      responses: { 200: jsonContent(pageOf(groupSchema), 'Groups') },
     }),
     (c) => {
       authorizeGroups(c.var.actor, 'read');
@@ -73,14 +73,14 @@ export const groupsRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'post',
       path: '/api/groups',
+      operationId: 'createGroup',
       tags,
       summary: 'Create a group (admin)',
-      security: secured,
       request: jsonBody(groupBody),
-      responses: { 201: jsonContent(groupSchema, 'The group'), ...errorResponses(400, 401, 403, 409, 413, 415) },
+      responses: { 201: jsonContent(groupSchema, 'The group'), ...errorResponses(403, 409) },
     }),
     (c) => {
       authorizeGroups(c.var.actor, 'manage');
@@ -90,14 +90,14 @@ export const groupsRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/groups/{id}',
+      operationId: 'getGroup',
       tags,
       summary: 'One group with its members',
-      security: secured,
       request: { params: idParams },
-      responses: { 200: jsonContent(groupWithMembers, 'The group'), ...errorResponses(400, 401, 404) },
+      responses: { 200: jsonContent(groupWithMembers, 'The group'), ...errorResponses(404) },
     }),
     (c) => {
       const db = c.var.deps.db;
@@ -114,14 +114,14 @@ export const groupsRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'patch',
       path: '/api/groups/{id}',
+      operationId: 'updateGroup',
       tags,
       summary: 'Rename or describe a group (admin)',
-      security: secured,
       request: { params: idParams, ...jsonBody(groupPatch) },
-      responses: { 200: jsonContent(groupSchema, 'The group'), ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
+      responses: { 200: jsonContent(groupSchema, 'The group'), ...errorResponses(403, 404, 409) },
     }),
     (c) => {
       authorizeGroups(c.var.actor, 'manage');
@@ -132,14 +132,14 @@ export const groupsRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'delete',
       path: '/api/groups/{id}',
+      operationId: 'deleteGroup',
       tags,
       summary: 'Delete a group (admin); its grants go with it',
-      security: secured,
       request: { params: idParams },
-      responses: { 204: noContent, ...errorResponses(400, 401, 403, 404) },
+      responses: { 204: noContent, ...errorResponses(403, 404) },
     }),
     (c) => {
       authorizeGroups(c.var.actor, 'manage');
@@ -149,14 +149,14 @@ export const groupsRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'put',
       path: '/api/groups/{id}/members/{user_id}',
+      operationId: 'addGroupMember',
       tags,
       summary: 'Add a member (admin); idempotent',
-      security: secured,
       request: { params: memberParams },
-      responses: { 204: noContent, ...errorResponses(400, 401, 403, 404) },
+      responses: { 204: noContent, ...errorResponses(403, 404) },
     }),
     (c) => {
       authorizeGroups(c.var.actor, 'manage');
@@ -167,14 +167,14 @@ export const groupsRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'delete',
       path: '/api/groups/{id}/members/{user_id}',
+      operationId: 'removeGroupMember',
       tags,
       summary: 'Remove a member (admin)',
-      security: secured,
       request: { params: memberParams },
-      responses: { 204: noContent, ...errorResponses(400, 401, 403, 404) },
+      responses: { 204: noContent, ...errorResponses(403, 404) },
     }),
     (c) => {
       authorizeGroups(c.var.actor, 'manage');

@@ -1,6 +1,7 @@
 // Route-definition helpers shared by every area: routers that answer validation failures as
-// problem+json, JSON bodies and responses, and the standard error responses for the OpenAPI document.
-import { OpenAPIHono, z } from '@hono/zod-openapi';
+// problem+json, the route constructors (authedRoute, publicRoute) that add what every route of
+// the OpenAPI document repeats, JSON bodies and responses, and the standard error responses.
+import { createRoute, OpenAPIHono, z, type RouteConfig } from '@hono/zod-openapi';
 import type { AppEnv } from '../context';
 import { badRequest, problemSchema, zodIssuesToFieldErrors } from './errors';
 
@@ -48,8 +49,7 @@ export function errorResponses<S extends ErrorStatus>(...statuses: S[]) {
   return out;
 }
 
-/** Errors every authenticated route can answer. */
-export const authErrors = errorResponses(400, 401, 403, 404);
+type ProblemResponses<S extends ErrorStatus> = ReturnType<typeof errorResponses<S>>;
 
 /**
  * A UUID, read in lower case: UUIDs are case-insensitive on input (RFC 9562), ids are stored in
@@ -66,6 +66,76 @@ export const noContent = { description: 'Done; no body' };
 
 /** Security requirements: bearer JWT or API key (bearer or X-API-Key). */
 export const secured: Array<Record<string, string[]>> = [{ bearerAuth: [] }, { apiKeyHeader: [] }];
+
+/**
+ * The areas of the API. Every operation has exactly one, and the document declares them all at
+ * its top with these descriptions (client generators and the reference group operations by tag).
+ */
+export const apiTags = [
+  { name: 'System', description: 'Health probes (public) and the features this server offers.' },
+  { name: 'Authentication', description: 'Token grants (password or API key), refresh, logout, and the keys that verify access tokens (public).' },
+  { name: 'Users', description: "Users of the tenant, the caller's profile and permissions." },
+  { name: 'Tenants', description: 'Tenants, managed by the platform operator.' },
+  { name: 'Groups', description: 'Groups of users, to share documents with; admins manage them.' },
+  { name: 'API keys', description: "The caller's API keys; a key's secret is shown once, at creation." },
+  { name: 'Live editing', description: 'Real-time co-editing of documents over WebSocket (y-websocket protocol).' },
+  { name: 'Gradebook', description: 'Assignments, grades, settings and statistics of a course (an offering).' },
+  { name: 'Courses', description: 'The course catalogue: create, publish, update, delete.' },
+  { name: 'Course structure', description: 'Sections and modules of a course, in order.' },
+  { name: 'Enrollments', description: 'Who takes or teaches a course, and their progress.' },
+  { name: 'Documents', description: 'Documents, their sharing, contexts, favourites, change history and named versions.' },
+] as const satisfies ReadonlyArray<{ name: string; description: string }>;
+
+export type ApiTag = (typeof apiTags)[number]['name'];
+
+/**
+ * What a route states about itself. Security, and the errors the framework answers before the
+ * handler runs, are added by authedRoute / publicRoute; `responses` lists the success answers and
+ * the errors the handler itself gives (403, 404, 409, 422 …).
+ */
+type RouteSpec = Omit<RouteConfig, 'operationId' | 'tags' | 'security'> & {
+  /** Stable, unique, verb first (`listCourses`, `getDocumentCollaborator`): client generators name methods after it. */
+  operationId: string;
+  tags: [ApiTag];
+};
+
+/** 400 when the route validates any input (params, query, headers, body), and 413 and 415 when it takes a body. */
+type InputErrors<Req> = [Req] extends [undefined]
+  ? never
+  : (keyof Req extends never ? never : 400) | (Req extends { body: object } ? 413 | 415 : never);
+
+function inputErrors(request: RouteConfig['request']): ErrorStatus[] {
+  if (!request) return [];
+  return [...(Object.keys(request).length > 0 ? [400 as const] : []), ...(request.body ? [413 as const, 415 as const] : [])];
+}
+
+type BuiltRoute<R extends RouteSpec, S extends ErrorStatus, Security> = Omit<R, 'responses'> & {
+  security: Security;
+  responses: Omit<ProblemResponses<S>, keyof R['responses']> & R['responses'];
+};
+
+// The spread below loses the literal types of `responses`; the helpers' declared return types
+// restore them, so that handlers stay typed by the exact statuses and bodies of their route.
+function build(spec: RouteSpec, security: Array<Record<string, string[]>>, statuses: ErrorStatus[]) {
+  return createRoute({ ...spec, security, responses: { ...errorResponses(...statuses), ...spec.responses } });
+}
+
+/**
+ * A route that needs a credential (bearer JWT or API key): `security` is set, and the document
+ * lists 401 with the input errors (400, 413, 415) next to the route's own responses.
+ */
+export function authedRoute<P extends string, R extends RouteSpec & { path: P }>(spec: R) {
+  return build(spec, secured, [401, ...inputErrors(spec.request)]) as unknown as ReturnType<
+    typeof createRoute<P, BuiltRoute<R, 401 | InputErrors<R['request']>, typeof secured> & { path: P }>
+  >;
+}
+
+/** A route anyone may call (`security: []`); the document lists its input errors (400, 413, 415) next to its own responses. */
+export function publicRoute<P extends string, R extends RouteSpec & { path: P }>(spec: R) {
+  return build(spec, [], inputErrors(spec.request)) as unknown as ReturnType<
+    typeof createRoute<P, BuiltRoute<R, InputErrors<R['request']>, []> & { path: P }>
+  >;
+}
 
 export const timestamp = z.iso.datetime().openapi({ example: '2026-01-01T00:00:00.000Z' });
 

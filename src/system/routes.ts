@@ -1,9 +1,9 @@
 // Health (public) and the feature list (authenticated).
-import { createRoute, z } from '@hono/zod-openapi';
-import { errorResponses, jsonContent, newRouter, secured, timestamp } from '../http/openapi';
+import { z } from '@hono/zod-openapi';
+import { type ApiTag, authedRoute, jsonContent, newRouter, publicRoute, timestamp } from '../http/openapi';
 import { features, health } from './service';
 
-const tags = ['System'];
+const tags: [ApiTag] = ['System'];
 const checkState = z.enum(['ok', 'error', 'unavailable', 'disabled']);
 
 const healthSchema = z
@@ -15,9 +15,10 @@ const healthSchema = z
 
 export const systemRouter = newRouter()
   .openapi(
-    createRoute({
+    publicRoute({
       method: 'get',
       path: '/api/health',
+      operationId: 'getHealth',
       tags,
       summary: 'Health check; 503 when the database is unreachable',
       responses: { 200: jsonContent(healthSchema, 'Healthy or degraded'), 503: jsonContent(healthSchema, 'Database unreachable') },
@@ -29,9 +30,10 @@ export const systemRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    publicRoute({
       method: 'get',
       path: '/api/health/uptime',
+      operationId: 'getUptime',
       tags,
       summary: 'Uptime check',
       responses: {
@@ -45,18 +47,17 @@ export const systemRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/system/features',
+      operationId: 'getSystemFeatures',
       tags,
       summary: 'Enabled features; each is true only when it works on this server',
-      security: secured,
       responses: {
         200: jsonContent(
           z.object({ version: z.string(), features: z.record(z.string(), z.boolean()) }).openapi('Features'),
           'Features',
         ),
-        ...errorResponses(401),
       },
     }),
     async (c) => c.json(await features(c.var.deps), 200),

@@ -1,14 +1,14 @@
 // Tenants: listed and created by the platform operator only.
-import { createRoute, z } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
 import { notFound } from '../http/errors';
-import { errorResponses, idParams, jsonBody, jsonContent, newRouter, secured, timestamp, uuid } from '../http/openapi';
+import { type ApiTag, authedRoute, errorResponses, idParams, jsonBody, jsonContent, newRouter, timestamp, uuid } from '../http/openapi';
 import { pageOf, paginate, paginationQuery } from '../http/pagination';
 import { presentUser } from '../users/present';
 import { passwordField, userSchema } from '../users/schemas';
 import { authorizeTenants } from './policy';
 import { createTenant, getTenant, listTenants, type TenantRow } from './service';
 
-const tags = ['Tenants'];
+const tags: [ApiTag] = ['Tenants'];
 
 const tenantSchema = z
   .object({ id: uuid(), name: z.string(), slug: z.string(), created_at: timestamp })
@@ -33,14 +33,14 @@ const presentTenant = (t: TenantRow) => ({ id: t.id, name: t.name, slug: t.slug,
 
 export const tenantsRouter = newRouter()
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/tenants',
+      operationId: 'listTenants',
       tags,
       summary: 'List tenants (platform operator)',
-      security: secured,
       request: { query: paginationQuery },
-      responses: { 200: jsonContent(pageOf(tenantSchema), 'Tenants'), ...errorResponses(400, 401, 403) },
+      responses: { 200: jsonContent(pageOf(tenantSchema), 'Tenants'), ...errorResponses(403) },
     }),
     (c) => {
       authorizeTenants(c.var.actor, 'list');
@@ -50,16 +50,16 @@ export const tenantsRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'post',
       path: '/api/tenants',
+      operationId: 'createTenant',
       tags,
       summary: 'Create a tenant with its first admin (platform operator)',
-      security: secured,
       request: jsonBody(createTenantBody),
       responses: {
         201: jsonContent(z.object({ tenant: tenantSchema, admin: userSchema }), 'The tenant and its admin'),
-        ...errorResponses(400, 401, 403, 409, 413, 415),
+        ...errorResponses(403, 409),
       },
     }),
     async (c) => {
@@ -75,14 +75,14 @@ export const tenantsRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/tenants/{id}',
+      operationId: 'getTenant',
       tags,
       summary: 'One tenant (platform operator)',
-      security: secured,
       request: { params: idParams },
-      responses: { 200: jsonContent(tenantSchema, 'The tenant'), ...errorResponses(400, 401, 403, 404) },
+      responses: { 200: jsonContent(tenantSchema, 'The tenant'), ...errorResponses(403, 404) },
     }),
     (c) => {
       authorizeTenants(c.var.actor, 'read');

@@ -1,12 +1,11 @@
 // Users: admin management, search, the caller's own profile and permissions.
-import { createRoute } from '@hono/zod-openapi';
 import { permissionsOf } from '../auth/access';
 import { passwordAttempts } from '../auth/service';
 import type { Deps } from '../context';
 import { activeCourseRoles, shareACourse, teachesAnyCourse } from '../memberships/service';
 import { clientIp } from '../http/client-ip';
 import { conflict } from '../http/errors';
-import { errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, secured } from '../http/openapi';
+import { type ApiTag, authedRoute, errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent } from '../http/openapi';
 import { pageOf, paginate } from '../http/pagination';
 import { authorizeUser, canSeeDeletedUsers, type UserField } from './policy';
 import { presentUser } from './present';
@@ -20,19 +19,19 @@ import {
 } from './schemas';
 import { createUser, getUser, listUsers, normaliseEmail, softDeleteUser, updateUser } from './service';
 
-const tags = ['Users'];
+const tags: [ApiTag] = ['Users'];
 const userDeps = (deps: Deps) => ({ db: deps.db, clock: deps.clock, scryptCost: deps.config.scryptCost });
 
 export const usersRouter = newRouter()
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/users',
+      operationId: 'listUsers',
       tags,
       summary: 'List users of the tenant (admin)',
-      security: secured,
       request: { query: listUsersQuery },
-      responses: { 200: jsonContent(pageOf(userSchema), 'A page of users'), ...errorResponses(400, 401, 403) },
+      responses: { 200: jsonContent(pageOf(userSchema), 'A page of users'), ...errorResponses(403) },
     }),
     (c) => {
       const actor = c.var.actor;
@@ -43,14 +42,14 @@ export const usersRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'post',
       path: '/api/users',
+      operationId: 'createUser',
       tags,
       summary: 'Create a user (admin)',
-      security: secured,
       request: jsonBody(createUserBody),
-      responses: { 201: jsonContent(userSchema, 'The new user'), ...errorResponses(400, 401, 403, 409, 413, 415) },
+      responses: { 201: jsonContent(userSchema, 'The new user'), ...errorResponses(403, 409) },
     }),
     async (c) => {
       const actor = c.var.actor;
@@ -62,14 +61,14 @@ export const usersRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/users/search',
+      operationId: 'searchUsers',
       tags,
       summary: 'Search users by name or email (admins and instructors)',
-      security: secured,
       request: { query: searchUsersQuery },
-      responses: { 200: jsonContent(pageOf(userSchema), 'Matching users'), ...errorResponses(400, 401, 403) },
+      responses: { 200: jsonContent(pageOf(userSchema), 'Matching users'), ...errorResponses(403) },
     }),
     (c) => {
       const actor = c.var.actor;
@@ -81,13 +80,13 @@ export const usersRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/users/me',
+      operationId: 'getCurrentUser',
       tags,
       summary: 'The caller',
-      security: secured,
-      responses: { 200: jsonContent(userSchema, 'The caller'), ...errorResponses(401) },
+      responses: { 200: jsonContent(userSchema, 'The caller') },
     }),
     (c) => {
       const actor = c.get('actor');
@@ -98,13 +97,13 @@ export const usersRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/users/me/permissions',
+      operationId: 'getCurrentUserPermissions',
       tags,
       summary: "The caller's tenant role, permissions and course roles",
-      security: secured,
-      responses: { 200: jsonContent(permissionsSchema, 'Permissions'), ...errorResponses(401) },
+      responses: { 200: jsonContent(permissionsSchema, 'Permissions') },
     }),
     (c) => {
       const actor = c.var.actor;
@@ -121,14 +120,14 @@ export const usersRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'get',
       path: '/api/users/{id}',
+      operationId: 'getUser',
       tags,
       summary: 'One user (self, admin, or someone sharing a course)',
-      security: secured,
       request: { params: idParams },
-      responses: { 200: jsonContent(userSchema, 'The user'), ...errorResponses(400, 401, 403, 404) },
+      responses: { 200: jsonContent(userSchema, 'The user'), ...errorResponses(403, 404) },
     }),
     (c) => {
       const actor = c.var.actor;
@@ -140,14 +139,14 @@ export const usersRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'patch',
       path: '/api/users/{id}',
+      operationId: 'updateUser',
       tags,
       summary: 'Update a user: self (name, password with current_password) or admin (also email and role)',
-      security: secured,
       request: { params: idParams, ...jsonBody(updateUserBody) },
-      responses: { 200: jsonContent(userSchema, 'The updated user'), ...errorResponses(400, 401, 403, 404, 409, 413, 415, 422) },
+      responses: { 200: jsonContent(userSchema, 'The updated user'), ...errorResponses(403, 404, 409, 422, 429) },
     }),
     async (c) => {
       const actor = c.var.actor;
@@ -177,14 +176,14 @@ export const usersRouter = newRouter()
     },
   )
   .openapi(
-    createRoute({
+    authedRoute({
       method: 'delete',
       path: '/api/users/{id}',
+      operationId: 'deleteUser',
       tags,
       summary: 'Soft delete a user (admin): sign-in, tokens and keys stop at once; their data stays',
-      security: secured,
       request: { params: idParams },
-      responses: { 204: noContent, ...errorResponses(400, 401, 403, 404, 409) },
+      responses: { 204: noContent, ...errorResponses(403, 404, 409) },
     }),
     (c) => {
       const actor = c.var.actor;
