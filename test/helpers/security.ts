@@ -19,6 +19,8 @@
 // tenant's fixture or principals shows up in the body. For writes, the `snapshot` is taken before
 // and after every refused call (and the B snapshot around the cross-tenant calls): a refusal changes
 // nothing. Refused cases run first; with `fresh`, every accepted call gets a fixture of its own.
+// A role whose answer today contradicts API.md is marked `knownDiscrepancy('…')` in its table: it
+// stays named (every table names every principal), no case runs, and it is reported to be fixed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { count } from 'drizzle-orm';
 import type { SQLiteTable } from 'drizzle-orm/sqlite-core';
@@ -172,7 +174,14 @@ export interface SecRequest {
   headers?: Record<string, string>;
 }
 
-export type Expectation<F> = number | { status: number; check?: (res: CallResult, f: F) => void };
+export type Expectation<F> =
+  | number
+  | { status: number; check?: (res: CallResult, f: F) => void | Promise<void> }
+  /** A known discrepancy with API.md, reported to be fixed: no case is generated for it. */
+  | { exception: string };
+
+/** Marks a role whose answer today contradicts API.md: the table still names it, no case runs. */
+export const knownDiscrepancy = (why: string): { exception: string } => ({ exception: why });
 
 export interface RequestContext {
   /** The role this request is made for (`crossTenant` for the cross-tenant cases). */
@@ -218,7 +227,8 @@ const codeOf: Record<number, string> = {
   422: 'validation_failed',
 };
 
-const statusOf = <F>(e: Expectation<F>) => (typeof e === 'number' ? e : e.status);
+type Checked<F> = Exclude<Expectation<F>, { exception: string }>;
+const statusOf = <F>(e: Checked<F>) => (typeof e === 'number' ? e : e.status);
 const accepted = (status: number) => status < 400;
 
 /** Every UUID in a value (deep), for the leak check. */
@@ -328,16 +338,18 @@ export function securityMatrix<F>(cast: () => Cast, spec: MatrixSpec<F>): void {
       await unchanged('bad credentials');
     });
 
-    const roles = Object.entries(spec.roles) as [string, Expectation<F>][];
+    const roles = (Object.entries(spec.roles) as [string, Expectation<F>][]).filter(
+      (entry): entry is [string, Checked<F>] => typeof entry[1] === 'number' || !('exception' in entry[1]),
+    );
     const refused = roles.filter(([, e]) => !accepted(statusOf(e)));
     const allowed = roles.filter(([, e]) => accepted(statusOf(e)));
 
-    const runRole = async (role: string, expectation: Expectation<F>, f: F) => {
+    const runRole = async (role: string, expectation: Checked<F>, f: F) => {
       const status = statusOf(expectation);
       const { credential, tenant } = credentialOf(f, role);
       const res = await send(requestFor(f, role, tenant === 'A' ? cast().a : cast().b), { as: credential });
       expectStatus(res, status, `${spec.name} as ${role}`);
-      if (typeof expectation === 'object') expectation.check?.(res, f);
+      if (typeof expectation === 'object') await expectation.check?.(res, f);
       if (leakCheck) expectNoLeak(res, tenant === 'A' ? foreignToA : foreignToB, `${spec.name} as ${role}`);
       return res;
     };
