@@ -6,7 +6,7 @@ import { eq } from 'drizzle-orm';
 import { describe, expect } from 'vitest';
 import { apiKeys } from '../db/schema';
 import type { CallResult } from './helpers/app';
-import { countRows, securityMatrix, useCast, type Cast, type Side } from './helpers/security';
+import { countRows, securityMatrix, sharedFixture, useCast, type Cast, type Side } from './helpers/security';
 
 const cast = useCast('api-keys-sec');
 
@@ -23,6 +23,9 @@ async function studentKey(side: Side, c: Cast): Promise<Fixture> {
   expect(grant.status, grant.text).toBe(200);
   return { key, keyToken: grant.body.access_token };
 }
+
+/** Read-only routes share one fixture per tenant. */
+const readStudentKey = sharedFixture(studentKey);
 
 /** The key (or a token from it) as a principal of its own; it acts as the student. */
 const principals = (f: Fixture) => ({ viaKey: f.key.key, viaKeyToken: f.keyToken });
@@ -54,7 +57,7 @@ describe('api keys', () => {
   securityMatrix(cast, {
     name: 'GET /api/api-keys',
     crossTenant: false,
-    setup: studentKey,
+    setup: readStudentKey,
     principals,
     request: () => ({ method: 'GET', path: '/api/api-keys' }),
     // Everyone lists their own keys only.
@@ -84,7 +87,7 @@ describe('api keys', () => {
 
   securityMatrix(cast, {
     name: 'GET /api/api-keys/{id}',
-    setup: studentKey,
+    setup: readStudentKey,
     principals,
     request: (f) => ({ method: 'GET', path: `/api/api-keys/${f.key.id}` }),
     roles: ownerOnly(200),

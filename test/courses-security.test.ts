@@ -6,7 +6,7 @@
 import { describe, expect } from 'vitest';
 import { courses } from '../db/schema';
 import type { TestUser } from './helpers/app';
-import { countRows, newCourse, readAs, securityMatrix, useCast, type Cast, type CourseRow, type Side } from './helpers/security';
+import { countRows, newCourse, readAs, securityMatrix, sharedFixture, useCast, type Cast, type CourseRow, type Side } from './helpers/security';
 
 const cast = useCast('courses-sec');
 
@@ -45,11 +45,17 @@ async function structured(side: Side, c: Cast, status: 'draft' | 'published' = '
 
 const ids = (res: { body: { data: { id: string }[] } }) => res.body.data.map((x) => x.id);
 
+// Read-only routes share one fixture per tenant.
+const readCourse = sharedFixture((side, c) => ({ course: newCourse(c.t, side) }));
+const readDraftCourse = sharedFixture((side, c) => ({ course: newCourse(c.t, side, { status: 'draft' }) }));
+const readStructured = sharedFixture((side, c) => structured(side, c));
+const readStructuredDraft = sharedFixture((side, c) => structured(side, c, 'draft'));
+
 describe('courses', () => {
   securityMatrix(cast, {
     name: 'GET /api/courses',
     crossTenant: false,
-    setup: (side, c) => ({ course: newCourse(c.t, side) }),
+    setup: readCourse,
     request: () => ({ method: 'GET', path: '/api/courses' }),
     roles: {
       ...readPublished,
@@ -75,28 +81,28 @@ describe('courses', () => {
 
   securityMatrix(cast, {
     name: 'GET /api/courses/slug/{slug} (published)',
-    setup: (side, c) => ({ course: newCourse(c.t, side) }),
+    setup: readCourse,
     request: (f) => ({ method: 'GET', path: `/api/courses/slug/${f.course.slug}` }),
     roles: readPublished,
   });
 
   securityMatrix(cast, {
     name: 'GET /api/courses/slug/{slug} (draft)',
-    setup: (side, c) => ({ course: newCourse(c.t, side, { status: 'draft' }) }),
+    setup: readDraftCourse,
     request: (f) => ({ method: 'GET', path: `/api/courses/slug/${f.course.slug}` }),
     roles: readDraft,
   });
 
   securityMatrix(cast, {
     name: 'GET /api/courses/{id} (published)',
-    setup: (side, c) => ({ course: newCourse(c.t, side) }),
+    setup: readCourse,
     request: (f) => ({ method: 'GET', path: `/api/courses/${f.course.id}` }),
     roles: readPublished,
   });
 
   securityMatrix(cast, {
     name: 'GET /api/courses/{id} (draft)',
-    setup: (side, c) => ({ course: newCourse(c.t, side, { status: 'draft' }) }),
+    setup: readDraftCourse,
     request: (f) => ({ method: 'GET', path: `/api/courses/${f.course.id}` }),
     roles: readDraft,
   });
@@ -144,14 +150,14 @@ describe('course structure', () => {
 
   securityMatrix(cast, {
     name: 'GET /api/courses/{id}/sections',
-    setup: (side, c) => structured(side, c),
+    setup: readStructured,
     request: (f) => ({ method: 'GET', path: `/api/courses/${f.course.id}/sections` }),
     roles: readPublished,
   });
 
   securityMatrix(cast, {
     name: 'GET /api/courses/{id}/sections (draft)',
-    setup: (side, c) => structured(side, c, 'draft'),
+    setup: readStructuredDraft,
     request: (f) => ({ method: 'GET', path: `/api/courses/${f.course.id}/sections` }),
     roles: readDraft,
   });
@@ -166,14 +172,14 @@ describe('course structure', () => {
 
   securityMatrix(cast, {
     name: 'GET /api/courses/{id}/modules',
-    setup: (side, c) => structured(side, c),
+    setup: readStructured,
     request: (f) => ({ method: 'GET', path: `/api/courses/${f.course.id}/modules` }),
     roles: readPublished,
   });
 
   securityMatrix(cast, {
     name: 'GET /api/courses/{id}/modules (draft)',
-    setup: (side, c) => structured(side, c, 'draft'),
+    setup: readStructuredDraft,
     request: (f) => ({ method: 'GET', path: `/api/courses/${f.course.id}/modules` }),
     roles: readDraft,
   });
@@ -204,42 +210,42 @@ describe('course structure', () => {
 
   securityMatrix(cast, {
     name: 'GET /api/sections/{id}',
-    setup: (side, c) => structured(side, c),
+    setup: readStructured,
     request: (f) => ({ method: 'GET', path: `/api/sections/${f.section.id}` }),
     roles: readPublished,
   });
 
   securityMatrix(cast, {
     name: 'GET /api/sections/{id} (draft)',
-    setup: (side, c) => structured(side, c, 'draft'),
+    setup: readStructuredDraft,
     request: (f) => ({ method: 'GET', path: `/api/sections/${f.section.id}` }),
     roles: readDraft,
   });
 
   securityMatrix(cast, {
     name: 'GET /api/sections/{id}/modules',
-    setup: (side, c) => structured(side, c),
+    setup: readStructured,
     request: (f) => ({ method: 'GET', path: `/api/sections/${f.section.id}/modules` }),
     roles: readPublished,
   });
 
   securityMatrix(cast, {
     name: 'GET /api/sections/{id}/modules (draft)',
-    setup: (side, c) => structured(side, c, 'draft'),
+    setup: readStructuredDraft,
     request: (f) => ({ method: 'GET', path: `/api/sections/${f.section.id}/modules` }),
     roles: readDraft,
   });
 
   securityMatrix(cast, {
     name: 'GET /api/modules/{id}',
-    setup: (side, c) => structured(side, c),
+    setup: readStructured,
     request: (f) => ({ method: 'GET', path: `/api/modules/${f.sectionModule.id}` }),
     roles: readPublished,
   });
 
   securityMatrix(cast, {
     name: 'GET /api/modules/{id} (draft)',
-    setup: (side, c) => structured(side, c, 'draft'),
+    setup: readStructuredDraft,
     request: (f) => ({ method: 'GET', path: `/api/modules/${f.sectionModule.id}` }),
     roles: readDraft,
   });

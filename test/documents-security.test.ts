@@ -12,7 +12,7 @@ import { count, eq } from 'drizzle-orm';
 import { documentContexts, documentFavorites, documentGrants, documentUpdates, documentVersions, documents } from '../db/schema';
 import type { CallResult, TestUser } from './helpers/app';
 import { insertEnrollment } from './helpers/courses';
-import { CAST_ROLES, countRows, newCourse, readAs, securityMatrix, useCast, type Cast, type CastRole, type CourseRow, type Side } from './helpers/security';
+import { CAST_ROLES, countRows, newCourse, readAs, securityMatrix, sharedFixture, useCast, type Cast, type CastRole, type CourseRow, type Side } from './helpers/security';
 
 const cast = useCast('documents-sec');
 
@@ -88,6 +88,10 @@ async function shared(side: Side, c: Cast, opts: { trashed?: boolean } = {}): Pr
 
 const trashed = (side: Side, c: Cast) => shared(side, c, { trashed: true });
 
+/** Read-only routes share one fixture per tenant. */
+const readShared = sharedFixture(shared);
+const readTrashed = sharedFixture(trashed);
+
 const principals = (f: DocFixture) => ({ owner: f.owner, editor: f.editor, commenter: f.commenter, viewer: f.viewer, groupEditor: f.groupEditor });
 const COLLABORATORS = ['owner', 'editor', 'commenter', 'viewer', 'groupEditor'] as const;
 
@@ -133,7 +137,7 @@ describe('documents: collection and fixed paths', () => {
   securityMatrix(cast, {
     name: 'GET /api/documents',
     crossTenant: false,
-    setup: shared,
+    setup: readShared,
     principals,
     request: () => ({ method: 'GET', path: '/api/documents' }),
     roles: listing,
@@ -142,7 +146,7 @@ describe('documents: collection and fixed paths', () => {
   securityMatrix(cast, {
     name: 'GET /api/documents?context_type=course&context_id=',
     crossTenant: false,
-    setup: shared,
+    setup: readShared,
     principals,
     request: (f) => ({ method: 'GET', path: `/api/documents?context_type=course&context_id=${f.course.id}` }),
     // The course's members see only what is shared with them.
@@ -152,7 +156,7 @@ describe('documents: collection and fixed paths', () => {
   securityMatrix(cast, {
     name: 'GET /api/documents?q=',
     crossTenant: false,
-    setup: shared,
+    setup: readShared,
     principals,
     request: () => ({ method: 'GET', path: `/api/documents?q=${WORD}` }),
     roles: listing,
@@ -214,7 +218,7 @@ describe('documents: collection and fixed paths', () => {
   securityMatrix(cast, {
     name: 'GET /api/documents/categories',
     crossTenant: false,
-    setup: shared,
+    setup: readShared,
     principals,
     request: () => ({ method: 'GET', path: '/api/documents/categories' }),
     roles: byGrant(category(0), category(1)),
@@ -230,7 +234,7 @@ describe('documents: collection and fixed paths', () => {
   securityMatrix(cast, {
     name: 'GET /api/documents/courses',
     crossTenant: false,
-    setup: shared,
+    setup: readShared,
     principals,
     request: () => ({ method: 'GET', path: '/api/documents/courses' }),
     roles: byGrant(courseCount(0), courseCount(1)),
@@ -239,7 +243,7 @@ describe('documents: collection and fixed paths', () => {
   securityMatrix(cast, {
     name: 'GET /api/documents/suggestions',
     crossTenant: false,
-    setup: shared,
+    setup: readShared,
     principals,
     request: () => ({ method: 'GET', path: `/api/documents/suggestions?q=${WORD}` }),
     roles: listing,
@@ -249,7 +253,7 @@ describe('documents: collection and fixed paths', () => {
 describe('documents: one document', () => {
   securityMatrix(cast, {
     name: 'GET /api/documents/{id}',
-    setup: shared,
+    setup: readShared,
     principals,
     request: (f) => ({ method: 'GET', path: `${docPath(f)}?include=content` }),
     roles: readers(200),
@@ -257,7 +261,7 @@ describe('documents: one document', () => {
 
   securityMatrix(cast, {
     name: 'GET /api/documents/{id} (in the trash)',
-    setup: trashed,
+    setup: readTrashed,
     principals,
     request: (f) => ({ method: 'GET', path: docPath(f) }),
     // In the trash a document is its owners' alone.
@@ -314,7 +318,7 @@ describe('documents: one document', () => {
 
   securityMatrix(cast, {
     name: 'GET /api/documents/{id}/changes',
-    setup: shared,
+    setup: readShared,
     principals,
     request: (f) => ({ method: 'GET', path: `${docPath(f)}/changes` }),
     roles: readers(200),
@@ -324,7 +328,7 @@ describe('documents: one document', () => {
 describe('documents: sharing', () => {
   securityMatrix(cast, {
     name: 'GET /api/documents/{id}/collaborators',
-    setup: shared,
+    setup: readShared,
     principals,
     request: (f) => ({ method: 'GET', path: `${docPath(f)}/collaborators` }),
     roles: readers(200),
@@ -341,7 +345,7 @@ describe('documents: sharing', () => {
 
   securityMatrix(cast, {
     name: 'GET /api/documents/{id}/collaborators/{principal_type}/{principal_id}',
-    setup: shared,
+    setup: readShared,
     principals,
     request: (f) => ({ method: 'GET', path: `${docPath(f)}/collaborators/group/${f.group}` }),
     roles: readers(200),
@@ -361,7 +365,7 @@ describe('documents: sharing', () => {
 describe('documents: contexts and favorites', () => {
   securityMatrix(cast, {
     name: 'GET /api/documents/{id}/contexts',
-    setup: shared,
+    setup: readShared,
     principals,
     request: (f) => ({ method: 'GET', path: `${docPath(f)}/contexts` }),
     roles: readers(200),
@@ -378,7 +382,7 @@ describe('documents: contexts and favorites', () => {
 
   securityMatrix(cast, {
     name: 'GET /api/documents/{id}/contexts/{context_type}/{context_id}',
-    setup: shared,
+    setup: readShared,
     principals,
     request: (f) => ({ method: 'GET', path: `${docPath(f)}/contexts/course/${f.course.id}` }),
     roles: readers(200),
@@ -395,7 +399,7 @@ describe('documents: contexts and favorites', () => {
 
   securityMatrix(cast, {
     name: 'GET /api/documents/{id}/favorite',
-    setup: shared,
+    setup: readShared,
     principals,
     request: (f) => ({ method: 'GET', path: `${docPath(f)}/favorite` }),
     roles: readers(200),
@@ -415,7 +419,7 @@ describe('documents: contexts and favorites', () => {
 describe('documents: versions and diffs', () => {
   securityMatrix(cast, {
     name: 'GET /api/documents/{id}/versions',
-    setup: shared,
+    setup: readShared,
     principals,
     request: (f) => ({ method: 'GET', path: `${docPath(f)}/versions` }),
     roles: readers(200),
@@ -432,7 +436,7 @@ describe('documents: versions and diffs', () => {
 
   securityMatrix(cast, {
     name: 'GET /api/documents/{id}/versions/{version_id}',
-    setup: shared,
+    setup: readShared,
     principals,
     request: (f) => ({ method: 'GET', path: `${docPath(f)}/versions/${f.version.id}` }),
     roles: readers(200),
@@ -449,7 +453,7 @@ describe('documents: versions and diffs', () => {
 
   securityMatrix(cast, {
     name: 'GET /api/documents/{id}/diff',
-    setup: shared,
+    setup: readShared,
     principals,
     request: (f) => ({ method: 'GET', path: `${docPath(f)}/diff?from=${f.version.id}&to=current` }),
     roles: readers(200),

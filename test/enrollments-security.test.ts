@@ -6,7 +6,7 @@ import { and, eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { enrollments } from '../db/schema';
 import type { CallResult } from './helpers/app';
-import { newCourse, readAs, securityMatrix, useCast, type Cast, type CourseRow, type Side } from './helpers/security';
+import { newCourse, readAs, securityMatrix, sharedFixture, useCast, type Cast, type CourseRow, type Side } from './helpers/security';
 
 const cast = useCast('enrollments-sec');
 
@@ -28,6 +28,10 @@ const withStudentEnrollment = (side: Side, c: Cast, status: 'draft' | 'published
   return { course, enrollment: enrollmentId(c, course.id, side.student.user.id) };
 };
 
+// Read-only routes share one fixture per tenant.
+const readEnrollment = sharedFixture((side, c) => withStudentEnrollment(side, c));
+const readDraftEnrollment = sharedFixture((side, c) => withStudentEnrollment(side, c, 'draft'));
+
 /** The course's whole roster, as its admin sees it. */
 const roster = (f: { course: CourseRow }, c: Cast, side: Side) => readAs(c, side.admin, `/api/enrollments?course_id=${f.course.id}`);
 
@@ -40,7 +44,7 @@ describe('enrollments', () => {
   securityMatrix(cast, {
     name: 'GET /api/enrollments',
     crossTenant: false,
-    setup: (side, c) => withStudentEnrollment(side, c),
+    setup: readEnrollment,
     request: (f) => ({ method: 'GET', path: `/api/enrollments?course_id=${f.course.id}` }),
     roles: {
       platform: { status: 200, check: (res) => expect(res.body.pagination.total).toBe(3) },
@@ -146,7 +150,7 @@ describe('enrollments', () => {
 
   securityMatrix(cast, {
     name: 'GET /api/enrollments/course/{course_id}/user/{user_id} (published)',
-    setup: (side, c) => withStudentEnrollment(side, c),
+    setup: readEnrollment,
     request: (f, { side }) => ({ method: 'GET', path: `/api/enrollments/course/${f.course.id}/user/${side.student.user.id}` }),
     // A plain member may read the published course, not look up who is in it.
     roles: { ...viewEnrollment, outsider: 403 },
@@ -154,14 +158,14 @@ describe('enrollments', () => {
 
   securityMatrix(cast, {
     name: 'GET /api/enrollments/course/{course_id}/user/{user_id} (draft)',
-    setup: (side, c) => withStudentEnrollment(side, c, 'draft'),
+    setup: readDraftEnrollment,
     request: (f, { side }) => ({ method: 'GET', path: `/api/enrollments/course/${f.course.id}/user/${side.student.user.id}` }),
     roles: viewEnrollment,
   });
 
   securityMatrix(cast, {
     name: 'GET /api/enrollments/{enrollment_id}',
-    setup: (side, c) => withStudentEnrollment(side, c),
+    setup: readEnrollment,
     request: (f) => ({ method: 'GET', path: `/api/enrollments/${f.enrollment}` }),
     roles: viewEnrollment,
   });
@@ -187,7 +191,7 @@ describe('enrollments', () => {
 
   securityMatrix(cast, {
     name: 'GET /api/enrollments/{enrollment_id}/progress',
-    setup: (side, c) => withStudentEnrollment(side, c),
+    setup: readEnrollment,
     request: (f) => ({ method: 'GET', path: `/api/enrollments/${f.enrollment}/progress` }),
     roles: viewEnrollment,
   });

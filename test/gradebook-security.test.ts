@@ -4,7 +4,7 @@
 // another tenant's offering, assignment or grade is 404.
 import { describe, expect, it } from 'vitest';
 import { MISSING_ID } from './helpers/app';
-import { newCourse, readAs, securityMatrix, useCast, type Cast, type CourseRow, type Side } from './helpers/security';
+import { newCourse, readAs, securityMatrix, sharedFixture, useCast, type Cast, type CourseRow, type Side } from './helpers/security';
 
 const cast = useCast('gradebook-sec');
 
@@ -30,6 +30,9 @@ async function graded(side: Side, c: Cast): Promise<Fixture> {
   return { course, assignment: { id: created.body.id }, student: side.student.user.id };
 }
 
+/** Read-only routes share one fixture per tenant. */
+const readGraded = sharedFixture(graded);
+
 const offering = (f: Fixture) => `/api/gradebook/offerings/${f.course.id}`;
 const assignment = (f: Fixture) => `/api/gradebook/assignments/${f.assignment.id}`;
 const grade = (f: Fixture) => `${assignment(f)}/grades/${f.student}`;
@@ -43,7 +46,7 @@ const snapshotOf = (path: (f: Fixture) => string) => (f: Fixture, c: Cast, side:
 describe('gradebook', () => {
   securityMatrix(cast, {
     name: 'GET /api/gradebook/offerings/{offering_id}/assignments',
-    setup: graded,
+    setup: readGraded,
     request: (f) => ({ method: 'GET', path: `${offering(f)}/assignments` }),
     roles: instructorOnly(200),
   });
@@ -58,7 +61,7 @@ describe('gradebook', () => {
 
   securityMatrix(cast, {
     name: 'GET /api/gradebook/assignments/{id}',
-    setup: graded,
+    setup: readGraded,
     request: (f) => ({ method: 'GET', path: assignment(f) }),
     roles: instructorOnly(200),
   });
@@ -106,14 +109,14 @@ describe('gradebook', () => {
 
   securityMatrix(cast, {
     name: 'GET /api/gradebook/assignments/{id}/grades/{student_id}',
-    setup: graded,
+    setup: readGraded,
     request: (f) => ({ method: 'GET', path: grade(f) }),
     roles: studentOrInstructor,
   });
 
   securityMatrix(cast, {
     name: 'GET /api/gradebook/assignments/{id}/grades/{student_id}/history',
-    setup: graded,
+    setup: readGraded,
     request: (f) => ({ method: 'GET', path: `${grade(f)}/history` }),
     // Instructors only: the student reads their grade, not who changed it when.
     roles: instructorOnly(200),
@@ -121,35 +124,35 @@ describe('gradebook', () => {
 
   securityMatrix(cast, {
     name: 'GET /api/gradebook/offerings/{offering_id}/grades',
-    setup: graded,
+    setup: readGraded,
     request: (f) => ({ method: 'GET', path: `${offering(f)}/grades` }),
     roles: instructorOnly(200),
   });
 
   securityMatrix(cast, {
     name: 'GET /api/gradebook/offerings/{offering_id}/grades?format=csv',
-    setup: graded,
+    setup: readGraded,
     request: (f) => ({ method: 'GET', path: `${offering(f)}/grades?format=csv` }),
     roles: instructorOnly(200),
   });
 
   securityMatrix(cast, {
     name: 'GET /api/gradebook/offerings/{offering_id}/students/{student_id}/grades',
-    setup: graded,
+    setup: readGraded,
     request: (f) => ({ method: 'GET', path: `${offering(f)}/students/${f.student}/grades` }),
     roles: studentOrInstructor,
   });
 
   securityMatrix(cast, {
     name: 'GET /api/gradebook/offerings/{offering_id}/summary',
-    setup: graded,
+    setup: readGraded,
     request: (f) => ({ method: 'GET', path: `${offering(f)}/summary` }),
     roles: instructorOnly(200),
   });
 
   securityMatrix(cast, {
     name: 'GET /api/gradebook/offerings/{offering_id}/settings',
-    setup: graded,
+    setup: readGraded,
     request: (f) => ({ method: 'GET', path: `${offering(f)}/settings` }),
     roles: instructorOnly(200),
   });

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { groups } from '../db/schema';
 import type { CallResult, TestUser } from './helpers/app';
-import { countRows, knownDiscrepancy, readAs, securityMatrix, useCast, type Cast, type Side } from './helpers/security';
+import { countRows, knownDiscrepancy, readAs, securityMatrix, sharedFixture, useCast, type Cast, type Side } from './helpers/security';
 
 const cast = useCast('groups-sec');
 
@@ -27,6 +27,9 @@ async function group(side: Side, c: Cast): Promise<Fixture> {
   expect(put.status, put.text).toBe(204);
   return { group: created.body.id, member, joiner: await side.persona('Joiner') };
 }
+
+/** Read-only routes share one fixture per tenant. */
+const readGroup = sharedFixture(group);
 
 const groupState = (f: Fixture, c: Cast, side: Side) => readAs(c, side.admin, `/api/groups/${f.group}`);
 
@@ -59,7 +62,7 @@ describe('groups', () => {
   securityMatrix(cast, {
     name: 'GET /api/groups',
     crossTenant: false,
-    setup: group,
+    setup: readGroup,
     request: () => ({ method: 'GET', path: '/api/groups' }),
     // Every member reads their own tenant's groups (the leak check keeps tenant B to its own).
     roles: { platform: 200, admin: 200, instructor: 200, ta: 200, student: 200, outsider: 200, otherTenantAdmin: 200, otherTenantUser: 200 },
@@ -77,7 +80,7 @@ describe('groups', () => {
 
   securityMatrix(cast, {
     name: 'GET /api/groups/{id}',
-    setup: group,
+    setup: readGroup,
     request: (f) => ({ method: 'GET', path: `/api/groups/${f.group}` }),
     // Any member reads it; the member's email only for admins and the member themself (the student).
     roles: {

@@ -7,7 +7,7 @@ import { describe, expect } from 'vitest';
 import { users } from '../db/schema';
 import { uniqueEmail, type CallResult, type TestUser } from './helpers/app';
 import { insertEnrollment } from './helpers/courses';
-import { countRows, knownDiscrepancy, newCourse, readAs, securityMatrix, useCast, type Cast, type Side } from './helpers/security';
+import { countRows, knownDiscrepancy, newCourse, readAs, securityMatrix, sharedFixture, useCast, type Cast, type Side } from './helpers/security';
 
 const cast = useCast('users-sec');
 
@@ -22,6 +22,9 @@ async function target(side: Side, c: Cast): Promise<Target> {
   insertEnrollment(c.t.db, { tenantId: side.tenantId, courseId: course.id, userId: user.user.id });
   return { target: user };
 }
+
+/** Read-only routes share one fixture per tenant. */
+const readTarget = sharedFixture(target);
 
 const self = (f: Target) => ({ self: f.target });
 /** The user as their tenant's admin reads them (deleted ones too). */
@@ -44,7 +47,7 @@ describe('users', () => {
   securityMatrix(cast, {
     name: 'GET /api/users',
     crossTenant: false,
-    setup: target,
+    setup: readTarget,
     request: () => ({ method: 'GET', path: '/api/users?per_page=100' }),
     // Each admin lists their own tenant (the leak check holds B's admin to B's users).
     roles: {
@@ -68,7 +71,7 @@ describe('users', () => {
   securityMatrix(cast, {
     name: 'GET /api/users/search',
     crossTenant: false,
-    setup: target,
+    setup: readTarget,
     request: () => ({ method: 'GET', path: '/api/users/search?q=target' }),
     // Admins and instructors (of any course), each in their own tenant; not TAs (API.md).
     roles: {
@@ -120,7 +123,7 @@ describe('users', () => {
 
   securityMatrix(cast, {
     name: 'GET /api/users/{id}',
-    setup: target,
+    setup: readTarget,
     principals: self,
     request: (f) => ({ method: 'GET', path: `/api/users/${f.target.user.id}` }),
     // Self, admins, and anyone sharing a course; a member of the same tenant who shares none: 403.

@@ -157,6 +157,18 @@ export function newCourse(t: TestApp, side: Side, input: { status?: 'draft' | 'p
   return course;
 }
 
+/**
+ * A setup whose fixture is built once per tenant and shared by every matrix that uses it: for
+ * read-only routes, whose cases change nothing that another matrix needs. Writes build their own.
+ */
+export function sharedFixture<F>(setup: (side: Side, cast: Cast) => F | Promise<F>): (side: Side, cast: Cast) => Promise<F> {
+  const built = new WeakMap<Side, Promise<F>>();
+  return (side, cast) => {
+    if (!built.has(side)) built.set(side, Promise.resolve(setup(side, cast)));
+    return built.get(side)!;
+  };
+}
+
 /** GET as a privileged caller, for snapshots; fails unless 200. */
 export async function readAs(cast: Cast, as: Credential, path: string): Promise<unknown> {
   const res = await cast.t.call('GET', path, { as });
