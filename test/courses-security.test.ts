@@ -3,7 +3,7 @@
 // Reading: members of the course, admins, and any member of the tenant once the course is
 // published (a draft is 404 to a non-member); changing: instructors of the course and admins (403
 // for those who may read); another tenant's course is 404 (API.md Tenancy).
-import { describe, expect } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { courses } from '../db/schema';
 import type { TestUser } from './helpers/app';
 import { countRows, newCourse, readAs, securityMatrix, sharedFixture, useCast, type Cast, type CourseRow, type Side } from './helpers/security';
@@ -274,5 +274,30 @@ describe('course structure', () => {
     request: (f) => ({ method: 'DELETE', path: `/api/modules/${f.sectionModule.id}` }),
     snapshot: modulesOf,
     roles: managePublished(204),
+  });
+
+  it("tenant B's section or modules named in a module body are answered as unknown ids (422), and change nothing", async () => {
+    const c = cast();
+    const a = await structured(c.a, c);
+    const b = await readStructured(c.b, c);
+    const before = await modulesOf(a, c, c.a);
+    const answer = async (method: string, path: string, body: unknown, foreign: string) => {
+      const res = await c.t.call(method, path, { as: c.a.instructor, body });
+      expect(res.status, res.text).toBe(422);
+      const detail = { code: res.body.code, detail: res.body.detail, errors: res.body.errors };
+      return JSON.parse(JSON.stringify(detail).replaceAll(foreign, '<id>'));
+    };
+    for (const [method, path, body] of [
+      ['POST', `/api/courses/${a.course.id}/modules`, (id: string) => ({ title: 'Foreign', section_id: id })],
+      ['PATCH', `/api/modules/${a.modules[0]!.id}`, (id: string) => ({ section_id: id })],
+    ] as const) {
+      const missing = crypto.randomUUID();
+      expect(await answer(method, path, body(b.section.id), b.section.id), `${method} ${path}`).toEqual(await answer(method, path, body(missing), missing));
+    }
+    const order = (id: string) => ({ module_ids: [a.modules[0]!.id, a.modules[1]!.id, id] });
+    const missing = crypto.randomUUID();
+    const reorder = `/api/courses/${a.course.id}/modules/order`;
+    expect(await answer('PUT', reorder, order(b.modules[0]!.id), b.modules[0]!.id)).toEqual(await answer('PUT', reorder, order(missing), missing));
+    expect(await modulesOf(a, c, c.a)).toEqual(before);
   });
 });
