@@ -18,7 +18,8 @@
 // answered exactly as an id that does not exist; and, on every answer, that no id of the other
 // tenant's fixture or principals shows up in the body. For writes, the `snapshot` is taken before
 // and after every refused call (and the B snapshot around the cross-tenant calls): a refusal changes
-// nothing. Refused cases run first; with `fresh`, every accepted call gets a fixture of its own.
+// nothing. Refused cases run first; with `fresh`, every accepted call gets a fixture of its own;
+// read-only routes may share one fixture per tenant (`sharedFixture`).
 // A role whose answer today contradicts API.md is marked `knownDiscrepancy('…')` in its table: it
 // stays named (every table names every principal), no case runs, and it is reported to be fixed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -27,9 +28,9 @@ import type { SQLiteTable } from 'drizzle-orm/sqlite-core';
 import { newId } from '../../src/lib/ids';
 import { expectProblem, expectUnauthorized, makeTestApp, type CallResult, type TestApp, type TestUser } from './app';
 import { insertCourse, insertEnrollment } from './courses';
+import { signWithForeignKey, signWithServerKey, standardClaims } from './jwt';
 
 export type CourseRow = ReturnType<typeof insertCourse>;
-import { signWithForeignKey, signWithServerKey, standardClaims } from './jwt';
 
 /** The principals every table names. */
 export const CAST_ROLES = [
