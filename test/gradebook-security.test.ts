@@ -1,0 +1,167 @@
+// Security matrix of the gradebook: every route of src/gradebook/routes.ts, for each principal,
+// with bad credentials and across tenants. Instructors of the offering and tenant admins manage it
+// (TAs too are refused: API.md "instructor only (403)"); a student reads only their own grades;
+// another tenant's offering, assignment or grade is 404.
+import { describe, expect, it } from 'vitest';
+import { MISSING_ID } from './helpers/app';
+import { newCourse, readAs, securityMatrix, sharedFixture, useCast, type Cast, type CourseRow, type Side } from './helpers/security';
+
+const cast = useCast('gradebook-sec');
+
+interface Fixture {
+  course: CourseRow;
+  assignment: { id: string };
+  student: string;
+}
+
+/** A published offering with one assignment and the student's grade on it. */
+async function graded(side: Side, c: Cast): Promise<Fixture> {
+  const course = newCourse(c.t, side);
+  const created = await c.t.call('POST', `/api/gradebook/offerings/${course.id}/assignments`, {
+    as: side.instructor,
+    body: { label: 'Quiz 1', grade_metadata: { score_maximum: 10, category: 'quizzes' } },
+  });
+  expect(created.status, created.text).toBe(201);
+  const grade = await c.t.call('PUT', `/api/gradebook/assignments/${created.body.id}/grades/${side.student.user.id}`, {
+    as: side.instructor,
+    body: { score: 8, comment: 'Good' },
+  });
+  expect(grade.status, grade.text).toBe(201);
+  return { course, assignment: { id: created.body.id }, student: side.student.user.id };
+}
+
+/** Read-only routes share one fixture per tenant. */
+const readGraded = sharedFixture(graded);
+
+const offering = (f: Fixture) => `/api/gradebook/offerings/${f.course.id}`;
+const assignment = (f: Fixture) => `/api/gradebook/assignments/${f.assignment.id}`;
+const grade = (f: Fixture) => `${assignment(f)}/grades/${f.student}`;
+
+const instructorOnly = (ok: number) => ({ platform: ok, admin: ok, instructor: ok, ta: 403, student: 403, outsider: 403, otherTenantAdmin: 404, otherTenantUser: 404 });
+/** One student's grades: the student themself or an instructor. */
+const studentOrInstructor = { ...instructorOnly(200), student: 200 };
+
+const snapshotOf = (path: (f: Fixture) => string) => (f: Fixture, c: Cast, side: Side) => readAs(c, side.admin, path(f));
+
+describe('gradebook', () => {
+  securityMatrix(cast, {
+    name: 'GET /api/gradebook/offerings/{offering_id}/assignments',
+    setup: readGraded,
+    request: (f) => ({ method: 'GET', path: `${offering(f)}/assignments` }),
+    roles: instructorOnly(200),
+  });
+
+  securityMatrix(cast, {
+    name: 'POST /api/gradebook/offerings/{offering_id}/assignments',
+    setup: graded,
+    request: (f) => ({ method: 'POST', path: `${offering(f)}/assignments`, body: { label: 'Essay', grade_metadata: { score_maximum: 100 } } }),
+    snapshot: snapshotOf((f) => `${offering(f)}/assignments`),
+    roles: instructorOnly(201),
+  });
+
+  securityMatrix(cast, {
+    name: 'GET /api/gradebook/assignments/{id}',
+    setup: readGraded,
+    request: (f) => ({ method: 'GET', path: assignment(f) }),
+    roles: instructorOnly(200),
+  });
+
+  securityMatrix(cast, {
+    name: 'PATCH /api/gradebook/assignments/{id}',
+    setup: graded,
+    request: (f) => ({ method: 'PATCH', path: assignment(f), body: { label: 'Quiz 1 (renamed)', grade_metadata: { weight: 2 } } }),
+    snapshot: snapshotOf(assignment),
+    roles: instructorOnly(200),
+  });
+
+  securityMatrix(cast, {
+    name: 'DELETE /api/gradebook/assignments/{id}',
+    fresh: true,
+    setup: graded,
+    request: (f) => ({ method: 'DELETE', path: assignment(f) }),
+    snapshot: snapshotOf(grade),
+    roles: instructorOnly(204),
+  });
+
+  securityMatrix(cast, {
+    name: 'PUT /api/gradebook/assignments/{id}/grades/{student_id}',
+    setup: graded,
+    request: (f) => ({ method: 'PUT', path: grade(f), body: { score: 3, comment: 'Changed' } }),
+    snapshot: snapshotOf(grade),
+    // The student may not grade themself either.
+    roles: instructorOnly(200),
+  });
+
+  it("grading tenant B's student on tenant A's assignment is answered as for an unknown user, and records nothing", async () => {
+    const c = cast();
+    const f = await graded(c.a, c);
+    const answer = async (studentId: string) => {
+      const res = await c.t.call('PUT', `${assignment(f)}/grades/${studentId}`, { as: c.a.instructor, body: { score: 5 } });
+      expect(res.text).not.toContain(c.b.student.user.id);
+      return { status: res.status, code: res.body.code, detail: res.body.detail };
+    };
+    const foreign = await answer(c.b.student.user.id);
+    expect(foreign.status).toBe(422);
+    expect(foreign).toEqual(await answer(MISSING_ID));
+    const grades = await c.t.call('GET', `${offering(f)}/grades`, { as: c.a.admin });
+    expect(grades.body.data.map((g: { student_id: string }) => g.student_id)).toEqual([c.a.student.user.id]);
+  });
+
+  securityMatrix(cast, {
+    name: 'GET /api/gradebook/assignments/{id}/grades/{student_id}',
+    setup: readGraded,
+    request: (f) => ({ method: 'GET', path: grade(f) }),
+    roles: studentOrInstructor,
+  });
+
+  securityMatrix(cast, {
+    name: 'GET /api/gradebook/assignments/{id}/grades/{student_id}/history',
+    setup: readGraded,
+    request: (f) => ({ method: 'GET', path: `${grade(f)}/history` }),
+    // Instructors only: the student reads their grade, not who changed it when.
+    roles: instructorOnly(200),
+  });
+
+  securityMatrix(cast, {
+    name: 'GET /api/gradebook/offerings/{offering_id}/grades',
+    setup: readGraded,
+    request: (f) => ({ method: 'GET', path: `${offering(f)}/grades` }),
+    roles: instructorOnly(200),
+  });
+
+  securityMatrix(cast, {
+    name: 'GET /api/gradebook/offerings/{offering_id}/grades?format=csv',
+    setup: readGraded,
+    request: (f) => ({ method: 'GET', path: `${offering(f)}/grades?format=csv` }),
+    roles: instructorOnly(200),
+  });
+
+  securityMatrix(cast, {
+    name: 'GET /api/gradebook/offerings/{offering_id}/students/{student_id}/grades',
+    setup: readGraded,
+    request: (f) => ({ method: 'GET', path: `${offering(f)}/students/${f.student}/grades` }),
+    roles: studentOrInstructor,
+  });
+
+  securityMatrix(cast, {
+    name: 'GET /api/gradebook/offerings/{offering_id}/summary',
+    setup: readGraded,
+    request: (f) => ({ method: 'GET', path: `${offering(f)}/summary` }),
+    roles: instructorOnly(200),
+  });
+
+  securityMatrix(cast, {
+    name: 'GET /api/gradebook/offerings/{offering_id}/settings',
+    setup: readGraded,
+    request: (f) => ({ method: 'GET', path: `${offering(f)}/settings` }),
+    roles: instructorOnly(200),
+  });
+
+  securityMatrix(cast, {
+    name: 'PUT /api/gradebook/offerings/{offering_id}/settings',
+    setup: graded,
+    request: (f) => ({ method: 'PUT', path: `${offering(f)}/settings`, body: { category_weights: { quizzes: 1 } } }),
+    snapshot: snapshotOf((f) => `${offering(f)}/settings`),
+    roles: instructorOnly(200),
+  });
+});
