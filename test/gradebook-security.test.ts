@@ -14,9 +14,9 @@ interface Fixture {
   student: string;
 }
 
-/** A published offering with one assignment and the student's grade on it. */
-async function graded(side: Side, c: Cast): Promise<Fixture> {
-  const course = newCourse(c.t, side);
+/** A published offering (or a draft one) with one assignment and the student's grade on it. */
+async function graded(side: Side, c: Cast, status: 'draft' | 'published' = 'published'): Promise<Fixture> {
+  const course = newCourse(c.t, side, { status });
   const created = await c.t.call('POST', `/api/gradebook/offerings/${course.id}/assignments`, {
     as: side.instructor,
     body: { label: 'Quiz 1', grade_metadata: { score_maximum: 10, category: 'quizzes' } },
@@ -31,7 +31,8 @@ async function graded(side: Side, c: Cast): Promise<Fixture> {
 }
 
 /** Read-only routes share one fixture per tenant. */
-const readGraded = sharedFixture(graded);
+const readGraded = sharedFixture((side, c) => graded(side, c));
+const readDraftGraded = sharedFixture((side, c) => graded(side, c, 'draft'));
 
 const offering = (f: Fixture) => `/api/gradebook/offerings/${f.course.id}`;
 const assignment = (f: Fixture) => `/api/gradebook/assignments/${f.assignment.id}`;
@@ -163,5 +164,30 @@ describe('gradebook', () => {
     request: (f) => ({ method: 'PUT', path: `${offering(f)}/settings`, body: { category_weights: { quizzes: 1 } } }),
     snapshot: snapshotOf((f) => `${offering(f)}/settings`),
     roles: instructorOnly(200),
+  });
+
+  // A draft course is not known to those who may not read it (GET /api/courses/{id} answers 404),
+  // and its gradebook says no more: 404 for a member who is not in it, 403 for its TA and student.
+  const draftOutsider = { ...instructorOnly(200), outsider: 404 };
+
+  securityMatrix(cast, {
+    name: 'GET /api/gradebook/offerings/{offering_id}/assignments (draft course)',
+    setup: readDraftGraded,
+    request: (f) => ({ method: 'GET', path: `${offering(f)}/assignments` }),
+    roles: draftOutsider,
+  });
+
+  securityMatrix(cast, {
+    name: 'GET /api/gradebook/assignments/{id} (draft course)',
+    setup: readDraftGraded,
+    request: (f) => ({ method: 'GET', path: assignment(f) }),
+    roles: draftOutsider,
+  });
+
+  securityMatrix(cast, {
+    name: 'GET /api/gradebook/assignments/{id}/grades/{student_id} (draft course)',
+    setup: readDraftGraded,
+    request: (f) => ({ method: 'GET', path: grade(f) }),
+    roles: { ...studentOrInstructor, outsider: 404 },
   });
 });

@@ -7,7 +7,7 @@ import { describe, expect } from 'vitest';
 import { users } from '../db/schema';
 import { uniqueEmail, type CallResult, type TestUser } from './helpers/app';
 import { insertEnrollment } from './helpers/courses';
-import { countRows, knownDiscrepancy, newCourse, readAs, securityMatrix, sharedFixture, useCast, type Cast, type Side } from './helpers/security';
+import { countRows, newCourse, readAs, securityMatrix, sharedFixture, useCast, type Cast, type Side } from './helpers/security';
 
 const cast = useCast('users-sec');
 
@@ -30,13 +30,6 @@ const self = (f: Target) => ({ self: f.target });
 /** The user as their tenant's admin reads them (deleted ones too). */
 const userState = (f: Target, c: Cast, side: Side) => readAs(c, side.admin, `/api/users/${f.target.user.id}`);
 
-/**
- * DELETE /api/users/{id} refuses a non-admin (403) before it looks the user up, so tenant B's
- * instructor asking to delete tenant A's user gets 403, where API.md's Tenancy rule says 404
- * ("Anything of another tenant does not exist for the caller: 404, never 403"). The answer is the
- * same for any id, so nothing leaks, but it contradicts the contract (PATCH answers 404 there).
- */
-const deleteByOtherTenantUser = knownDiscrepancy('DELETE /api/users/{id} by another tenant\'s non-admin: 403, API.md says 404');
 
 const adminsOnly = (ok: number) => ({ platform: ok, admin: ok, instructor: 403, ta: 403, student: 403, outsider: 403, otherTenantAdmin: 404, otherTenantUser: 404 });
 
@@ -157,7 +150,7 @@ describe('users', () => {
     principals: self,
     request: (f) => ({ method: 'DELETE', path: `/api/users/${f.target.user.id}` }),
     snapshot: userState,
-    roles: { ...adminsOnly(204), self: 403, otherTenantUser: deleteByOtherTenantUser },
+    roles: { ...adminsOnly(204), self: 403 },
   });
 
   /** The operator's account (tenant B has no operator: its admin stands in as the cross-tenant target). */
@@ -178,6 +171,6 @@ describe('users', () => {
     request: (f) => ({ method: 'DELETE', path: `/api/users/${f.target.user.id}` }),
     snapshot: userState,
     // Nobody deletes their own account (409); another admin may not delete the operator's (403).
-    roles: { ...adminsOnly(403), platform: 409, otherTenantUser: deleteByOtherTenantUser },
+    roles: { ...adminsOnly(403), platform: 409 },
   });
 });

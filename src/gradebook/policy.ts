@@ -1,9 +1,12 @@
 // Who may do what in a gradebook. Pure functions over the caller and their enrollment in the
 // offering (a course); TAs are staff but not instructors, so the gradebook is closed to them. An
-// offering of another tenant is never found (the service looks it up in the caller's tenant).
+// offering of another tenant is never found (the service looks it up in the caller's tenant), and
+// neither is one whose course the caller may not read (a draft they are not a member of).
+import type { CourseStatus } from '../../db/schema';
 import { isTenantAdmin } from '../auth/access';
 import type { Actor } from '../auth/authenticator';
-import { forbidden } from '../http/errors';
+import { canReadCourse } from '../courses/policy';
+import { forbidden, notFound } from '../http/errors';
 import { isCourseInstructor, type Membership } from '../memberships/policy';
 
 export const INSTRUCTOR_REQUIRED = 'Instructor access required';
@@ -22,12 +25,25 @@ export const canReadStudentGrades = (
 /** The caller's enrollment in the offering, read only when a rule needs it (never for admins). */
 type MembershipFact = () => Membership | undefined;
 
+/** The offering as the policy judges it: its course's status, and what a 404 names (the course or an assignment of it). */
+interface OfferingFacts {
+  offering: { status: CourseStatus };
+  notFoundAs: 'Course' | 'Assignment';
+  membership: MembershipFact;
+}
+
 export type GradebookAccess =
-  | { action: 'manage'; membership: MembershipFact }
-  | { action: 'read_grade' | 'read_student_grades'; studentId: string; membership: MembershipFact };
+  | ({ action: 'manage' } & OfferingFacts)
+  | ({ action: 'read_grade' | 'read_student_grades'; studentId: string } & OfferingFacts);
 
 export function authorizeGradebook(actor: Actor, access: GradebookAccess): void {
-  const membership = () => (isTenantAdmin(actor) ? undefined : access.membership());
+  let read = isTenantAdmin(actor);
+  let held: Membership | undefined;
+  const membership = () => {
+    if (!read) [held, read] = [access.membership(), true];
+    return held;
+  };
+  if (!canReadCourse(actor, access.offering, membership())) throw notFound(access.notFoundAs);
   if (access.action === 'manage') {
     if (!canManageGradebook(actor, membership())) throw forbidden(INSTRUCTOR_REQUIRED);
     return;

@@ -61,20 +61,20 @@ const tags: [ApiTag] = ['Gradebook'];
 /** The caller's enrollment in the offering, as the policy asks for it (only when it needs it). */
 const membershipIn = (db: Db, actor: Actor, offering: Offering) => () => membershipOf(db, offering.tenantId, offering.id, actor.userId);
 
-function requireInstructor(db: Db, actor: Actor, offering: Offering): void {
-  authorizeGradebook(actor, { action: 'manage', membership: membershipIn(db, actor, offering) });
+function requireInstructor(db: Db, actor: Actor, offering: Offering, notFoundAs: 'Course' | 'Assignment'): void {
+  authorizeGradebook(actor, { action: 'manage', offering, notFoundAs, membership: membershipIn(db, actor, offering) });
 }
 
 /** The offering, if it exists in the caller's tenant (404) and the caller teaches it (403). */
 function instructorOffering(db: Db, actor: Actor, offeringId: string): Offering {
   const offering = getOffering(db, actor.tenantId, offeringId);
-  requireInstructor(db, actor, offering);
+  requireInstructor(db, actor, offering, 'Course');
   return offering;
 }
 
 function instructorAssignment(db: Db, actor: Actor, id: string) {
   const found = getAssignment(db, actor.tenantId, id);
-  requireInstructor(db, actor, found.offering);
+  requireInstructor(db, actor, found.offering, 'Assignment');
   return found;
 }
 
@@ -262,7 +262,7 @@ export const gradebookRouter = newRouter()
       const actor = c.get('actor');
       const { id, student_id } = c.req.valid('param');
       const { assignment, offering } = getAssignment(db, actor.tenantId, id);
-      authorizeGradebook(actor, { action: 'read_grade', studentId: student_id, membership: membershipIn(db, actor, offering) });
+      authorizeGradebook(actor, { action: 'read_grade', studentId: student_id, offering, notFoundAs: 'Assignment', membership: membershipIn(db, actor, offering) });
       return c.json(presentGrade(getGrade(db, assignment, student_id), assignment.scoreMaximum), 200);
     },
   )
@@ -341,7 +341,7 @@ export const gradebookRouter = newRouter()
       const { offering_id, student_id } = c.req.valid('param');
       const offering = getOffering(db, actor.tenantId, offering_id);
       // Refused before the student is looked up, so the answer does not reveal who is enrolled.
-      authorizeGradebook(actor, { action: 'read_student_grades', studentId: student_id, membership: membershipIn(db, actor, offering) });
+      authorizeGradebook(actor, { action: 'read_student_grades', studentId: student_id, offering, notFoundAs: 'Course', membership: membershipIn(db, actor, offering) });
       const student = getStudent(db, offering, student_id);
       return c.json(presentStudentGrades(offering, student, studentGrades(db, offering, student)), 200);
     },

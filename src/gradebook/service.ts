@@ -14,6 +14,7 @@ import {
   gradebookSettings,
   users,
   type GradingType,
+  type CourseStatus,
 } from '../../db/schema';
 import type { Clock } from '../lib/clock';
 import { getCourse } from '../courses/service';
@@ -40,6 +41,8 @@ export interface Offering {
   id: string;
   tenantId: string;
   slug: string;
+  /** The course's status: a draft is seen only by its members (and admins), as the course policy says. */
+  status: CourseStatus;
 }
 
 // ---------------------------------------------------------------- offerings and students
@@ -47,7 +50,7 @@ export interface Offering {
 /** The offering: a live course of the caller's tenant; 404 otherwise, whatever other tenants hold. */
 export function getOffering(db: Db, tenantId: string, offeringId: string): Offering {
   const course = getCourse(db, tenantId, offeringId);
-  return { id: course.id, tenantId: course.tenantId, slug: course.slug };
+  return { id: course.id, tenantId: course.tenantId, slug: course.slug, status: course.status };
 }
 
 /**
@@ -147,14 +150,14 @@ export function listAssignments(db: Db, offering: Offering, page: PageQuery) {
 /** An assignment of a live offering in the caller's tenant, with that offering; 404 otherwise. */
 export function getAssignment(db: Db, tenantId: string, id: string): { assignment: AssignmentRow; offering: Offering } {
   const row = db
-    .select({ assignment: gradebookAssignments, slug: courses.slug })
+    .select({ assignment: gradebookAssignments, slug: courses.slug, status: courses.status })
     .from(gradebookAssignments)
     .innerJoin(courses, eq(courses.id, gradebookAssignments.courseId))
     .where(and(eq(gradebookAssignments.id, id), eq(gradebookAssignments.tenantId, tenantId), isNull(courses.deletedAt)))
     .get();
   if (!row) throw notFound('Assignment');
-  const { assignment, slug } = row;
-  return { assignment, offering: { id: assignment.courseId, tenantId: assignment.tenantId, slug } };
+  const { assignment, slug, status } = row;
+  return { assignment, offering: { id: assignment.courseId, tenantId: assignment.tenantId, slug, status } };
 }
 
 export function createAssignment(db: Db, clock: Clock, offering: Offering, createdBy: string, input: NewAssignment): AssignmentRow {

@@ -1,5 +1,6 @@
 // Who may see and change groups. Any member of the tenant reads them (to share documents with a
-// group); admins create, change, fill and delete them. A group of another tenant is never found.
+// group); admins create, change, fill and delete them. A group of another tenant is never found:
+// routes look the group up before asking, so its id answers 404 to everyone outside the tenant.
 import { isTenantAdmin, type PermissionRules } from '../auth/access';
 import type { Actor } from '../auth/authenticator';
 import { forbidden } from '../http/errors';

@@ -124,9 +124,9 @@ export const groupsRouter = newRouter()
       responses: { 200: jsonContent(groupSchema, 'The group'), ...errorResponses(403, 404, 409) },
     }),
     (c) => {
-      authorizeGroups(c.var.actor, 'manage');
       const { db, clock } = c.var.deps;
       const group = getGroup(db, c.var.actor.tenantId, c.req.valid('param').id);
+      authorizeGroups(c.var.actor, 'manage');
       const updated = updateGroup(db, clock, group, c.req.valid('json'));
       return c.json(presentGroup(updated, groupMembersOf(db, updated).length), 200);
     },
@@ -142,9 +142,10 @@ export const groupsRouter = newRouter()
       responses: { 204: noContent, ...errorResponses(403, 404) },
     }),
     (c) => {
-      authorizeGroups(c.var.actor, 'manage');
       const deps = c.var.deps;
-      deleteGroup(deps.db, deps.auth, getGroup(deps.db, c.var.actor.tenantId, c.req.valid('param').id));
+      const group = getGroup(deps.db, c.var.actor.tenantId, c.req.valid('param').id);
+      authorizeGroups(c.var.actor, 'manage');
+      deleteGroup(deps.db, deps.auth, group);
       return c.body(null, 204);
     },
   )
@@ -159,10 +160,11 @@ export const groupsRouter = newRouter()
       responses: { 204: noContent, ...errorResponses(403, 404) },
     }),
     (c) => {
-      authorizeGroups(c.var.actor, 'manage');
       const { db, clock, auth } = c.var.deps;
       const { id, user_id } = c.req.valid('param');
-      addMember(db, clock, auth, getGroup(db, c.var.actor.tenantId, id), user_id);
+      const group = getGroup(db, c.var.actor.tenantId, id);
+      authorizeGroups(c.var.actor, 'manage');
+      addMember(db, clock, auth, group, user_id);
       return c.body(null, 204);
     },
   )
@@ -177,10 +179,11 @@ export const groupsRouter = newRouter()
       responses: { 204: noContent, ...errorResponses(403, 404) },
     }),
     (c) => {
-      authorizeGroups(c.var.actor, 'manage');
       const deps = c.var.deps;
       const { id, user_id } = c.req.valid('param');
-      removeMember(deps.db, deps.auth, getGroup(deps.db, c.var.actor.tenantId, id), user_id);
+      const group = getGroup(deps.db, c.var.actor.tenantId, id);
+      authorizeGroups(c.var.actor, 'manage');
+      removeMember(deps.db, deps.auth, group, user_id);
       return c.body(null, 204);
     },
   );

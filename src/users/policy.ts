@@ -46,15 +46,14 @@ export type UserAccess =
   | { action: 'search'; teachesACourse: () => boolean }
   | { action: 'view'; targetId: string; sharesACourse: () => boolean }
   | { action: 'update'; target: Target; fields: UserField[] }
-  | { action: 'delete'; target: () => Target };
+  | { action: 'delete'; target: Target };
 
 /**
- * The one entry the routes call. A user of another tenant is never found (the service looks users
- * up in the caller's tenant only), so every refusal here is a 403.
+ * The one entry the routes call, once the target (if any) is found: a user of another tenant is
+ * never found (the service looks users up in the caller's tenant only, 404), so every refusal
+ * here is a 403.
  */
-export function authorizeUser<T extends Target>(actor: Actor, access: { action: 'delete'; target: () => T }): T;
-export function authorizeUser(actor: Actor, access: UserAccess): void;
-export function authorizeUser(actor: Actor, access: UserAccess): Target | void {
+export function authorizeUser(actor: Actor, access: UserAccess): void {
   switch (access.action) {
     case 'list':
       if (!canListUsers(actor)) throw forbidden('Only admins can list users');
@@ -76,12 +75,9 @@ export function authorizeUser(actor: Actor, access: UserAccess): Target | void {
       }
       if (protectsPlatformOperator(actor, access.target)) throw forbidden('Only the platform operator can change their own account');
       return;
-    case 'delete': {
-      // Refused before the target is looked up: a member learns nothing about which ids exist.
+    case 'delete':
       if (!canDeleteUser(actor)) throw forbidden('Only admins can delete users');
-      const target = access.target();
-      if (protectsPlatformOperator(actor, target)) throw forbidden('The platform operator account cannot be deleted by another admin');
-      return target;
-    }
+      if (protectsPlatformOperator(actor, access.target)) throw forbidden('The platform operator account cannot be deleted by another admin');
+      return;
   }
 }

@@ -189,7 +189,8 @@ export const usersRouter = newRouter()
       const actor = c.var.actor;
       const deps = c.var.deps;
       const { id } = c.req.valid('param');
-      const target = authorizeUser(actor, { action: 'delete', target: () => getUser(deps.db, actor.tenantId, id) });
+      const target = getUser(deps.db, actor.tenantId, id);
+      authorizeUser(actor, { action: 'delete', target });
       if (target.id === actor.userId) throw conflict('You cannot delete your own account');
       softDeleteUser(deps.db, deps.clock, deps.auth, target);
       return c.body(null, 204);
