@@ -1,7 +1,7 @@
 // API keys of the caller: listed without secrets, created with the secret shown once, deleted at once.
 import { z } from '@hono/zod-openapi';
 import { type ApiTag, authedRoute, errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, timestamp, uuid } from '../http/openapi';
-import { pageOf, paginate, paginationQuery } from '../http/pagination';
+import { pageOf, pageOfRows, paginationQuery } from '../http/pagination';
 import { authorizeApiKeys } from './policy';
 import { createApiKey, deleteApiKey, getApiKey, listApiKeys, type ApiKeyRow } from './service';
 
@@ -48,8 +48,7 @@ export const apiKeysRouter = newRouter()
     }),
     (c) => {
       const q = c.req.valid('query');
-      const { rows, total } = listApiKeys(c.var.deps.db, c.var.actor, q);
-      return c.json(paginate(c, q, rows.map(presentKey), total), 200);
+      return c.json(pageOfRows(c, q, listApiKeys(c.var.deps.db, c.var.actor, q), presentKey), 200);
     },
   )
   .openapi(

@@ -3,7 +3,7 @@
 // policy (see policy.ts); every change needs an instructor of the course or an admin.
 import { z } from '@hono/zod-openapi';
 import { type ApiTag, authedRoute, errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, uuid } from '../http/openapi';
-import { pageOf, paginate, paginateJson, paginationQuery } from '../http/pagination';
+import { pageOf, pageOfRows, paginateJson, paginationQuery } from '../http/pagination';
 import { authorizeCourse, canListAllCourses } from './policy';
 import { presentCourse, presentModule, presentSection } from './present';
 import {
@@ -186,8 +186,7 @@ export const coursesRouter = newRouter()
       const db = c.var.deps.db;
       const { course } = authorizeCourse(c.var.actor, 'read', courseAccess(db, c.var.actor, c.req.valid('param').id));
       const q = c.req.valid('query');
-      const { rows, total } = listSections(db, course, q);
-      return c.json(paginate(c, q, rows.map(presentSection), total), 200);
+      return c.json(pageOfRows(c, q, listSections(db, course, q), presentSection), 200);
     },
   )
   .openapi(
@@ -222,8 +221,7 @@ export const coursesRouter = newRouter()
       const db = c.var.deps.db;
       const { course } = authorizeCourse(c.var.actor, 'read', courseAccess(db, c.var.actor, c.req.valid('param').id));
       const q = c.req.valid('query');
-      const { rows, total } = listCourseModules(db, course, q);
-      return c.json(paginate(c, q, rows.map(presentModule), total), 200);
+      return c.json(pageOfRows(c, q, listCourseModules(db, course, q), presentModule), 200);
     },
   )
   .openapi(
@@ -306,8 +304,7 @@ export const coursesRouter = newRouter()
       const section = getSection(db, actor.tenantId, c.req.valid('param').id);
       authorizeCourse(actor, 'read', courseAccess(db, actor, section.courseId));
       const q = c.req.valid('query');
-      const { rows, total } = listSectionModules(db, section, q);
-      return c.json(paginate(c, q, rows.map(presentModule), total), 200);
+      return c.json(pageOfRows(c, q, listSectionModules(db, section, q), presentModule), 200);
     },
   )
   .openapi(

@@ -11,7 +11,7 @@ import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { AppEnv } from '../context';
 import { type ApiTag, authedRoute, errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent } from '../http/openapi';
-import { pageOf, paginate, paginationQuery, pageBounds } from '../http/pagination';
+import { pageOf, paginate, pageOfRows, paginationQuery, pageBounds } from '../http/pagination';
 import { authorizeDocument, type DocumentRole } from './policy';
 import { documentAccess } from './access';
 import {
@@ -182,8 +182,7 @@ export const documentsRouter = newRouter()
     }),
     (c) => {
       const q = c.req.valid('query');
-      const { rows, total } = courseCounts(c.var.deps.db, c.var.actor, q);
-      return c.json(paginate(c, q, rows.map((r) => ({ course_id: r.courseId, title: r.title, slug: r.slug, count: r.count })), total), 200);
+      return c.json(pageOfRows(c, q, courseCounts(c.var.deps.db, c.var.actor, q), (r) => ({ course_id: r.courseId, title: r.title, slug: r.slug, count: r.count })), 200);
     },
   )
   .openapi(
@@ -312,8 +311,7 @@ export const documentsRouter = newRouter()
     (c) => {
       const { document } = authorizeDocument('read', documentAccess(c.var.deps.db, c.var.actor, c.req.valid('param').id));
       const q = c.req.valid('query');
-      const { rows, total } = c.var.deps.documents.listChanges(document.id, pageBounds(q));
-      return c.json(paginate(c, q, rows.map(presentChange), total), 200);
+      return c.json(pageOfRows(c, q, c.var.deps.documents.listChanges(document.id, pageBounds(q)), presentChange), 200);
     },
   )
   // ---- sharing ----
@@ -330,8 +328,7 @@ export const documentsRouter = newRouter()
     (c) => {
       const { document } = authorizeDocument('read', documentAccess(c.var.deps.db, c.var.actor, c.req.valid('param').id));
       const q = c.req.valid('query');
-      const { rows, total } = listCollaborators(c.var.deps.db, document, q);
-      return c.json(paginate(c, q, rows.map(presentCollaborator), total), 200);
+      return c.json(pageOfRows(c, q, listCollaborators(c.var.deps.db, document, q), presentCollaborator), 200);
     },
   )
   .openapi(
@@ -414,8 +411,7 @@ export const documentsRouter = newRouter()
     (c) => {
       const { document } = authorizeDocument('read', documentAccess(c.var.deps.db, c.var.actor, c.req.valid('param').id));
       const q = c.req.valid('query');
-      const { rows, total } = listDocumentContexts(c.var.deps.db, document, q);
-      return c.json(paginate(c, q, rows.map(presentLinkedContext), total), 200);
+      return c.json(pageOfRows(c, q, listDocumentContexts(c.var.deps.db, document, q), presentLinkedContext), 200);
     },
   )
   .openapi(
@@ -527,8 +523,7 @@ export const documentsRouter = newRouter()
     (c) => {
       const { document } = authorizeDocument('read', documentAccess(c.var.deps.db, c.var.actor, c.req.valid('param').id));
       const q = c.req.valid('query');
-      const { rows, total } = listVersions(c.var.deps.db, document, q);
-      return c.json(paginate(c, q, rows.map(presentVersion), total), 200);
+      return c.json(pageOfRows(c, q, listVersions(c.var.deps.db, document, q), presentVersion), 200);
     },
   )
   .openapi(

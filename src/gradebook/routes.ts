@@ -8,7 +8,7 @@ import type { Actor } from '../auth/authenticator';
 import type { Db } from '../../db/client';
 import { membershipOf } from '../memberships/service';
 import { type ApiTag, authedRoute, errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent } from '../http/openapi';
-import { pageOf, paginate, paginationQuery } from '../http/pagination';
+import { pageOf, pageOfRows, paginationQuery } from '../http/pagination';
 import { authorizeGradebook } from './policy';
 import {
   presentAssignment,
@@ -122,8 +122,7 @@ export const gradebookRouter = newRouter()
       const db = c.get('deps').db;
       const offering = instructorOffering(db, c.get('actor'), c.req.valid('param').offering_id);
       const q = c.req.valid('query');
-      const { rows, total } = listAssignments(db, offering, q);
-      return c.json(paginate(c, q, rows.map(presentAssignment), total), 200);
+      return c.json(pageOfRows(c, q, listAssignments(db, offering, q), presentAssignment), 200);
     },
   )
   .openapi(
@@ -283,8 +282,7 @@ export const gradebookRouter = newRouter()
       const { assignment, offering } = instructorAssignment(db, c.get('actor'), id);
       getStudent(db, offering, student_id); // 404 for anyone never a student here, as the grade itself answers
       const q = c.req.valid('query');
-      const { rows, total } = gradeHistory(db, assignment, student_id, q);
-      return c.json(paginate(c, q, rows.map(presentGradeChange), total), 200);
+      return c.json(pageOfRows(c, q, gradeHistory(db, assignment, student_id, q), presentGradeChange), 200);
     },
   )
   .openapi(
@@ -318,8 +316,7 @@ export const gradebookRouter = newRouter()
       const offering = instructorOffering(db, c.get('actor'), c.req.valid('param').offering_id);
       const q = c.req.valid('query');
       if (q.format === 'csv') return c.body(gradebookCsv(loadGradebook(db, offering)), 200, csvHeaders(offering));
-      const { rows, total } = listGrades(db, offering, { assignmentId: q.assignment_id, studentId: q.student_id }, q);
-      return c.json(paginate(c, q, rows.map((r) => presentGrade(r.grade, r.scoreMaximum)), total), 200);
+      return c.json(pageOfRows(c, q, listGrades(db, offering, { assignmentId: q.assignment_id, studentId: q.student_id }, q), (r) => presentGrade(r.grade, r.scoreMaximum)), 200);
     },
   )
   .openapi(

@@ -59,8 +59,13 @@ export function paginate<T>(c: Context, q: PageQuery, data: T[], total: number):
   return { data, pagination: { page: q.page, per_page: q.per_page, total, total_pages: totalPages } };
 }
 
+/** A service's page of rows as a route answers it: each row presented, with the pagination block and the Link header. */
+export function pageOfRows<R, T>(c: Context, q: PageQuery, page: { rows: R[]; total: number }, present: (row: R) => T): Page<T> {
+  return paginate(c, q, page.rows.map((row) => present(row)), page.total);
+}
+
 /**
- * `paginate` for a page whose items SQLite already wrote as a JSON array (src/json-sql.ts): the
+ * `paginate` for a page whose items SQLite already wrote as a JSON array (src/lib/json-sql.ts): the
  * answer is spliced together around it rather than parsed and stringified again. Typed as the
  * same page.
  */

@@ -2,7 +2,7 @@
 import { z } from '@hono/zod-openapi';
 import { notFound } from '../http/errors';
 import { type ApiTag, authedRoute, errorResponses, idParams, jsonBody, jsonContent, newRouter, timestamp, uuid } from '../http/openapi';
-import { pageOf, paginate, paginationQuery } from '../http/pagination';
+import { pageOf, pageOfRows, paginationQuery } from '../http/pagination';
 import { presentUser } from '../users/present';
 import { passwordField, userSchema } from '../users/schemas';
 import { authorizeTenants } from './policy';
@@ -45,8 +45,7 @@ export const tenantsRouter = newRouter()
     (c) => {
       authorizeTenants(c.var.actor, 'list');
       const q = c.req.valid('query');
-      const { rows, total } = listTenants(c.var.deps.db, q);
-      return c.json(paginate(c, q, rows.map(presentTenant), total), 200);
+      return c.json(pageOfRows(c, q, listTenants(c.var.deps.db, q), presentTenant), 200);
     },
   )
   .openapi(

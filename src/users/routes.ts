@@ -6,7 +6,7 @@ import { activeCourseRoles, shareACourse, teachesAnyCourse } from '../membership
 import { clientIp } from '../http/client-ip';
 import { conflict } from '../http/errors';
 import { type ApiTag, authedRoute, errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent } from '../http/openapi';
-import { pageOf, paginate } from '../http/pagination';
+import { pageOf, pageOfRows } from '../http/pagination';
 import { authorizeUser, canSeeDeletedUsers, type UserField } from './policy';
 import { presentUser } from './present';
 import {
@@ -37,8 +37,7 @@ export const usersRouter = newRouter()
       const actor = c.var.actor;
       authorizeUser(actor, { action: 'list' });
       const q = c.req.valid('query');
-      const { rows, total } = listUsers(c.var.deps.db, actor.tenantId, { role: q.role, includeDeleted: q.include_deleted }, q);
-      return c.json(paginate(c, q, rows.map(presentUser), total), 200);
+      return c.json(pageOfRows(c, q, listUsers(c.var.deps.db, actor.tenantId, { role: q.role, includeDeleted: q.include_deleted }, q), presentUser), 200);
     },
   )
   .openapi(
@@ -75,8 +74,7 @@ export const usersRouter = newRouter()
       const db = c.var.deps.db;
       authorizeUser(actor, { action: 'search', teachesACourse: () => teachesAnyCourse(db, actor.tenantId, actor.userId) });
       const q = c.req.valid('query');
-      const { rows, total } = listUsers(db, actor.tenantId, { q: q.q }, q);
-      return c.json(paginate(c, q, rows.map(presentUser), total), 200);
+      return c.json(pageOfRows(c, q, listUsers(db, actor.tenantId, { q: q.q }, q), presentUser), 200);
     },
   )
   .openapi(
