@@ -5,8 +5,13 @@ import { gradingTypes } from '../../db/schema';
 import { timestamp, uuid, uuidParam } from '../http/openapi';
 import { paginationQuery } from '../http/pagination';
 
-export const offeringParams = z.object({ offering_id: uuidParam('offering_id') });
-export const studentParams = z.object({ offering_id: uuidParam('offering_id'), student_id: uuidParam('student_id') });
+/** The gradebook's word for a course (LTI's "offering"): every offering_id is a course id. */
+const OFFERING_IS_A_COURSE = 'The id of the course: an offering is a course (GET /api/courses/{id})';
+const offeringIdParam = uuidParam('offering_id', OFFERING_IS_A_COURSE);
+const offeringId = uuid().openapi({ description: OFFERING_IS_A_COURSE });
+
+export const offeringParams = z.object({ offering_id: offeringIdParam });
+export const studentParams = z.object({ offering_id: offeringIdParam, student_id: uuidParam('student_id') });
 export const gradeParams = z.object({ id: uuidParam('id'), student_id: uuidParam('student_id') });
 
 const gradingType = z.enum(gradingTypes).openapi({ description: 'How the score is read; every type stores a number in 0..score_maximum' });
@@ -31,7 +36,7 @@ export const gradeMetadataSchema = z
 export const assignmentSchema = z
   .object({
     id: uuid(),
-    offering_id: uuid(),
+    offering_id: offeringId,
     label: z.string(),
     resource_link_id: z.string(),
     tag: z.string().nullable(),
@@ -101,7 +106,7 @@ export const putGradeBody = z
 export const gradeSchema = z
   .object({
     id: uuid(),
-    offering_id: uuid(),
+    offering_id: offeringId,
     assignment_id: uuid(),
     student_id: uuid(),
     score: z.number(),
@@ -137,7 +142,7 @@ const studentSchema = z.object({ id: uuid(), name: z.string(), email: z.string()
 
 export const studentGradesSchema = z
   .object({
-    offering_id: uuid(),
+    offering_id: offeringId,
     student: studentSchema,
     weighted_percent: z.number().nullable(),
     letter: z.string().nullable(),
@@ -161,7 +166,7 @@ export const letterScaleSchema = z.array(z.object({ letter: z.string(), min_perc
 
 export const summarySchema = z
   .object({
-    offering_id: uuid(),
+    offering_id: offeringId,
     student_count: z.number().int(),
     assignment_count: z.number().int(),
     standard_deviation: z.literal('population').openapi({ description: 'stddev is the population standard deviation (divides by n)' }),
@@ -192,7 +197,7 @@ export const summarySchema = z
 
 export const settingsSchema = z
   .object({
-    offering_id: uuid(),
+    offering_id: offeringId,
     category_weights: z.record(z.string(), z.number()),
     letter_scale: letterScaleSchema,
     updated_at: timestamp.nullable().openapi({ description: 'Null while the defaults apply' }),

@@ -103,11 +103,34 @@ export function problemResponse(
   });
 }
 
-export function zodIssuesToFieldErrors(error: z.ZodError): FieldError[] {
-  return error.issues.map((issue) => ({
-    path: issue.path.map(String).join('.') || '(root)',
-    message: issue.message,
-  }));
+/** What a value failing these checks may be for lack of any value at all. */
+const MISSING_VALUE_CODES = new Set(['invalid_type', 'invalid_union', 'invalid_value']);
+
+/** The value at `path` in the input, or undefined where any step is missing. */
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let value = input;
+  for (const key of path) {
+    if (typeof value !== 'object' || value === null || !Object.hasOwn(value, key)) return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}
+
+/**
+ * Zod issues as field errors. Given the input that was checked, a required value that is absent
+ * says so ("to is required") the same way for every parameter and field, rather than whatever the
+ * schema's type says of `undefined` ("Invalid input", "must be a UUID").
+ */
+export function zodIssuesToFieldErrors(error: z.ZodError, input?: unknown): FieldError[] {
+  return error.issues.map((issue) => {
+    const name = issue.path.at(-1);
+    const missing =
+      input !== undefined && name !== undefined && MISSING_VALUE_CODES.has(issue.code) && valueAt(input, issue.path) === undefined;
+    return {
+      path: issue.path.map(String).join('.') || '(root)',
+      message: missing ? `${String(name)} is required` : issue.message,
+    };
+  });
 }
 
 const httpExceptionCodes: Record<number, ErrorCode> = {

@@ -8,7 +8,12 @@ import { badRequest, problemSchema, zodIssuesToFieldErrors } from './errors';
 export function newRouter(): OpenAPIHono<AppEnv> {
   return new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
-      if (!result.success) throw badRequest('The request is not valid', zodIssuesToFieldErrors(result.error));
+      // @hono/zod-validator hands the hook the input as received (path, query or body) as `data`,
+      // failed or not, though the type leaves it out: it tells a missing value apart.
+      if (!result.success) {
+        const input = (result as { data?: unknown }).data;
+        throw badRequest('The request is not valid', zodIssuesToFieldErrors(result.error, input));
+      }
     },
   });
 }
@@ -57,8 +62,11 @@ export const authErrors = errorResponses(400, 401, 403, 404);
  */
 export const uuid = (params?: Parameters<typeof z.uuid>[0]) => z.uuid(params).toLowerCase();
 
-export const uuidParam = (name: string) =>
-  uuid({ message: `${name} must be a UUID` }).openapi({ param: { name, in: 'path' }, example: '0192f6a4-7b1c-7c3e-8e5a-3f1d2c4b5a69' });
+export const uuidParam = (name: string, description?: string) =>
+  uuid({ message: `${name} must be a UUID` }).openapi({
+    param: { name, in: 'path', ...(description ? { description } : {}) },
+    example: '0192f6a4-7b1c-7c3e-8e5a-3f1d2c4b5a69',
+  });
 
 export const idParams = z.object({ id: uuidParam('id') });
 
