@@ -8,11 +8,11 @@
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { and, eq, isNull } from 'drizzle-orm';
-import { z } from 'zod';
 import { openDatabase, type Database_ } from '../db/client';
 import { tenants, users } from '../db/schema';
 import { generatePassword } from '../src/auth/passwords';
 import { ConfigError, databaseFile, loadConfig, type Config } from '../src/config';
+import { emailAddress, singleLineText } from '../src/http/text';
 import { systemClock } from '../src/lib/clock';
 import { StartFailure, databaseFailure } from '../src/start-failure';
 import { DEFAULT_TENANT_SLUG, getTenantBySlug } from '../src/tenants/service';
@@ -64,12 +64,12 @@ function parseCommand(argv: string[]): Command | 'help' {
     throw new Failure(name ? `Unknown command ${name}: use reset-password or create-admin` : 'Name a command: reset-password or create-admin (npm run admin -- --help)', 2);
   }
   if (!email || extra.length > 0) throw new Failure(`${name} takes one EMAIL (npm run admin -- --help)`, 2);
-  if (!z.email().safeParse(email.trim()).success) throw new Failure(`${email} is not an email address`, 2);
+  if (!emailAddress().safeParse(email.trim()).success) throw new Failure(`${JSON.stringify(email)} is not an email address`, 2);
   if (name === 'reset-password' && (values.name !== undefined || values['platform-operator'])) {
     throw new Failure('--name and --platform-operator belong to create-admin', 2);
   }
-  const adminName = values.name?.trim();
-  if (adminName !== undefined && (adminName.length === 0 || adminName.length > 200)) throw new Failure('--name takes 1 to 200 characters', 2);
+  const adminName = values.name === undefined ? undefined : singleLineText().trim().min(1).max(200).safeParse(values.name);
+  if (adminName?.success === false) throw new Failure('--name takes 1 to 200 characters of one line, without control characters', 2);
   let config: Config;
   try {
     // The server's own settings: DATA_DIR, SCRYPT_COST, ADMIN_PASSWORD (8 characters or more).
@@ -82,7 +82,7 @@ function parseCommand(argv: string[]): Command | 'help' {
     name,
     email: normaliseEmail(email),
     tenant: values.tenant,
-    adminName,
+    adminName: adminName?.data,
     platformOperator: values['platform-operator'] ?? false,
     config,
   };

@@ -17,6 +17,7 @@ import { requestBodies, type BodyLimitRule } from './http/body';
 import { handleError, problemResponse } from './http/errors';
 import { newRouter } from './http/openapi';
 import { requestContext } from './http/request-context';
+import { utf8JsonBodies } from './http/utf8';
 import { serverVersion } from './system/service';
 import { systemRouter } from './system';
 import { tenantsRouter } from './tenants';
@@ -59,6 +60,7 @@ export function createApp(deps: Deps): OpenAPIHono<AppEnv> {
   app.use('*', requestBodies(deps.config.bodyLimitBytes, documentBodies));
   app.use('/api/*', authenticate);
   app.use('/competencies/*', authenticate);
+  app.use('*', utf8JsonBodies());
 
   for (const router of areaRouters) app.route('/', router);
 
@@ -80,7 +82,9 @@ export function createApp(deps: Deps): OpenAPIHono<AppEnv> {
       version: serverVersion,
       description:
         'Courses, enrollments, gradebook and collaborative documents. Errors are RFC 9457 problem+json; ' +
-        'lists take page and per_page (max 100) and answer {data, pagination} with a Link header.',
+        'lists take page and per_page (max 100) and answer {data, pagination} with a Link header. Text fields ' +
+        'refuse control characters (tab and line breaks are allowed in multi-line text) and lone surrogates ' +
+        'with a 422 naming the field; a JSON body that is not UTF-8 is a 400.',
     },
   });
   mountApiDocs(app, { documentUrl: '/api/openapi.json', title: 'Learning platform API' });

@@ -3,6 +3,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, secured, timestamp, uuid } from '../http/openapi';
 import { forbidden } from '../http/errors';
 import { pageOf, paginate, paginationQuery } from '../http/pagination';
+import { singleLineText } from '../http/text';
 import { canCreateApiKey } from './policy';
 import { createApiKey, deleteApiKey, getApiKey, listApiKeys, type ApiKeyRow } from './service';
 
@@ -24,7 +25,7 @@ const createdKeySchema = apiKeySchema
   .openapi('CreatedApiKey');
 
 const createBody = z
-  .object({ name: z.string().trim().min(1).max(200), expires_at: z.iso.datetime({ offset: true }).optional() })
+  .object({ name: singleLineText().trim().min(1).max(200), expires_at: z.iso.datetime({ offset: true }).optional() })
   .strict();
 
 const presentKey = (k: ApiKeyRow) => ({

@@ -4,6 +4,7 @@ import { z } from '@hono/zod-openapi';
 import { gradingTypes } from '../../db/schema';
 import { timestamp, uuid, uuidParam } from '../http/openapi';
 import { paginationQuery } from '../http/pagination';
+import { multiLineText, singleLineText } from '../http/text';
 
 /** The gradebook's word for a course (LTI's "offering"): every offering_id is a course id. */
 const OFFERING_IS_A_COURSE = 'The id of the course: an offering is a course (GET /api/courses/{id})';
@@ -15,8 +16,9 @@ export const studentParams = z.object({ offering_id: offeringIdParam, student_id
 export const gradeParams = z.object({ id: uuidParam('id'), student_id: uuidParam('student_id') });
 
 const gradingType = z.enum(gradingTypes).openapi({ description: 'How the score is read; every type stores a number in 0..score_maximum' });
-const label = z.string().trim().min(1).max(200);
-const optionalText = z.string().trim().min(1).max(255).nullable().optional();
+const label = singleLineText().trim().min(1).max(200);
+const optionalText = singleLineText().trim().min(1).max(255).nullable().optional();
+const category = singleLineText().trim().min(1).max(100);
 const dueAt = z.iso
   .datetime({ offset: true })
   .transform((v) => new Date(v).toISOString())
@@ -53,7 +55,7 @@ const gradeMetadataInput = z
   .object({
     score_maximum: z.number().positive().max(1_000_000),
     weight: z.number().min(0).max(1_000_000).default(1),
-    category: z.string().trim().min(1).max(100).default('general'),
+    category: category.default('general'),
     due_at: dueAt,
     grading_type: gradingType.default('points'),
   })
@@ -62,7 +64,7 @@ const gradeMetadataInput = z
 export const createAssignmentBody = z
   .object({
     label,
-    resource_link_id: z.string().trim().min(1).max(255).optional().openapi({ description: 'Defaults to the assignment id' }),
+    resource_link_id: singleLineText().trim().min(1).max(255).optional().openapi({ description: 'Defaults to the assignment id' }),
     tag: optionalText,
     resource_id: optionalText,
     activity_id: uuid().nullable().optional(),
@@ -75,7 +77,7 @@ export const createAssignmentBody = z
 export const updateAssignmentBody = z
   .object({
     label: label.optional(),
-    resource_link_id: z.string().trim().min(1).max(255).optional(),
+    resource_link_id: singleLineText().trim().min(1).max(255).optional(),
     tag: optionalText,
     resource_id: optionalText,
     activity_id: uuid().nullable().optional(),
@@ -84,7 +86,7 @@ export const updateAssignmentBody = z
       .object({
         score_maximum: z.number().positive().max(1_000_000).optional(),
         weight: z.number().min(0).max(1_000_000).optional(),
-        category: z.string().trim().min(1).max(100).optional(),
+        category: category.optional(),
         due_at: dueAt,
         grading_type: gradingType.optional(),
       })
@@ -98,7 +100,7 @@ export const updateAssignmentBody = z
 export const putGradeBody = z
   .object({
     score: z.number().openapi({ description: 'Within 0..score_maximum (422 otherwise); pass_fail takes 0 or score_maximum' }),
-    comment: z.string().max(10_000).nullable().optional().openapi({ description: 'Omitted: the comment stays as it is; null clears it' }),
+    comment: multiLineText().max(10_000).nullable().optional().openapi({ description: 'Omitted: the comment stays as it is; null clears it' }),
   })
   .strict()
   .openapi('PutGrade');
@@ -207,11 +209,11 @@ export const settingsSchema = z
 export const putSettingsBody = z
   .object({
     category_weights: z
-      .record(z.string().trim().min(1).max(100), z.number())
+      .record(singleLineText().trim().min(1).max(100), z.number())
       .optional()
       .openapi({ description: 'Category → weight (≥ 0). Empty or omitted: categories are not weighted' }),
     letter_scale: z
-      .array(z.object({ letter: z.string().trim().min(1).max(10), min_percent: z.number() }).strict())
+      .array(z.object({ letter: singleLineText().trim().min(1).max(10), min_percent: z.number() }).strict())
       .min(1)
       .max(50)
       .optional()

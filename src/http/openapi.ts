@@ -2,20 +2,23 @@
 // problem+json, JSON bodies and responses, and the standard error responses for the OpenAPI document.
 import { OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from '../context';
-import { badRequest, problemSchema, zodIssuesToFieldErrors } from './errors';
+import { problemSchema, validationFailure } from './errors';
 
-/** Every router of the app; a request that fails its schema is a 400 `validation_failed`. */
+/**
+ * The validation hook of every route: a request that fails its schema is a 400
+ * `validation_failed`, or a 422 for characters that cannot be stored (see validationFailure).
+ */
+export function validationHook() {
+  return (result: { success: boolean; error?: z.ZodError }): undefined => {
+    // @hono/zod-validator hands the hook the input as received (path, query or body) as `data`,
+    // failed or not, though the type leaves it out: it tells a missing value apart.
+    if (!result.success) throw validationFailure(result.error!, (result as { data?: unknown }).data);
+  };
+}
+
+/** Every router of the app. */
 export function newRouter(): OpenAPIHono<AppEnv> {
-  return new OpenAPIHono<AppEnv>({
-    defaultHook: (result) => {
-      // @hono/zod-validator hands the hook the input as received (path, query or body) as `data`,
-      // failed or not, though the type leaves it out: it tells a missing value apart.
-      if (!result.success) {
-        const input = (result as { data?: unknown }).data;
-        throw badRequest('The request is not valid', zodIssuesToFieldErrors(result.error, input));
-      }
-    },
-  });
+  return new OpenAPIHono<AppEnv>({ defaultHook: validationHook() });
 }
 
 export const jsonContent = <T extends z.ZodType>(schema: T, description: string) => ({
