@@ -8,7 +8,7 @@ import type { Actor } from '../auth/authenticator';
 import type { Db } from '../../db/client';
 import { membershipOf } from '../enrollments/service';
 import { forbidden } from '../http/errors';
-import { errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, secured } from '../http/openapi';
+import { errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, secured, validationHook } from '../http/openapi';
 import { pageOf, paginate, paginationQuery } from '../http/pagination';
 import { canManageGradebook, canReadStudentGrades, INSTRUCTOR_REQUIRED } from './policy';
 import {
@@ -399,7 +399,8 @@ export const gradebookRouter = newRouter()
       tags,
       summary: "Replace the offering's category weights and letter scale",
       description:
-        'An omitted part takes its default (no category weighting; A 90, B 80, C 70, D 60, F 0). Weights must be ≥ 0 ' +
+        'Both parts are required, as a PUT replaces the whole settings: a body that leaves one out is a 422 naming it ' +
+        '(send {} for no category weighting, or the default scale A 90, B 80, C 70, D 60, F 0). Weights must be ≥ 0 ' +
         'with one above 0; the scale must be sorted highest first without ties, within 0..100, end at 0 and not ' +
         `repeat a letter; otherwise 422.${instructorOnly}`,
       security: secured,
@@ -417,4 +418,6 @@ export const gradebookRouter = newRouter()
       });
       return c.json(presentSettings(offering, settings), 200);
     },
+    // An empty body used to reset every setting to its default; a part left out is now refused.
+    validationHook({ missingIsUnprocessable: true }),
   );

@@ -206,18 +206,17 @@ export const settingsSchema = z
   })
   .openapi('GradebookSettings');
 
+/** Both parts, always: a PUT replaces the whole settings, and a part left out is a 422, never a silent reset. */
 export const putSettingsBody = z
   .object({
     category_weights: z
       .record(singleLineText().trim().min(1).max(100), z.number())
-      .optional()
-      .openapi({ description: 'Category → weight (≥ 0). Empty or omitted: categories are not weighted' }),
+      .openapi({ description: 'Category → weight (≥ 0). Empty ({}): categories are not weighted' }),
     letter_scale: z
       .array(z.object({ letter: singleLineText().trim().min(1).max(10), min_percent: z.number() }).strict())
       .min(1)
       .max(50)
-      .optional()
-      .openapi({ description: 'Highest threshold first, strictly descending, within 0..100, ending at 0. Omitted: A 90, B 80, C 70, D 60, F 0' }),
+      .openapi({ description: 'Highest threshold first, strictly descending, within 0..100, ending at 0. The default: A 90, B 80, C 70, D 60, F 0' }),
   })
   .strict()
   .openapi('PutGradebookSettings');

@@ -148,13 +148,18 @@ export function zodIssuesToFieldErrors(error: z.ZodError, input?: unknown): Fiel
  * The answer to a request that fails its schema: 400 `validation_failed` with every problem, or
  * 422 when all that is wrong is characters that cannot be stored (see http/text.ts), each field
  * named. A field with such characters reports only that, not also its length or format.
+ * `missingIsUnprocessable`: a body that only lacks some of its top-level parts is a 422 too (a PUT
+ * that replaces a whole object); anything malformed besides keeps it a 400.
  */
-export function validationFailure(error: z.ZodError, input: unknown): AppError {
+export function validationFailure(error: z.ZodError, input: unknown, options: { missingIsUnprocessable?: boolean } = {}): AppError {
   const all = error.issues.flatMap(keyIssues);
   const refusedAt = new Set(all.filter(isRefusedCharacter).map((i) => i.path.join('\u0000')));
   const issues = all.filter((i) => isRefusedCharacter(i) || !refusedAt.has(i.path.join('\u0000')));
   const errors = issues.map((issue) => toFieldError(issue, input));
   if (issues.every(isRefusedCharacter)) return unprocessable('The request contains characters that cannot be stored', errors);
+  if (options.missingIsUnprocessable && issues.every((i) => i.path.length === 1 && isMissing(i, input))) {
+    return unprocessable(`This replaces the whole object, so every part is required; missing: ${errors.map((e) => e.path).join(', ')}`, errors);
+  }
   return badRequest('The request is not valid', errors);
 }
 

@@ -7,12 +7,14 @@ import { problemSchema, validationFailure } from './errors';
 /**
  * The validation hook of every route: a request that fails its schema is a 400
  * `validation_failed`, or a 422 for characters that cannot be stored (see validationFailure).
+ * A route passes its own (`.openapi(route, handler, validationHook({ missingIsUnprocessable: true }))`)
+ * only to change that.
  */
-export function validationHook() {
+export function validationHook(options: Parameters<typeof validationFailure>[2] = {}) {
   return (result: { success: boolean; error?: z.ZodError }): undefined => {
     // @hono/zod-validator hands the hook the input as received (path, query or body) as `data`,
     // failed or not, though the type leaves it out: it tells a missing value apart.
-    if (!result.success) throw validationFailure(result.error!, (result as { data?: unknown }).data);
+    if (!result.success) throw validationFailure(result.error!, (result as { data?: unknown }).data, options);
   };
 }
 
