@@ -125,7 +125,7 @@ export function shareACourse(db: Db, tenantId: string, a: string, b: string): bo
 
 /**
  * True when the user is an active instructor of at least one course (a deleted course counts for
- * nothing). A TA is not an instructor here, as in API.md's definition.
+ * nothing). A TA is not an instructor here (see Roles in docs/api-conventions.md).
  */
 export function teachesAnyCourse(db: Db, tenantId: string, userId: string): boolean {
   const row = db
