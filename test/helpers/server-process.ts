@@ -2,6 +2,7 @@
 // log lines, stop it with a signal, or run a command to its end and keep what it wrote.
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { expect } from 'vitest';
 
 export const root = path.resolve(import.meta.dirname, '..', '..');
 export const tsx = path.join(root, 'node_modules', '.bin', 'tsx');
@@ -96,4 +97,11 @@ export function signIn(baseUrl: string, email: string, password: string) {
     headers: { 'Content-Type': 'application/json' },
     body: JSON.stringify({ email, password }),
   });
+}
+
+/** What a failed start or command writes: one line on stderr, no stack trace. */
+export function expectOneLine(stderr: string): void {
+  expect(stderr.endsWith('\n'), stderr).toBe(true);
+  expect(stderr.trimEnd().split('\n'), stderr).toHaveLength(1);
+  expect(stderr).not.toMatch(/^\s+at /m);
 }
