@@ -9,7 +9,7 @@ import path from 'node:path';
 import { parseDependencyTree } from 'dpdm';
 
 const root = path.resolve(import.meta.dirname, '..');
-const entries = ['src/server.ts', 'src/app.ts', 'collab/index.ts'];
+const entries = ['src/server.ts', 'src/app.ts', 'collab/index.ts', 'scripts/admin.ts'];
 const CONTEXT = 'src/context.ts';
 
 function unitOf(file: string): string | null {

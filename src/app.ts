@@ -10,6 +10,7 @@ import { requestBodies, type BodyLimitRule } from './http/body';
 import { handleError, problemResponse } from './http/errors';
 import { apiTags, newRouter } from './http/openapi';
 import { requestContext } from './http/request-context';
+import { utf8JsonBodies } from './http/utf8';
 import { serverVersion } from './system/service';
 
 export function createApp(deps: Deps): OpenAPIHono<AppEnv> {
@@ -34,6 +35,7 @@ export function createApp(deps: Deps): OpenAPIHono<AppEnv> {
   app.use('*', requestBodies(deps.config.bodyLimitBytes, documentBodies));
   app.use('/api/*', authenticate);
   app.use('/competencies/*', authenticate);
+  app.use('*', utf8JsonBodies());
 
   for (const area of areas) app.route('/', area.router);
 
@@ -55,7 +57,9 @@ export function createApp(deps: Deps): OpenAPIHono<AppEnv> {
       version: serverVersion,
       description:
         'Courses, enrollments, gradebook and collaborative documents. Errors are RFC 9457 problem+json; ' +
-        'lists take page and per_page (max 100) and answer {data, pagination} with a Link header.',
+        'lists take page and per_page (max 100) and answer {data, pagination} with a Link header. Text fields ' +
+        'refuse control characters (tab and line breaks are allowed in multi-line text) and lone surrogates ' +
+        'with a 422 naming the field; a JSON body that is not UTF-8 is a 400.',
       license: { name: 'MIT', url: 'https://spdx.org/licenses/MIT.html' },
     },
     // Relative: the API is wherever this document was fetched from, whatever host or proxy serves it.

@@ -40,6 +40,10 @@ const configSchema = z.object({
 });
 
 export type Config = z.infer<typeof configSchema>;
+
+/** The database file inside DATA_DIR; the server and the admin command open the same one. */
+export const DATABASE_FILE = 'lms.sqlite';
+export const databaseFile = (config: Pick<Config, 'dataDir'>): string => path.join(config.dataDir, DATABASE_FILE);
 export type ConfigInput = z.input<typeof configSchema>;
 
 /** Maps each setting to its environment variable, for reading and for error messages. */

@@ -6,42 +6,63 @@ import { serve } from '@hono/node-server';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { CollabHub } from '../collab/hub';
 import type { AppEnv } from './context';
+import { problemResponse } from './http/errors';
 
 export interface RunningServer {
   server: Server;
   port: number;
+  /** Starts serving the app (and the hub) on a server started without them. */
+  attach(app: OpenAPIHono<AppEnv>, hub?: CollabHub): void;
   close(): Promise<void>;
 }
 
+/**
+ * Binds the port. Without an app (the server's own start) it answers 503 until `attach`: the port
+ * is taken before the first start creates anything, so that a busy port fails before the database
+ * is written, and nothing is served from a database still being prepared.
+ */
 export function startHttpServer(opts: {
-  app: OpenAPIHono<AppEnv>;
+  app?: OpenAPIHono<AppEnv>;
   hub?: CollabHub;
   port: number;
   host: string;
   shutdownTimeoutMs?: number;
 }): Promise<RunningServer> {
+  let app = opts.app;
+  let hub = opts.hub;
+  const starting = () =>
+    problemResponse(503, 'service_unavailable', 'The server is starting; try again in a moment', undefined, { 'Retry-After': '1' });
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch: opts.app.fetch, port: opts.port, hostname: opts.host }, (info: AddressInfo) => {
-      resolve({ server, port: info.port, close });
-    }) as Server;
+    const server = serve(
+      { fetch: (request, env) => (app ? app.fetch(request, env) : starting()), port: opts.port, hostname: opts.host },
+      (info: AddressInfo) => {
+        resolve({ server, port: info.port, attach, close });
+      },
+    ) as Server;
     server.once('error', reject);
     server.on('upgrade', (request, socket, head) => {
       // A throw here would be an uncaught exception, the end of the process: whatever a client
       // sends, the most it can cost is its own connection.
       try {
-        if (opts.hub && CollabHub.handles(request.url)) opts.hub.handleUpgrade(request, socket, head);
+        if (!app) socket.end('HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\n\r\n');
+        else if (hub && CollabHub.handles(request.url)) hub.handleUpgrade(request, socket, head);
         else socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
       } catch {
         socket.destroy();
       }
     });
 
+    function attach(next: OpenAPIHono<AppEnv>, nextHub?: CollabHub): void {
+      hub = nextHub;
+      app = next;
+    }
+
     let closing: Promise<void> | undefined;
     function close(): Promise<void> {
       closing ??= (async () => {
         const stopped = new Promise<void>((done) => server.close(() => done()));
         server.closeIdleConnections();
-        await opts.hub?.close();
+        await hub?.close();
         const force = setTimeout(() => server.closeAllConnections(), opts.shutdownTimeoutMs ?? 10_000);
         force.unref();
         await stopped;

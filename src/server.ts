@@ -1,34 +1,50 @@
-// Entry point: config, database, migrations, first-start bootstrap, HTTP + WebSocket server,
-// graceful shutdown on SIGINT/SIGTERM. Nothing imports this file.
-import path from 'node:path';
-import { openDatabase, startBackgroundCheckpoints } from '../db/client';
+// Entry point: config, database, migrations, the port, then first-start bootstrap and the app
+// (HTTP + WebSocket), graceful shutdown on SIGINT/SIGTERM. Nothing imports this file.
+import { openDatabase, startBackgroundCheckpoints, type Database_ } from '../db/client';
 import { createApp } from './app';
 import { systemClock } from './lib/clock';
-import { ConfigError, loadConfig, type Config } from './config';
+import { ConfigError, databaseFile, loadConfig, type Config } from './config';
+import type { Deps } from './context';
 import { buildDeps, createCollabHub, flushPendingWrites } from './deps';
-import { startHttpServer } from './http-server';
+import { startHttpServer, type RunningServer } from './http-server';
 import { closeLog, createLogger } from './logger';
-
-export const DATABASE_FILE = 'lms.sqlite';
+import { StartFailure, databaseFailure, listenFailure, otherFailure } from './start-failure';
 
 async function main(): Promise<void> {
   let config: Config;
   try {
     config = loadConfig();
   } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      process.exit(2);
-    }
+    if (err instanceof ConfigError) throw new StartFailure(err.message, 2);
     throw err;
   }
   const logger = createLogger(config.logLevel);
-  const database = openDatabase(path.join(config.dataDir, DATABASE_FILE));
+  const file = databaseFile(config);
+  let database: Database_;
+  try {
+    database = openDatabase(file);
+  } catch (err) {
+    throw databaseFailure(err, file);
+  }
+  // The port first, the first admin after: a start that cannot listen must not create the admin
+  // and print its one-time password, only to die and never show it again.
+  let running: RunningServer;
+  try {
+    running = await startHttpServer({ port: config.port, host: config.host, shutdownTimeoutMs: config.shutdownTimeoutMs });
+  } catch (err) {
+    database.close();
+    throw listenFailure(err, config.host, config.port);
+  }
+  let deps: Deps;
+  try {
+    deps = await buildDeps({ database, config, clock: systemClock, logger });
+  } catch (err) {
+    await running.close();
+    database.close();
+    throw /^SQLITE_/.test(String((err as { code?: unknown }).code)) ? databaseFailure(err, file) : err;
+  }
   const checkpoints = startBackgroundCheckpoints(database, { logger });
-  const deps = await buildDeps({ database, config, clock: systemClock, logger });
-  const hub = createCollabHub(deps);
-  const app = createApp(deps);
-  const running = await startHttpServer({ app, hub, port: config.port, host: config.host, shutdownTimeoutMs: config.shutdownTimeoutMs });
+  running.attach(createApp(deps), createCollabHub(deps));
   logger.info({ port: running.port, host: config.host, dataDir: config.dataDir }, `listening on http://${config.host}:${running.port}`);
 
   let stopping = false;
@@ -67,6 +83,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  process.stderr.write(`Failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exit(1);
+  const failure = otherFailure(err);
+  process.stderr.write(`${failure.message}\n`);
+  process.exit(failure.exitCode);
 });

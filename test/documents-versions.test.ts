@@ -4,7 +4,7 @@ import { eq, max } from 'drizzle-orm';
 import type { Logger } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
-import { documentSearch, documentUpdates } from '../db/schema';
+import { documentSearch, documentUpdates, documentVersions } from '../db/schema';
 import { CONTENT_FIELD } from '../collab/store';
 import { DocumentSearchIndex, ftsPrefixQuery, snippetHtml } from '../src/documents/search';
 import { flushPendingWrites } from '../src/deps';
@@ -149,7 +149,10 @@ describe('diff', () => {
 
   it('gives a unified diff as text/plain with format=unified', async () => {
     const doc = await createDoc(t, owner, { content: 'line one\nline two\n' });
-    const v1 = await saveVersion(owner, doc.id, 'First\nforged line');
+    // A version name is single-line text, refused with a line break since; one stored before must
+    // still not forge a line of the diff.
+    const v1 = await saveVersion(owner, doc.id, 'First');
+    t.db.update(documentVersions).set({ name: 'First\nforged line' }).where(eq(documentVersions.id, v1.id)).run();
     liveEdit(t, doc.id, owner.user.id, (text) => text.insert(text.length, 'line three\n'));
     const res = await t.call('GET', `/api/documents/${doc.id}/diff?from=${v1.id}&to=current&format=unified`, { as: owner });
     expect(res.status).toBe(200);

@@ -4,7 +4,7 @@
 import { parse } from 'csv-parse/sync';
 import { and, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { enrollments, gradebookGrades } from '../db/schema';
+import { enrollments, gradebookAssignments, gradebookGrades } from '../db/schema';
 import { newId } from '../src/lib/ids';
 import { makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { insertCourse, insertEnrollment } from './helpers/courses';
@@ -42,6 +42,15 @@ async function addAssignment(s: Setup, label: string, meta: Record<string, unkno
   expect(res.status).toBe(201);
   return res.body as { id: string; label: string; grade_metadata: { score_maximum: number; weight: number; category: string } };
 }
+
+/** The default letter scale, for settings that change only the weights (a PUT takes both parts). */
+const DEFAULT_SCALE = [
+  { letter: 'A', min_percent: 90 },
+  { letter: 'B', min_percent: 80 },
+  { letter: 'C', min_percent: 70 },
+  { letter: 'D', min_percent: 60 },
+  { letter: 'F', min_percent: 0 },
+];
 
 async function grade(s: Setup, assignmentId: string, studentId: string, score: number) {
   const res = await t.call('PUT', `/api/gradebook/assignments/${assignmentId}/grades/${studentId}`, { as: s.instructor, body: { score } });
@@ -208,7 +217,7 @@ describe('GET /api/gradebook/offerings/{offering_id}/summary', () => {
     await grade(s, quiz.id, cat.user.id, 8);
     await grade(s, exam.id, ann.user.id, 80);
     await grade(s, exam.id, ben.user.id, 100);
-    await t.call('PUT', `/api/gradebook/offerings/${s.offeringId}/settings`, { as: s.instructor, body: { category_weights: { quizzes: 1, exams: 3 } } });
+    await t.call('PUT', `/api/gradebook/offerings/${s.offeringId}/settings`, { as: s.instructor, body: { category_weights: { quizzes: 1, exams: 3 }, letter_scale: DEFAULT_SCALE } });
     const res = await t.call('GET', `/api/gradebook/offerings/${s.offeringId}/summary`, { as: s.instructor });
     expect(res.body.assignments[0]).toMatchObject({ count: 3, missing: 1, mean: 8, median: 8, min: 6, max: 10 });
     expect(res.body.assignments[0].stddev).toBeCloseTo(Math.sqrt(8 / 3), 12);
@@ -241,7 +250,7 @@ describe('GET /api/gradebook/offerings/{offering_id}/summary', () => {
     await grade(s, quiz.id, ann.user.id, 10);
     await grade(s, odd.id, ann.user.id, 0);
     await grade(s, odder.id, ann.user.id, 0);
-    const put = await t.call('PUT', `/api/gradebook/offerings/${s.offeringId}/settings`, { as: s.instructor, body: { category_weights: { quiz: 1 } } });
+    const put = await t.call('PUT', `/api/gradebook/offerings/${s.offeringId}/settings`, { as: s.instructor, body: { category_weights: { quiz: 1 }, letter_scale: DEFAULT_SCALE } });
     expect(put.status).toBe(200);
 
     const summary = await t.call('GET', `/api/gradebook/offerings/${s.offeringId}/summary`, { as: s.instructor });
@@ -252,7 +261,7 @@ describe('GET /api/gradebook/offerings/{offering_id}/summary', () => {
     expect(rows[1]!.slice(-2)).toEqual(['100', 'A']);
 
     // With a weight of its own, such a category counts like any other: (1 × 100 + 1 × 0) / 2.
-    await t.call('PUT', `/api/gradebook/offerings/${s.offeringId}/settings`, { as: s.instructor, body: { category_weights: { quiz: 1, constructor: 1 } } });
+    await t.call('PUT', `/api/gradebook/offerings/${s.offeringId}/settings`, { as: s.instructor, body: { category_weights: { quiz: 1, constructor: 1 }, letter_scale: DEFAULT_SCALE } });
     const both = await t.call('GET', `/api/gradebook/offerings/${s.offeringId}/summary`, { as: s.instructor });
     expect(both.body.students[0]).toMatchObject({ weighted_percent: 50 });
   });
@@ -371,7 +380,9 @@ describe('GET /api/gradebook/offerings/{offering_id}/grades?format=csv', () => {
   it('quotes a cell holding a line break (LF or CR alone), so that every record stays one row', async () => {
     const s = await setup(['Line one\nLine two']);
     const [student] = s.students as [TestUser];
-    const a = await addAssignment(s, 'Part\rA', { score_maximum: 10 });
+    // A label is single-line text, refused with a CR since; one stored before still comes out as one cell.
+    const a = await addAssignment(s, 'Part A', { score_maximum: 10 });
+    t.db.update(gradebookAssignments).set({ label: 'Part\rA' }).where(eq(gradebookAssignments.id, a.id)).run();
     await grade(s, a.id, student.user.id, 7);
     const res = await t.call('GET', `/api/gradebook/offerings/${s.offeringId}/grades?format=csv`, { as: s.instructor });
     expect(res.status).toBe(200);
@@ -544,7 +555,7 @@ describe('rounding of percents through the API', () => {
       { letter: 'Pass', min_percent: 66.67 },
       { letter: 'Fail', min_percent: 0 },
     ];
-    const put = await t.call('PUT', `/api/gradebook/offerings/${s.offeringId}/settings`, { as: s.instructor, body: { letter_scale: scale } });
+    const put = await t.call('PUT', `/api/gradebook/offerings/${s.offeringId}/settings`, { as: s.instructor, body: { category_weights: {}, letter_scale: scale } });
     expect(put.status).toBe(200);
 
     const body = await summaryOf(s);

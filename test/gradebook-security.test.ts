@@ -161,7 +161,7 @@ describe('gradebook', () => {
   securityMatrix(cast, {
     name: 'PUT /api/gradebook/offerings/{offering_id}/settings',
     setup: graded,
-    request: (f) => ({ method: 'PUT', path: `${offering(f)}/settings`, body: { category_weights: { quizzes: 1 } } }),
+    request: (f) => ({ method: 'PUT', path: `${offering(f)}/settings`, body: { category_weights: { quizzes: 1 }, letter_scale: [{ letter: 'Pass', min_percent: 50 }, { letter: 'Fail', min_percent: 0 }] } }),
     snapshot: snapshotOf((f) => `${offering(f)}/settings`),
     roles: instructorOnly(200),
   });

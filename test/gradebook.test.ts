@@ -522,23 +522,32 @@ describe('GET/PUT /api/gradebook/offerings/{offering_id}/settings', () => {
     expect(put.status).toBe(200);
     expect(put.body).toMatchObject({ ...body, updated_at: expect.any(String) });
     expect((await t.call('GET', path, { as: o.instructor })).body).toEqual(put.body);
-    // An omitted part goes back to its default.
-    const reset = await t.call('PUT', path, { as: o.instructor, body: { category_weights: { exams: 1 } } });
+    // A PUT replaces the whole: a part left out is a 422 naming it (it used to reset that part to
+    // its default, an empty body every part), and nothing changes.
+    for (const [partial, missing] of [[{ category_weights: { exams: 1 } }, ['letter_scale']], [{}, ['category_weights', 'letter_scale']]] as const) {
+      const refused = await t.call('PUT', path, { as: o.instructor, body: partial });
+      expectProblem(refused, 422, 'validation_failed', JSON.stringify(partial));
+      expect(refused.body.errors).toEqual(missing.map((name) => ({ path: name, message: `${name} is required` })));
+    }
+    expect((await t.call('GET', path, { as: o.instructor })).body).toEqual(put.body);
+    const reset = await t.call('PUT', path, { as: o.instructor, body: { category_weights: { exams: 1 }, letter_scale: initial.body.letter_scale } });
     expect(reset.body.letter_scale).toEqual(initial.body.letter_scale);
   });
 
   it('answers 422 for a scale that is unsorted, out of 0..100, not ending at 0 or repeating a letter, and for bad weights', async () => {
     const o = await newOffering(0);
     const path = `/api/gradebook/offerings/${o.id}/settings`;
+    // Each with the other part valid (a PUT takes both), so that only the rule named fails.
+    const passFail = [{ letter: 'P', min_percent: 50 }, { letter: 'F', min_percent: 0 }];
     const bad: unknown[] = [
-      { letter_scale: [{ letter: 'B', min_percent: 80 }, { letter: 'A', min_percent: 90 }, { letter: 'F', min_percent: 0 }] },
-      { letter_scale: [{ letter: 'A', min_percent: 90 }, { letter: 'B', min_percent: 90 }, { letter: 'F', min_percent: 0 }] },
-      { letter_scale: [{ letter: 'A', min_percent: 120 }, { letter: 'F', min_percent: 0 }] },
-      { letter_scale: [{ letter: 'A', min_percent: 90 }, { letter: 'F', min_percent: -10 }] },
-      { letter_scale: [{ letter: 'A', min_percent: 90 }, { letter: 'B', min_percent: 50 }] },
-      { letter_scale: [{ letter: 'A', min_percent: 90 }, { letter: 'A', min_percent: 0 }] },
-      { category_weights: { exams: -1 } },
-      { category_weights: { exams: 0, homework: 0 } },
+      { category_weights: {}, letter_scale: [{ letter: 'B', min_percent: 80 }, { letter: 'A', min_percent: 90 }, { letter: 'F', min_percent: 0 }] },
+      { category_weights: {}, letter_scale: [{ letter: 'A', min_percent: 90 }, { letter: 'B', min_percent: 90 }, { letter: 'F', min_percent: 0 }] },
+      { category_weights: {}, letter_scale: [{ letter: 'A', min_percent: 120 }, { letter: 'F', min_percent: 0 }] },
+      { category_weights: {}, letter_scale: [{ letter: 'A', min_percent: 90 }, { letter: 'F', min_percent: -10 }] },
+      { category_weights: {}, letter_scale: [{ letter: 'A', min_percent: 90 }, { letter: 'B', min_percent: 50 }] },
+      { category_weights: {}, letter_scale: [{ letter: 'A', min_percent: 90 }, { letter: 'A', min_percent: 0 }] },
+      { category_weights: { exams: -1 }, letter_scale: passFail },
+      { category_weights: { exams: 0, homework: 0 }, letter_scale: passFail },
     ];
     for (const body of bad) {
       const res = await t.call('PUT', path, { as: o.instructor, body });
@@ -555,7 +564,8 @@ describe('GET/PUT /api/gradebook/offerings/{offering_id}/settings', () => {
     const path = `/api/gradebook/offerings/${o.id}/settings`;
     for (const who of [o.ta, o.students[0]!]) {
       expect((await t.call('GET', path, { as: who })).status).toBe(403);
-      expect((await t.call('PUT', path, { as: who, body: {} })).status).toBe(403);
+      // A complete body (an incomplete one is refused before anyone's rights are looked at).
+      expect((await t.call('PUT', path, { as: who, body: { category_weights: {}, letter_scale: [{ letter: 'F', min_percent: 0 }] } })).status).toBe(403);
     }
     expect((await t.call('GET', `/api/gradebook/offerings/${foreignOfferingId}/settings`, { as: t.admin })).status).toBe(404);
   });
@@ -582,7 +592,7 @@ describe('a tenant member not enrolled and a dropped instructor', () => {
       ['GET', `/api/gradebook/offerings/${o.id}/grades?format=csv`],
       ['GET', `/api/gradebook/offerings/${o.id}/summary`],
       ['GET', settingsPath],
-      ['PUT', settingsPath, { category_weights: { other: 1 } }],
+      ['PUT', settingsPath, { category_weights: { other: 1 }, letter_scale: settings.letter_scale }],
       ['GET', historyPath],
     ];
     for (const who of [o.outsider, former]) {

@@ -1,67 +1,15 @@
 // The real server as a child process on port 0: it starts, answers over HTTP, shuts down cleanly
 // on SIGTERM and SIGINT (exit 0), and a second start on the same data directory keeps the first admin.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { children, killChildren, root, signIn, startServer, tsx, type RunningServer } from './helpers/server-process';
 
-const root = path.resolve(import.meta.dirname, '..');
-const tsx = path.join(root, 'node_modules', '.bin', 'tsx');
 const ADMIN = { email: 'operator@example.org', password: 'operator-password-1' };
-
-interface RunningServer {
-  child: ChildProcess;
-  baseUrl: string;
-  logs: Record<string, any>[];
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-const children = new Set<ChildProcess>();
-
-function startServer(dataDir: string, env: Record<string, string>): Promise<RunningServer> {
-  const child = spawn(tsx, ['src/server.ts', '--port', '0', '--data-dir', dataDir], {
-    cwd: root,
-    env: { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.add(child);
-  const logs: Record<string, any>[] = [];
-  let stderr = '';
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    // 'close', not 'exit': by then the child's stdout has been read to the end.
-    child.once('close', (code, signal) => {
-      children.delete(child);
-      resolve({ code, signal });
-    }),
-  );
-  child.stderr!.on('data', (chunk) => (stderr += String(chunk)));
-  return new Promise((resolve, reject) => {
-    let buffered = '';
-    const timer = setTimeout(() => reject(new Error(`server did not start in time; stderr: ${stderr}`)), 30_000);
-    child.stdout!.on('data', (chunk) => {
-      buffered += String(chunk);
-      let newline: number;
-      while ((newline = buffered.indexOf('\n')) >= 0) {
-        const line = buffered.slice(0, newline).trim();
-        buffered = buffered.slice(newline + 1);
-        if (!line.startsWith('{')) continue;
-        const entry = JSON.parse(line) as Record<string, any>;
-        logs.push(entry);
-        if (typeof entry.port === 'number' && /listening/.test(entry.msg)) {
-          clearTimeout(timer);
-          resolve({ child, baseUrl: `http://127.0.0.1:${entry.port}`, logs, exited });
-        }
-      }
-    });
-    void exited.then(({ code }) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited with ${code} before listening; stderr: ${stderr}`));
-    });
-  });
-}
 
 async function waitForLog(server: RunningServer, match: (line: Record<string, any>) => boolean): Promise<void> {
   for (let i = 0; i < 200 && !server.logs.some(match); i++) await sleep(50);
@@ -73,21 +21,13 @@ async function stop(server: RunningServer, signal: NodeJS.Signals = 'SIGTERM') {
   return server.exited;
 }
 
-async function signIn(baseUrl: string, email: string, password: string) {
-  return fetch(`${baseUrl}/api/auth/token`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ email, password }),
-  });
-}
-
 describe('the real server', () => {
   let dataDir: string;
   beforeAll(() => {
     dataDir = mkdtempSync(path.join(tmpdir(), 'lms-server-'));
   });
   afterAll(() => {
-    for (const child of children) child.kill('SIGKILL');
+    killChildren();
     rmSync(dataDir, { recursive: true, force: true });
   });
 

@@ -147,7 +147,7 @@ describe('GET /api/users and /api/users/search', () => {
     expect((await t.call('GET', '/api/users/search?q=%20%20', { as: t.admin })).status).toBe(400);
   });
 
-  it('lets instructors search, not TAs, students or plain members (API.md: admins and instructors)', async () => {
+  it('lets instructors search, not TAs, students or plain members (admins and instructors only)', async () => {
     expect((await t.call('GET', '/api/users/search?q=bob', { as: alice })).status).toBe(403);
     const course = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id });
     const teacher = await t.newUser();

@@ -2,6 +2,7 @@
 import { z } from '@hono/zod-openapi';
 import { type ApiTag, authedRoute, errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, timestamp, uuid } from '../http/openapi';
 import { pageOf, pageOfRows, paginationQuery } from '../http/pagination';
+import { singleLineText } from '../http/text';
 import { authorizeApiKeys } from './policy';
 import { createApiKey, deleteApiKey, getApiKey, listApiKeys, type ApiKeyRow } from './service';
 
@@ -23,7 +24,7 @@ const createdKeySchema = apiKeySchema
   .openapi('CreatedApiKey');
 
 const createBody = z
-  .object({ name: z.string().trim().min(1).max(200), expires_at: z.iso.datetime({ offset: true }).optional() })
+  .object({ name: singleLineText().trim().min(1).max(200), expires_at: z.iso.datetime({ offset: true }).optional() })
   .strict();
 
 const presentKey = (k: ApiKeyRow) => ({

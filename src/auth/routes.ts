@@ -2,6 +2,7 @@
 import { z } from '@hono/zod-openapi';
 import { clientIp } from '../http/client-ip';
 import { type ApiTag, errorResponses, jsonBody, jsonContent, newRouter, noContent, publicRoute } from '../http/openapi';
+import { emailAddress, secretText, singleLineText } from '../http/text';
 import { apiKeyGrant, logout, passwordGrant, refresh } from './service';
 
 const tags: [ApiTag] = ['Authentication'];
@@ -17,15 +18,15 @@ const tokenSchema = z
 
 const passwordGrantBody = z
   .object({
-    email: z.email(),
-    password: z.string().min(1).max(1024),
-    tenant: z.string().min(1).max(63).optional().openapi({ description: 'Tenant slug; needed only when the email and password open accounts in several tenants (400 naming tenant)' }),
+    email: emailAddress(),
+    password: secretText().min(1).max(1024),
+    tenant: singleLineText().min(1).max(63).optional().openapi({ description: 'Tenant slug; needed only when the email and password open accounts in several tenants (400 naming tenant)' }),
   })
   .strict()
   .openapi('PasswordGrant');
-const apiKeyGrantBody = z.object({ api_key: z.string().min(1).max(512) }).strict().openapi('ApiKeyGrant');
+const apiKeyGrantBody = z.object({ api_key: singleLineText().min(1).max(512) }).strict().openapi('ApiKeyGrant');
 
-const refreshBody = z.object({ refresh_token: z.string().min(1).max(512) }).strict();
+const refreshBody = z.object({ refresh_token: singleLineText().min(1).max(512) }).strict();
 
 export const authRouter = newRouter()
   .openapi(

@@ -3,14 +3,14 @@ import { z } from '@hono/zod-openapi';
 import { courseStatuses } from '../../db/schema';
 import { timestamp, uuid } from '../http/openapi';
 import { paginationQuery } from '../http/pagination';
+import { multiLineText, singleLineText } from '../http/text';
 
 export const SLUG_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 export const MAX_SLUG_LENGTH = 100;
 
-const title = z.string().trim().min(1, 'must not be empty').max(200);
-const description = z.string().max(20_000).nullable();
-const slug = z
-  .string()
+const title = singleLineText().trim().min(1, 'must not be empty').max(200);
+const description = multiLineText().max(20_000).nullable();
+const slug = singleLineText()
   .max(MAX_SLUG_LENGTH)
   .regex(SLUG_PATTERN, 'must be lowercase letters, digits and single hyphens, e.g. intro-to-statistics');
 /** Where to insert; past the end means at the end. */
@@ -46,8 +46,7 @@ export const updateCourseBody = z
 export const listCoursesQuery = paginationQuery.extend({ status: courseStatus.optional() });
 
 export const slugParams = z.object({
-  slug: z
-    .string()
+  slug: singleLineText()
     .min(1)
     .max(MAX_SLUG_LENGTH)
     .openapi({ param: { name: 'slug', in: 'path' }, example: 'intro-to-statistics' }),

@@ -3,6 +3,7 @@ import { z } from '@hono/zod-openapi';
 import { documentContextTypes, documentRoles } from '../../db/schema';
 import { booleanQuery, timestamp, uuid, uuidParam } from '../http/openapi';
 import { paginationQuery } from '../http/pagination';
+import { multiLineText, searchTerm, singleLineText } from '../http/text';
 import { MAX_TITLE_LENGTH } from './service';
 import { MAX_VERSION_NAME_LENGTH, diffGranularities } from './versions';
 
@@ -10,8 +11,8 @@ export const documentRole = z.enum(documentRoles).openapi('DocumentRole');
 export const contextType = z.enum(documentContextTypes).openapi('DocumentContextType');
 export const principalType = z.enum(['user', 'group']);
 
-const title = z.string().trim().min(1, 'title must not be empty').max(MAX_TITLE_LENGTH);
-const category = z.string().trim().min(1, 'category must not be empty').max(100);
+const title = singleLineText().trim().min(1, 'title must not be empty').max(MAX_TITLE_LENGTH);
+const category = singleLineText().trim().min(1, 'category must not be empty').max(100);
 
 export const documentSchema = z
   .object({
@@ -52,7 +53,7 @@ export const createDocumentBody = z
   .object({
     title,
     category: category.nullable().optional(),
-    content: z.string().optional().openapi({ description: 'Initial Markdown body' }),
+    content: multiLineText().optional().openapi({ description: 'Initial Markdown body' }),
     context: contextRef.nullable().optional(),
   })
   .strict()
@@ -73,7 +74,7 @@ export const listDocumentsQuery = paginationQuery
     context_id: uuid().optional(),
     favorite: booleanQuery,
     trashed: booleanQuery.openapi({ description: 'true: the trash instead of the live documents' }),
-    q: z.string().trim().max(200).optional().openapi({ description: 'Words matched as prefixes in titles and bodies' }),
+    q: searchTerm().optional().openapi({ description: 'Words matched as prefixes in titles and bodies (not blank)' }),
   })
   .superRefine((q, issues) => {
     if (q.context_id && !q.context_type) {
@@ -162,7 +163,7 @@ export const favoriteSchema = z.object({ favorite: z.boolean() }).openapi('Docum
 // ---- search ----
 
 export const suggestionsQuery = z.object({
-  q: z.string().trim().min(1, 'q is required').max(200).openapi({ description: 'Words matched as prefixes' }),
+  q: searchTerm().openapi({ description: 'Words matched as prefixes (not blank)' }),
 });
 
 export const suggestionSchema = z
@@ -197,7 +198,7 @@ export const versionSchema = z
 export const versionWithContent = versionSchema.extend({ content: z.string() }).openapi('DocumentVersionWithContent');
 
 export const saveVersionBody = z
-  .object({ name: z.string().trim().min(1, 'name must not be empty').max(MAX_VERSION_NAME_LENGTH) })
+  .object({ name: singleLineText().trim().min(1, 'name must not be empty').max(MAX_VERSION_NAME_LENGTH) })
   .strict()
   .openapi('SaveDocumentVersion');
 

@@ -7,7 +7,7 @@ import { z } from '@hono/zod-openapi';
 import type { Actor } from '../auth/authenticator';
 import type { Db } from '../../db/client';
 import { membershipOf } from '../memberships/service';
-import { type ApiTag, authedRoute, errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent } from '../http/openapi';
+import { type ApiTag, authedRoute, errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, validationHook } from '../http/openapi';
 import { pageOf, pageOfRows, paginationQuery } from '../http/pagination';
 import { authorizeGradebook } from './policy';
 import {
@@ -391,7 +391,8 @@ export const gradebookRouter = newRouter()
       tags,
       summary: "Replace the offering's category weights and letter scale",
       description:
-        'An omitted part takes its default (no category weighting; A 90, B 80, C 70, D 60, F 0). Weights must be ≥ 0 ' +
+        'Both parts are required, as a PUT replaces the whole settings: a body that leaves one out is a 422 naming it ' +
+        '(send {} for no category weighting, or the default scale A 90, B 80, C 70, D 60, F 0). Weights must be ≥ 0 ' +
         'with one above 0; the scale must be sorted highest first without ties, within 0..100, end at 0 and not ' +
         `repeat a letter; otherwise 422.${instructorOnly}`,
       request: { params: offeringParams, ...jsonBody(putSettingsBody) },
@@ -408,4 +409,6 @@ export const gradebookRouter = newRouter()
       });
       return c.json(presentSettings(offering, settings), 200);
     },
+    // An empty body used to reset every setting to its default; a part left out is now refused.
+    validationHook({ missingIsUnprocessable: true }),
   );

@@ -4,14 +4,21 @@ import { z } from '@hono/zod-openapi';
 import { gradingTypes } from '../../db/schema';
 import { timestamp, uuid, uuidParam } from '../http/openapi';
 import { paginationQuery } from '../http/pagination';
+import { multiLineText, singleLineText } from '../http/text';
 
-export const offeringParams = z.object({ offering_id: uuidParam('offering_id') });
-export const studentParams = z.object({ offering_id: uuidParam('offering_id'), student_id: uuidParam('student_id') });
+/** The gradebook's word for a course (LTI's "offering"): every offering_id is a course id. */
+const OFFERING_IS_A_COURSE = 'The id of the course: an offering is a course (GET /api/courses/{id})';
+const offeringIdParam = uuidParam('offering_id', OFFERING_IS_A_COURSE);
+const offeringId = uuid().openapi({ description: OFFERING_IS_A_COURSE });
+
+export const offeringParams = z.object({ offering_id: offeringIdParam });
+export const studentParams = z.object({ offering_id: offeringIdParam, student_id: uuidParam('student_id') });
 export const gradeParams = z.object({ id: uuidParam('id'), student_id: uuidParam('student_id') });
 
 const gradingType = z.enum(gradingTypes).openapi({ description: 'How the score is read; every type stores a number in 0..score_maximum' });
-const label = z.string().trim().min(1).max(200);
-const optionalText = z.string().trim().min(1).max(255).nullable().optional();
+const label = singleLineText().trim().min(1).max(200);
+const optionalText = singleLineText().trim().min(1).max(255).nullable().optional();
+const category = singleLineText().trim().min(1).max(100);
 const dueAt = z.iso
   .datetime({ offset: true })
   .transform((v) => new Date(v).toISOString())
@@ -31,7 +38,7 @@ export const gradeMetadataSchema = z
 export const assignmentSchema = z
   .object({
     id: uuid(),
-    offering_id: uuid(),
+    offering_id: offeringId,
     label: z.string(),
     resource_link_id: z.string(),
     tag: z.string().nullable(),
@@ -48,7 +55,7 @@ const gradeMetadataInput = z
   .object({
     score_maximum: z.number().positive().max(1_000_000),
     weight: z.number().min(0).max(1_000_000).default(1),
-    category: z.string().trim().min(1).max(100).default('general'),
+    category: category.default('general'),
     due_at: dueAt,
     grading_type: gradingType.default('points'),
   })
@@ -57,7 +64,7 @@ const gradeMetadataInput = z
 export const createAssignmentBody = z
   .object({
     label,
-    resource_link_id: z.string().trim().min(1).max(255).optional().openapi({ description: 'Defaults to the assignment id' }),
+    resource_link_id: singleLineText().trim().min(1).max(255).optional().openapi({ description: 'Defaults to the assignment id' }),
     tag: optionalText,
     resource_id: optionalText,
     activity_id: uuid().nullable().optional(),
@@ -70,7 +77,7 @@ export const createAssignmentBody = z
 export const updateAssignmentBody = z
   .object({
     label: label.optional(),
-    resource_link_id: z.string().trim().min(1).max(255).optional(),
+    resource_link_id: singleLineText().trim().min(1).max(255).optional(),
     tag: optionalText,
     resource_id: optionalText,
     activity_id: uuid().nullable().optional(),
@@ -79,7 +86,7 @@ export const updateAssignmentBody = z
       .object({
         score_maximum: z.number().positive().max(1_000_000).optional(),
         weight: z.number().min(0).max(1_000_000).optional(),
-        category: z.string().trim().min(1).max(100).optional(),
+        category: category.optional(),
         due_at: dueAt,
         grading_type: gradingType.optional(),
       })
@@ -93,7 +100,7 @@ export const updateAssignmentBody = z
 export const putGradeBody = z
   .object({
     score: z.number().openapi({ description: 'Within 0..score_maximum (422 otherwise); pass_fail takes 0 or score_maximum' }),
-    comment: z.string().max(10_000).nullable().optional().openapi({ description: 'Omitted: the comment stays as it is; null clears it' }),
+    comment: multiLineText().max(10_000).nullable().optional().openapi({ description: 'Omitted: the comment stays as it is; null clears it' }),
   })
   .strict()
   .openapi('PutGrade');
@@ -101,7 +108,7 @@ export const putGradeBody = z
 export const gradeSchema = z
   .object({
     id: uuid(),
-    offering_id: uuid(),
+    offering_id: offeringId,
     assignment_id: uuid(),
     student_id: uuid(),
     score: z.number(),
@@ -137,7 +144,7 @@ const studentSchema = z.object({ id: uuid(), name: z.string(), email: z.string()
 
 export const studentGradesSchema = z
   .object({
-    offering_id: uuid(),
+    offering_id: offeringId,
     student: studentSchema,
     weighted_percent: z.number().nullable(),
     letter: z.string().nullable(),
@@ -161,7 +168,7 @@ export const letterScaleSchema = z.array(z.object({ letter: z.string(), min_perc
 
 export const summarySchema = z
   .object({
-    offering_id: uuid(),
+    offering_id: offeringId,
     student_count: z.number().int(),
     assignment_count: z.number().int(),
     standard_deviation: z.literal('population').openapi({ description: 'stddev is the population standard deviation (divides by n)' }),
@@ -192,25 +199,24 @@ export const summarySchema = z
 
 export const settingsSchema = z
   .object({
-    offering_id: uuid(),
+    offering_id: offeringId,
     category_weights: z.record(z.string(), z.number()),
     letter_scale: letterScaleSchema,
     updated_at: timestamp.nullable().openapi({ description: 'Null while the defaults apply' }),
   })
   .openapi('GradebookSettings');
 
+/** Both parts, always: a PUT replaces the whole settings, and a part left out is a 422, never a silent reset. */
 export const putSettingsBody = z
   .object({
     category_weights: z
-      .record(z.string().trim().min(1).max(100), z.number())
-      .optional()
-      .openapi({ description: 'Category → weight (≥ 0). Empty or omitted: categories are not weighted' }),
+      .record(singleLineText().trim().min(1).max(100), z.number())
+      .openapi({ description: 'Category → weight (≥ 0). Empty ({}): categories are not weighted' }),
     letter_scale: z
-      .array(z.object({ letter: z.string().trim().min(1).max(10), min_percent: z.number() }).strict())
+      .array(z.object({ letter: singleLineText().trim().min(1).max(10), min_percent: z.number() }).strict())
       .min(1)
       .max(50)
-      .optional()
-      .openapi({ description: 'Highest threshold first, strictly descending, within 0..100, ending at 0. Omitted: A 90, B 80, C 70, D 60, F 0' }),
+      .openapi({ description: 'Highest threshold first, strictly descending, within 0..100, ending at 0. The default: A 90, B 80, C 70, D 60, F 0' }),
   })
   .strict()
   .openapi('PutGradebookSettings');

@@ -2,6 +2,7 @@
 import { z } from '@hono/zod-openapi';
 import { type ApiTag, authedRoute, errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, timestamp, uuid, uuidParam } from '../http/openapi';
 import { pageOf, paginate, paginationQuery } from '../http/pagination';
+import { multiLineText, singleLineText } from '../http/text';
 import {
   addMember,
   createGroup,
@@ -39,7 +40,7 @@ const memberSchema = z
 const groupWithMembers = groupSchema.extend({ members: z.array(memberSchema) }).openapi('GroupWithMembers');
 
 const groupBody = z
-  .object({ name: z.string().trim().min(1).max(200), description: z.string().max(2000).nullable().optional() })
+  .object({ name: singleLineText().trim().min(1).max(200), description: multiLineText().max(2000).nullable().optional() })
   .strict();
 const groupPatch = groupBody.partial().refine((b) => Object.keys(b).length > 0, { message: 'nothing to update' });
 

@@ -4,7 +4,7 @@ import { bodyLimit } from 'hono/body-limit';
 import type { AppEnv } from '../context';
 import { AppError } from './errors';
 
-const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+export const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
 const hasBody = (headers: Headers): boolean => {
   const length = headers.get('content-length');

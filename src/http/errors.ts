@@ -4,6 +4,7 @@ import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { z } from '@hono/zod-openapi';
+import { REFUSED_CHARACTER } from './text';
 
 export const errorCodes = {
   bad_request: 400,
@@ -103,11 +104,63 @@ export function problemResponse(
   });
 }
 
-export function zodIssuesToFieldErrors(error: z.ZodError): FieldError[] {
-  return error.issues.map((issue) => ({
-    path: issue.path.map(String).join('.') || '(root)',
-    message: issue.message,
-  }));
+/** What a value failing these checks may be for lack of any value at all. */
+const MISSING_VALUE_CODES = new Set(['invalid_type', 'invalid_union', 'invalid_value']);
+
+/** The value at `path` in the input, or undefined where any step is missing. */
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let value = input;
+  for (const key of path) {
+    if (typeof value !== 'object' || value === null || !Object.hasOwn(value, key)) return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}
+
+type Issue = z.ZodError['issues'][number];
+
+const isMissing = (issue: Issue, input: unknown): boolean =>
+  input !== undefined && issue.path.length > 0 && MISSING_VALUE_CODES.has(issue.code) && valueAt(input, issue.path) === undefined;
+
+const isRefusedCharacter = (issue: Issue): boolean => (issue as { params?: Record<string, unknown> }).params?.[REFUSED_CHARACTER] === true;
+
+const toFieldError = (issue: Issue, input: unknown): FieldError => ({
+  path: issue.path.map(String).join('.') || '(root)',
+  message: isMissing(issue, input) ? `${String(issue.path.at(-1))} is required` : issue.message,
+});
+
+/** A record key's own issues in its place ("Invalid key in record" says neither what nor why). */
+function keyIssues(issue: Issue): Issue[] {
+  if (issue.code !== 'invalid_key') return [issue];
+  return issue.issues.map((inner) => ({ ...inner, path: [...issue.path, ...inner.path] }) as Issue);
+}
+
+/**
+ * Zod issues as field errors. Given the input that was checked, a required value that is absent
+ * says so ("to is required") the same way for every parameter and field, rather than whatever the
+ * schema's type says of `undefined` ("Invalid input", "must be a UUID").
+ */
+export function zodIssuesToFieldErrors(error: z.ZodError, input?: unknown): FieldError[] {
+  return error.issues.map((issue) => toFieldError(issue, input));
+}
+
+/**
+ * The answer to a request that fails its schema: 400 `validation_failed` with every problem, or
+ * 422 when all that is wrong is characters that cannot be stored (see http/text.ts), each field
+ * named. A field with such characters reports only that, not also its length or format.
+ * `missingIsUnprocessable`: a body that only lacks some of its top-level parts is a 422 too (a PUT
+ * that replaces a whole object); anything malformed besides keeps it a 400.
+ */
+export function validationFailure(error: z.ZodError, input: unknown, options: { missingIsUnprocessable?: boolean } = {}): AppError {
+  const all = error.issues.flatMap(keyIssues);
+  const refusedAt = new Set(all.filter(isRefusedCharacter).map((i) => i.path.join('\u0000')));
+  const issues = all.filter((i) => isRefusedCharacter(i) || !refusedAt.has(i.path.join('\u0000')));
+  const errors = issues.map((issue) => toFieldError(issue, input));
+  if (issues.every(isRefusedCharacter)) return unprocessable('The request contains characters that cannot be stored', errors);
+  if (options.missingIsUnprocessable && issues.every((i) => i.path.length === 1 && isMissing(i, input))) {
+    return unprocessable(`This replaces the whole object, so every part is required; missing: ${errors.map((e) => e.path).join(', ')}`, errors);
+  }
+  return badRequest('The request is not valid', errors);
 }
 
 const httpExceptionCodes: Record<number, ErrorCode> = {

@@ -3,15 +3,25 @@
 // the OpenAPI document repeats, JSON bodies and responses, and the standard error responses.
 import { createRoute, OpenAPIHono, z, type RouteConfig } from '@hono/zod-openapi';
 import type { AppEnv } from '../context';
-import { badRequest, problemSchema, zodIssuesToFieldErrors } from './errors';
+import { problemSchema, validationFailure } from './errors';
 
-/** Every router of the app; a request that fails its schema is a 400 `validation_failed`. */
+/**
+ * The validation hook of every route: a request that fails its schema is a 400
+ * `validation_failed`, or a 422 for characters that cannot be stored (see validationFailure).
+ * A route passes its own (`.openapi(route, handler, validationHook({ missingIsUnprocessable: true }))`)
+ * only to change that.
+ */
+export function validationHook(options: Parameters<typeof validationFailure>[2] = {}) {
+  return (result: { success: boolean; error?: z.ZodError }): undefined => {
+    // @hono/zod-validator hands the hook the input as received (path, query or body) as `data`,
+    // failed or not, though the type leaves it out: it tells a missing value apart.
+    if (!result.success) throw validationFailure(result.error!, (result as { data?: unknown }).data, options);
+  };
+}
+
+/** Every router of the app. */
 export function newRouter(): OpenAPIHono<AppEnv> {
-  return new OpenAPIHono<AppEnv>({
-    defaultHook: (result) => {
-      if (!result.success) throw badRequest('The request is not valid', zodIssuesToFieldErrors(result.error));
-    },
-  });
+  return new OpenAPIHono<AppEnv>({ defaultHook: validationHook() });
 }
 
 export const jsonContent = <T extends z.ZodType>(schema: T, description: string) => ({
@@ -57,8 +67,11 @@ type ProblemResponses<S extends ErrorStatus> = ReturnType<typeof errorResponses<
  */
 export const uuid = (params?: Parameters<typeof z.uuid>[0]) => z.uuid(params).toLowerCase();
 
-export const uuidParam = (name: string) =>
-  uuid({ message: `${name} must be a UUID` }).openapi({ param: { name, in: 'path' }, example: '0192f6a4-7b1c-7c3e-8e5a-3f1d2c4b5a69' });
+export const uuidParam = (name: string, description?: string) =>
+  uuid({ message: `${name} must be a UUID` }).openapi({
+    param: { name, in: 'path', ...(description ? { description } : {}) },
+    example: '0192f6a4-7b1c-7c3e-8e5a-3f1d2c4b5a69',
+  });
 
 export const idParams = z.object({ id: uuidParam('id') });
 

@@ -3,6 +3,7 @@ import { z } from '@hono/zod-openapi';
 import { notFound } from '../http/errors';
 import { type ApiTag, authedRoute, errorResponses, idParams, jsonBody, jsonContent, newRouter, timestamp, uuid } from '../http/openapi';
 import { pageOf, pageOfRows, paginationQuery } from '../http/pagination';
+import { emailAddress, singleLineText } from '../http/text';
 import { presentUser } from '../users/present';
 import { passwordField, userSchema } from '../users/schemas';
 import { authorizeTenants } from './policy';
@@ -16,15 +17,14 @@ const tenantSchema = z
 
 const createTenantBody = z
   .object({
-    name: z.string().trim().min(1).max(200),
-    slug: z
-      .string()
+    name: singleLineText().trim().min(1).max(200),
+    slug: singleLineText()
       .min(2)
       .max(63)
       .regex(/^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/, 'lowercase letters, digits and inner hyphens'),
-    admin_email: z.email(),
+    admin_email: emailAddress(),
     admin_password: passwordField,
-    admin_name: z.string().trim().min(1).max(200).optional(),
+    admin_name: singleLineText().trim().min(1).max(200).optional(),
   })
   .strict()
   .openapi('CreateTenant');

@@ -28,16 +28,21 @@ export async function createTenant(
   input: NewTenant,
 ): Promise<{ tenant: TenantRow; admin: UserRow }> {
   const passwordHash = await hashPassword(input.adminPassword, deps.scryptCost);
+  return insertTenant(deps.db, deps.clock, input, passwordHash);
+}
+
+/** The tenant and its first admin in one transaction (a savepoint inside an open one). */
+function insertTenant(db: Db, clock: Clock, input: Omit<NewTenant, 'adminPassword'>, passwordHash: string): { tenant: TenantRow; admin: UserRow } {
   try {
-    return inTransaction(deps.db, (tx) => {
+    return inTransaction(db, (tx) => {
       const tenant = tx
         .insert(tenants)
-        .values({ id: newId(), name: input.name.trim(), slug: input.slug, createdAt: deps.clock.now().toISOString() })
+        .values({ id: newId(), name: input.name.trim(), slug: input.slug, createdAt: clock.now().toISOString() })
         .returning()
         .get();
       const admin = insertUser(
         tx,
-        deps.clock,
+        clock,
         {
           tenantId: tenant.id,
           email: input.adminEmail,
@@ -80,26 +85,37 @@ export const DEFAULT_ADMIN_EMAIL = 'admin@example.com';
  */
 export async function bootstrap(deps: { db: Db; clock: Clock; config: Config; logger: Logger }): Promise<void> {
   const { db, config, logger } = deps;
-  if (db.select().from(systemState).where(eq(systemState.key, BOOTSTRAPPED)).get()) return;
+  const done = () => db.select().from(systemState).where(eq(systemState.key, BOOTSTRAPPED)).get() !== undefined;
+  if (done()) return;
   const generated = config.adminPassword ? undefined : generatePassword();
   const email = config.adminEmail ?? DEFAULT_ADMIN_EMAIL;
-  const { admin } = await createTenant(
-    { db, clock: deps.clock, scryptCost: config.scryptCost },
-    {
-      name: 'Default',
-      slug: DEFAULT_TENANT_SLUG,
-      adminEmail: email,
-      adminPassword: config.adminPassword ?? generated!,
-      platformAdmin: true,
+  const passwordHash = await hashPassword(config.adminPassword ?? generated!, config.scryptCost);
+  // The tenant, its admin and the marker together: a start stopped half-way leaves nothing that
+  // would keep the next one from bootstrapping. Immediate, and the marker read again inside, so
+  // that of two starts on one data directory only the first creates anything.
+  const admin = inTransaction(
+    db,
+    (tx) => {
+      if (done()) return undefined;
+      const created = insertTenant(
+        tx,
+        deps.clock,
+        { name: 'Default', slug: DEFAULT_TENANT_SLUG, adminEmail: email, platformAdmin: true },
+        passwordHash,
+      ).admin;
+      tx.insert(systemState).values({ key: BOOTSTRAPPED, value: deps.clock.now().toISOString() }).run();
+      return created;
     },
+    { behavior: 'immediate' },
   );
-  db.insert(systemState).values({ key: BOOTSTRAPPED, value: deps.clock.now().toISOString() }).run();
+  if (!admin) return;
   logger.info({ adminEmail: admin.email, tenant: DEFAULT_TENANT_SLUG }, 'created the default tenant and its admin');
   if (generated) {
     // Printed once, on purpose outside the JSON log stream so that it is not shipped to log storage.
     process.stdout.write(
       `\n  First start: admin account ${admin.email} created with the generated password\n\n      ${generated}\n\n` +
-        `  It is shown only this once. Sign in with POST /api/auth/token and change it with PATCH /api/users/{id}.\n\n`,
+        `  It is shown only this once. Sign in with POST /api/auth/token and change it with PATCH /api/users/{id}.\n` +
+        `  Lost it? Run  npm run admin -- reset-password ${admin.email}  (the server may keep running).\n\n`,
     );
   }
 }

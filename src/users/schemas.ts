@@ -1,10 +1,11 @@
 import { z } from '@hono/zod-openapi';
 import { booleanQuery, timestamp, uuid } from '../http/openapi';
 import { paginationQuery } from '../http/pagination';
+import { emailAddress, searchTerm, secretText, singleLineText } from '../http/text';
 
 export const tenantRole = z.enum(['admin', 'member']);
 
-export const passwordField = z.string().min(8, 'must be at least 8 characters').max(1024);
+export const passwordField = secretText().min(8, 'must be at least 8 characters').max(1024);
 
 export const userSchema = z
   .object({
@@ -21,8 +22,8 @@ export const userSchema = z
 
 export const createUserBody = z
   .object({
-    email: z.email(),
-    name: z.string().trim().min(1).max(200),
+    email: emailAddress(),
+    name: singleLineText().trim().min(1).max(200),
     password: passwordField.optional(),
     role: tenantRole.optional(),
   })
@@ -31,11 +32,11 @@ export const createUserBody = z
 
 export const updateUserBody = z
   .object({
-    name: z.string().trim().min(1).max(200).optional(),
-    email: z.email().optional(),
+    name: singleLineText().trim().min(1).max(200).optional(),
+    email: emailAddress().optional(),
     role: tenantRole.optional(),
     password: passwordField.optional(),
-    current_password: z.string().max(1024).optional(),
+    current_password: secretText().max(1024).optional(),
   })
   .strict()
   .refine((b) => Object.keys(b).some((k) => k !== 'current_password'), { message: 'nothing to update' })
@@ -47,7 +48,7 @@ export const listUsersQuery = paginationQuery.extend({
 });
 
 export const searchUsersQuery = paginationQuery.extend({
-  q: z.string().trim().min(1, 'q is required').max(200),
+  q: searchTerm(),
 });
 
 export const permissionsSchema = z

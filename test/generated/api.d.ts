@@ -525,7 +525,7 @@ export interface paths {
         get: operations["getGradebookSettings"];
         /**
          * Replace the offering's category weights and letter scale
-         * @description An omitted part takes its default (no category weighting; A 90, B 80, C 70, D 60, F 0). Weights must be ≥ 0 with one above 0; the scale must be sorted highest first without ties, within 0..100, end at 0 and not repeat a letter; otherwise 422. Instructors of the offering and tenant admins only (403 "Instructor access required").
+         * @description Both parts are required, as a PUT replaces the whole settings: a body that leaves one out is a 422 naming it (send {} for no category weighting, or the default scale A 90, B 80, C 70, D 60, F 0). Weights must be ≥ 0 with one above 0; the scale must be sorted highest first without ties, within 0..100, end at 0 and not repeat a letter; otherwise 422. Instructors of the offering and tenant admins only (403 "Instructor access required").
          */
         put: operations["updateGradebookSettings"];
         post?: never;
@@ -1408,7 +1408,10 @@ export interface components {
         Assignment: {
             /** Format: uuid */
             id: string;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The id of the course: an offering is a course (GET /api/courses/{id})
+             */
             offering_id: string;
             label: string;
             resource_link_id: string;
@@ -1494,7 +1497,10 @@ export interface components {
         Grade: {
             /** Format: uuid */
             id: string;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The id of the course: an offering is a course (GET /api/courses/{id})
+             */
             offering_id: string;
             /** Format: uuid */
             assignment_id: string;
@@ -1543,7 +1549,10 @@ export interface components {
             changed_at: string;
         };
         StudentGrades: {
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The id of the course: an offering is a course (GET /api/courses/{id})
+             */
             offering_id: string;
             student: components["schemas"]["GradebookStudent"];
             weighted_percent: number | null;
@@ -1570,7 +1579,10 @@ export interface components {
             email: string;
         };
         GradebookSummary: {
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The id of the course: an offering is a course (GET /api/courses/{id})
+             */
             offering_id: string;
             student_count: number;
             assignment_count: number;
@@ -1617,7 +1629,10 @@ export interface components {
             min_percent: number;
         }[];
         GradebookSettings: {
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The id of the course: an offering is a course (GET /api/courses/{id})
+             */
             offering_id: string;
             category_weights: {
                 [key: string]: number;
@@ -1631,12 +1646,12 @@ export interface components {
             updated_at: string | null;
         };
         PutGradebookSettings: {
-            /** @description Category → weight (≥ 0). Empty or omitted: categories are not weighted */
-            category_weights?: {
+            /** @description Category → weight (≥ 0). Empty ({}): categories are not weighted */
+            category_weights: {
                 [key: string]: number;
             };
-            /** @description Highest threshold first, strictly descending, within 0..100, ending at 0. Omitted: A 90, B 80, C 70, D 60, F 0 */
-            letter_scale?: {
+            /** @description Highest threshold first, strictly descending, within 0..100, ending at 0. The default: A 90, B 80, C 70, D 60, F 0 */
+            letter_scale: {
                 letter: string;
                 min_percent: number;
             }[];
@@ -3721,6 +3736,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description The id of the course: an offering is a course (GET /api/courses/{id}) */
                 offering_id: string;
             };
             cookie?: never;
@@ -3782,6 +3798,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The id of the course: an offering is a course (GET /api/courses/{id}) */
                 offering_id: string;
             };
             cookie?: never;
@@ -4308,6 +4325,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description The id of the course: an offering is a course (GET /api/courses/{id}) */
                 offering_id: string;
             };
             cookie?: never;
@@ -4370,6 +4388,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The id of the course: an offering is a course (GET /api/courses/{id}) */
                 offering_id: string;
                 student_id: string;
             };
@@ -4429,6 +4448,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The id of the course: an offering is a course (GET /api/courses/{id}) */
                 offering_id: string;
             };
             cookie?: never;
@@ -4487,6 +4507,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The id of the course: an offering is a course (GET /api/courses/{id}) */
                 offering_id: string;
             };
             cookie?: never;
@@ -4545,6 +4566,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The id of the course: an offering is a course (GET /api/courses/{id}) */
                 offering_id: string;
             };
             cookie?: never;
@@ -6277,7 +6299,7 @@ export interface operations {
                 favorite?: "true" | "false";
                 /** @description true: the trash instead of the live documents */
                 trashed?: "true" | "false";
-                /** @description Words matched as prefixes in titles and bodies */
+                /** @description Words matched as prefixes in titles and bodies (not blank) */
                 q?: string;
             };
             header?: never;
@@ -6537,7 +6559,7 @@ export interface operations {
     getDocumentSuggestions: {
         parameters: {
             query: {
-                /** @description Words matched as prefixes */
+                /** @description Words matched as prefixes (not blank) */
                 q: string;
             };
             header?: never;

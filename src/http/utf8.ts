@@ -1,0 +1,27 @@
+// JSON bodies must be UTF-8 (RFC 8259). Decoding leniently, as Request.json() does, turns each
+// invalid byte into U+FFFD: a lone surrogate sent as raw bytes (ED A0 80) was stored as three
+// replacement characters instead of being refused. Checked strictly here, an invalid body is a
+// 400; HonoRequest caches the bytes read, so the validator parses the same body later.
+import type { MiddlewareHandler } from 'hono';
+import type { AppEnv } from '../context';
+import { JSON_TYPE } from './body';
+import { badRequest } from './errors';
+
+const strict = new TextDecoder('utf-8', { fatal: true });
+
+/** After the body limits (so that what is read is bounded) and after authentication. */
+export function utf8JsonBodies(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const method = c.req.method;
+    if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS' || !c.req.raw.body) return next();
+    if (!JSON_TYPE.test(c.req.header('Content-Type') ?? '')) return next();
+    const bytes = await c.req.arrayBuffer();
+    try {
+      strict.decode(bytes);
+    } catch (err) {
+      if (err instanceof TypeError) throw badRequest('The request body is not valid UTF-8');
+      throw err;
+    }
+    return next();
+  };
+}
