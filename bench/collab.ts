@@ -11,9 +11,9 @@
 // server CPU, and this process's event-loop delay (the clients must not be the bottleneck).
 // Then the RSS of a fresh server process with 1,000 idle open documents (1 synced client each).
 // Everything runs in three rounds, each server once per workload and round, in an order that
-// rotates from round to round (on this 2-core VM a server's tail moves 2-5x between runs, idle RSS
-// by half, and the first server after a quiet spell or a burst of disk writes fared worse); the
-// goal is judged on the median of each server's three figures, and every round's is reported.
+// rotates from round to round, since one run on this VM cannot be trusted (what was seen: "Why the
+// benchmark waits and rotates" in bench/RESULTS.md); the goal is judged on the median of each
+// server's three figures, and every round's is reported.
 //   npx tsx bench/collab.ts            full run; writes the "Live editing (issue 7)" section of bench/RESULTS.md
 //   npx tsx bench/collab.ts --quick    one 5 s round, 100 idle documents: a smoke run; writes nothing
 //   --rounds=N                         N rounds instead of three

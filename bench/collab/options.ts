@@ -44,9 +44,9 @@ export const SYNC_TIMEOUT_MS = 30_000;
 export const DRAIN_MS = 10_000;
 export const SETTLE_MS = 5_000;
 /**
- * Before the baseline: a fresh process's V8 keeps the heap it committed while starting (ours: the
- * TypeScript loader, migrations) and gives it back only after some quiet seconds (heapTotal 59 ->
- * 28 MiB about 8 s after start, in steps), which a baseline read earlier counts against nothing.
+ * Before the baseline: a fresh process's V8 gives back the heap it committed while starting only
+ * after some quiet seconds, which a baseline read earlier counts against nothing (the figures:
+ * "Why the benchmark waits and rotates" in bench/RESULTS.md).
  */
 export const BASELINE_QUIET_MS = 20_000;
 /** The whole run is killed past this, children included: a round takes about nine minutes. */

@@ -125,9 +125,8 @@ export async function collectAndMeasure(pid: number, opts: { snapshot?: boolean 
 
 /**
  * Readings a second apart until anonymous RSS has stayed within 512 KiB for ten seconds (at most a
- * minute): a process keeps returning memory to the system for a while after start-up or a burst
- * of work. Ten seconds, because V8 gives back unused heap pages in steps ~6 s apart (ours dropped
- * 100 → 80 → 63 MiB over its first 15 s, each step after seconds of no change).
+ * minute): a process keeps returning memory to the system, in steps seconds apart, for a while
+ * after start-up or a burst of work (the figures: bench/RESULTS.md, as for BASELINE_QUIET_MS).
  */
 export async function settledReading(pid: number): Promise<MemoryReading> {
   const window: MemoryReading[] = [await collectAndMeasure(pid)];
