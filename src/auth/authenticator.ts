@@ -134,9 +134,18 @@ export class Authenticator implements AccessChanges {
     return () => this.listeners.delete(listener);
   }
 
-  async authenticate(credential: string): Promise<Actor | null> {
-    if (!credential) return null;
-    return looksLikeApiKey(credential) ? this.fromApiKey(credential) : this.fromJwt(credential);
+  /**
+   * Not an async function itself: an async function returning fromJwt's promise wraps it in a
+   * second one, resolved two microtasks later, on every request.
+   */
+  authenticate(credential: string): Promise<Actor | null> {
+    if (!credential) return Promise.resolve(null);
+    if (!looksLikeApiKey(credential)) return this.fromJwt(credential);
+    try {
+      return Promise.resolve(this.fromApiKey(credential));
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   /**

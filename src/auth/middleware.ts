@@ -24,11 +24,16 @@ export function credentialFrom(c: Context): { credential: string; header: 'autho
   return key ? { credential: key, header: 'x-api-key' } : null;
 }
 
+/**
+ * Module level, not a closure inside the middleware: tsx (esbuild keepNames) names every function
+ * it creates with Object.defineProperty, which a closure built per request paid on every request.
+ */
+const invalid = () => unauthorized('The credential is invalid, expired or revoked');
+
 export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (c.req.method === 'OPTIONS' || isPublicRoute(c.req.path)) return next();
   const found = credentialFrom(c);
   if (!found) throw unauthorized('Authentication required: send a Bearer token or an X-API-Key header');
-  const invalid = () => unauthorized('The credential is invalid, expired or revoked');
   if (found.header === 'x-api-key' && !looksLikeApiKey(found.credential)) throw invalid();
   const actor = await c.get('deps').auth.authenticate(found.credential);
   if (!actor) throw invalid();
