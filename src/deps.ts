@@ -31,7 +31,7 @@ export async function buildDeps(opts: { database: Database_; config: Config; clo
       account: new FailureLimiter(clock, config.signInMaxFailures, windowMs),
       ip: new FailureLimiter(clock, config.signInMaxFailuresPerIp, windowMs),
     },
-    documents: new DocumentStore({ db, clock, logger }),
+    documents: new DocumentStore({ db, clock, logger, maxDocumentBytes: config.documentMaxBytes }),
     capabilities: {},
     startedAt: clock.now(),
   };

@@ -6,10 +6,14 @@
 // tenant, one the caller holds no grant on, or one in the trash is 404, never 403, so existence
 // never leaks to a non-collaborator. A collaborator lacking the right is 403 (policy.ts decides).
 // The fixed paths (`contexts`, `categories`, `courses`, `suggestions`) are registered before `/{id}`.
+//
+// A change that would take a body past DOCUMENT_MAX_BYTES is 413; a stored body (or version) that
+// can no longer be loaded or encoded is 409 `document_unreadable` on every path that needs it.
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
+import { DocumentTooLargeError, UnreadableDocumentError } from '../../collab/store';
 import type { AppEnv } from '../context';
-import { forbidden, notFound } from '../http/errors';
+import { forbidden, handleError, notFound, problemResponse } from '../http/errors';
 import { errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, secured } from '../http/openapi';
 import { pageOf, paginate, paginationQuery, pageBounds } from '../http/pagination';
 import { canEdit, canManage, canRead, type DocumentRole } from './policy';
@@ -101,6 +105,21 @@ function documentFor(c: Context<AppEnv>, doc: DocumentRow, role: DocumentRole) {
 const documentPath = (id: string) => `/api/documents/${id}`;
 
 const router = newRouter();
+
+router.onError((err, c) => {
+  if (err instanceof DocumentTooLargeError) {
+    return problemResponse(
+      413,
+      'payload_too_large',
+      `The document would be about ${err.bytes} bytes encoded, above the limit of ${err.limit} bytes (DOCUMENT_MAX_BYTES); nothing was changed`,
+    );
+  }
+  if (err instanceof UnreadableDocumentError) {
+    c.get('logger')?.error({ err, requestId: c.get('requestId') }, 'stored document cannot be read');
+    return problemResponse(409, 'document_unreadable', 'The stored body of this document cannot be encoded or loaded, so it cannot be read, copied or versioned');
+  }
+  return handleError(err, c);
+});
 
 // The search index follows every body change from the moment the app serves documents (the
 // server also attaches it at start, so that live edits are indexed before any REST call).
@@ -247,7 +266,7 @@ export const documentsRouter = router
       description: 'A document in the trash (`trashed_at` set) is shown to its owners only; to everyone else it is 404.',
       security: secured,
       request: { params: idParams, query: getDocumentQuery },
-      responses: { 200: jsonContent(documentWithContent, 'The document'), ...errorResponses(400, 401, 404) },
+      responses: { 200: jsonContent(documentWithContent, 'The document'), ...errorResponses(400, 401, 404, 409) },
     }),
     (c) => {
       const { document, role } = requireDocument(c.var.deps.db, c.var.actor, c.req.valid('param').id, { includeTrashed: true });
@@ -327,7 +346,7 @@ export const documentsRouter = router
         params: idParams,
         body: { required: false, content: { 'application/json': { schema: copyDocumentBody } } },
       },
-      responses: { 201: jsonContent(documentSchema, 'The copy'), ...errorResponses(400, 401, 404, 413, 415) },
+      responses: { 201: jsonContent(documentSchema, 'The copy'), ...errorResponses(400, 401, 404, 409, 413, 415) },
     }),
     (c) => {
       const { document, role } = requireDocument(c.var.deps.db, c.var.actor, c.req.valid('param').id);
@@ -585,7 +604,7 @@ export const documentsRouter = router
       summary: 'Save the current state as a named version (editors and owners)',
       security: secured,
       request: { params: idParams, ...jsonBody(saveVersionBody) },
-      responses: { 201: jsonContent(versionSchema, 'The version'), ...errorResponses(400, 401, 403, 404, 413, 415) },
+      responses: { 201: jsonContent(versionSchema, 'The version'), ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
     }),
     (c) => {
       const deps = c.var.deps;
@@ -605,7 +624,7 @@ export const documentsRouter = router
       summary: 'A named version with its Markdown',
       security: secured,
       request: { params: versionParams },
-      responses: { 200: jsonContent(versionWithContent, 'The version'), ...errorResponses(400, 401, 404) },
+      responses: { 200: jsonContent(versionWithContent, 'The version'), ...errorResponses(400, 401, 404, 409) },
     }),
     (c) => {
       const { id, version_id } = c.req.valid('param');
@@ -625,7 +644,7 @@ export const documentsRouter = router
         'as one new change, which connected editors receive at once.',
       security: secured,
       request: { params: versionParams },
-      responses: { 200: jsonContent(revertResultSchema, 'The reverted document'), ...errorResponses(400, 401, 403, 404) },
+      responses: { 200: jsonContent(revertResultSchema, 'The reverted document'), ...errorResponses(400, 401, 403, 404, 409, 413) },
     }),
     (c) => {
       const deps = c.var.deps;
@@ -664,7 +683,7 @@ export const documentsRouter = router
             'text/plain': { schema: z.string().openapi({ description: 'A unified diff' }) },
           },
         },
-        ...errorResponses(400, 401, 404, 422),
+        ...errorResponses(400, 401, 404, 409, 422),
       },
     }),
     (c) => {
