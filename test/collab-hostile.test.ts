@@ -450,6 +450,7 @@ describe('stored bodies that cannot be read', () => {
       ['POST', `/api/documents/${id}/versions`, { name: 'v2' }],
       ['POST', `/api/documents/${id}/copy`, {}],
       ['GET', `/api/documents/${id}/diff?from=${version.body.id}&to=current`],
+      ['PUT', `/api/documents/${id}/content`, { content: 'new' }],
       ['POST', `/api/documents/${id}/versions/${version.body.id}/revert`],
     ];
     for (const [method, path, body] of calls) {

@@ -46,6 +46,7 @@ import {
   linkContextBody,
   linkedContextSchema,
   listDocumentsQuery,
+  replaceContentBody,
   revertResultSchema,
   saveVersionBody,
   shareBody,
@@ -84,6 +85,7 @@ import {
   type ContextRef,
   type DocumentRow,
 } from './service';
+import { replaceContent } from './content';
 import { searchIndexOf } from './search';
 import { diffTexts, getVersion, listVersions, revertToVersion, saveVersion, unifiedDiff, versionSummary, versionText, type DiffSide } from './versions';
 
@@ -294,6 +296,31 @@ export const documentsRouter = router
       const { document, role } = requireDocument(db, c.var.actor, c.req.valid('param').id);
       requireManage(role);
       return c.json(documentFor(c, updateDocument(db, clock, document, c.req.valid('json')), role), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'put',
+      path: '/api/documents/{id}/content',
+      tags,
+      summary: 'Replace the Markdown body (editors and owners)',
+      description:
+        'The body becomes `content`, applied to the live document as one change of minimal edits: connected editors ' +
+        'receive it at once and keep their cursors and their own concurrent edits. It is recorded in the change history ' +
+        'as the caller\'s. Answers the document with its content. A body over DOCUMENT_BODY_LIMIT_BYTES, or a result over ' +
+        'DOCUMENT_MAX_BYTES, is 413.',
+      security: secured,
+      request: { params: idParams, ...jsonBody(replaceContentBody) },
+      responses: { 200: jsonContent(documentWithContent, 'The document with its new content'), ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
+    }),
+    (c) => {
+      const deps = c.var.deps;
+      const { id } = c.req.valid('param');
+      const { document, role } = requireDocument(deps.db, c.var.actor, id);
+      requireEdit(role);
+      replaceContent(documentServices(deps), document, c.req.valid('json').content, c.var.actor.userId);
+      const current = requireDocument(deps.db, c.var.actor, id).document;
+      return c.json({ ...documentFor(c, current, role), content: deps.documents.getText(id) }, 200);
     },
   )
   .openapi(

@@ -233,3 +233,14 @@ export const diffSchema = z
     changes: z.array(z.object({ op: z.enum(['equal', 'insert', 'delete']), text: z.string() })),
   })
   .openapi('DocumentDiff');
+
+// ---- body ----
+
+export const replaceContentBody = z
+  .object({
+    content: z
+      .string({ error: (issue) => (issue.input === undefined ? 'content is required: the new Markdown body' : 'content must be a string of Markdown') })
+      .openapi({ description: 'The new Markdown body' }),
+  })
+  .strict()
+  .openapi('ReplaceDocumentContent');
