@@ -58,9 +58,10 @@ export const unfinishedClearings = (db: Db) =>
 const TOUCH_INTERVAL_MS = 1_000;
 export const DEFAULT_MAX_DOCUMENT_BYTES = 5 * 1024 * 1024;
 /**
- * What an accepted change may add to the encoded state beyond its own bytes: per struct (an
- * insertion inside a run splits it) and per deleted range (a deletion inside a run leaves three
- * structs of one). Measured growth was at most ~8 and ~11 bytes past the update's own size.
+ * What an accepted change may add to the encoded state beyond its own bytes: per struct placed
+ * against content the document holds (an insertion inside a run splits it) and per deleted range
+ * (a deletion inside a run leaves three structs of one). Measured growth was at most ~8 and ~11
+ * bytes past the update's own size.
  */
 const STRUCT_ALLOWANCE = 16;
 const RANGE_ALLOWANCE = 32;
@@ -433,7 +434,7 @@ export class DocumentStore {
       // Judged (decoded first, which rejects garbage) before it can touch the document.
       const shape = checkUpdate(update, loaded.doc);
       if (shape instanceof UpdateProblem) throw new InvalidUpdateError(`update refused: ${shape.reason}`, shape.lacksChanges);
-      const charge = update.byteLength + STRUCT_ALLOWANCE * shape.structs + RANGE_ALLOWANCE * shape.deleteRanges;
+      const charge = update.byteLength + STRUCT_ALLOWANCE * shape.placedInside + RANGE_ALLOWANCE * shape.deleteRanges;
       this.makeRoom(loaded, charge, shape.structs === 0);
       integrate(loaded, update, new Authored(userId, origin, charge), this.logger);
     };

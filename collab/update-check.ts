@@ -40,11 +40,14 @@ const problem = (reason: string) => new UpdateProblem(reason);
 const lacking = (reason: string) => new UpdateProblem(reason, true);
 
 /**
- * How much an accepted update holds: structs (Skip placeholders aside), and deleted ranges that
- * delete something not yet deleted (a sync step 2 repeats every deletion its sender knows of).
+ * How much an accepted update holds: structs (Skip placeholders aside); those placed against
+ * content the document already holds, which may split one of its runs in two (a whole document
+ * synced into an empty one splits nothing); and deleted ranges that delete something not yet
+ * deleted (a sync step 2 repeats every deletion its sender knows of).
  */
 export interface UpdateShape {
   structs: number;
+  placedInside: number;
   deleteRanges: number;
 }
 
@@ -60,6 +63,7 @@ export function checkUpdate(bytes: Uint8Array, doc: Y.Doc): UpdateShape | Update
   const byClient = new Map<number, Struct[]>();
   let previous: number | undefined;
   let structs = 0;
+  let placedInside = 0;
   // Whether everything the structs refer to is in the document already and no client's run has a
   // gap: then they integrate whole in any order (keystrokes, pastes, most syncs), and Yjs's order
   // need not be followed (integrate below).
@@ -87,6 +91,7 @@ export function checkUpdate(bytes: Uint8Array, doc: Y.Doc): UpdateShape | Update
       const wrong = itemProblem(struct);
       if (wrong) return problem(`struct ${client}:${clock} ${wrong}`);
       if (plain && missingClient(struct, stateOf) !== null) plain = false;
+      if (refersToHeld(struct.origin, stateOf) || refersToHeld(struct.rightOrigin, stateOf)) placedInside += 1;
     }
   }
   // Yjs writes each client's structs as one run, and never an empty one. A client written twice
@@ -113,8 +118,10 @@ export function checkUpdate(bytes: Uint8Array, doc: Y.Doc): UpdateShape | Update
       if (deletesSomething(doc, client, clock, clock + len)) deleteRanges += 1;
     }
   }
-  return { structs, deleteRanges };
+  return { structs, placedInside, deleteRanges };
 }
+
+const refersToHeld = (id: Y.ID | null, stateOf: (client: number) => number) => id !== null && id.clock < stateOf(id.client);
 
 const isCount = (n: number, max: number) => Number.isSafeInteger(n) && n >= 0 && n <= max;
 

@@ -313,6 +313,25 @@ describe('the estimate behind the limit', () => {
     store.release(id);
   });
 
+  it('a whole document of many small edits, synced into an empty one, is judged by its size, not its number of pieces', () => {
+    const store = new DocumentStore({ db: t.db, clock: t.clock, maxDocumentBytes: LIMIT });
+    const id = newId();
+    t.deps.sqlite
+      .prepare('INSERT INTO documents (id, tenant_id, title, created_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)')
+      .run(id, t.defaultTenantId, 'Pieces', owner.user.id, t.clock.now().toISOString(), t.clock.now().toISOString());
+    // As a client would resend it to a server restored from an old backup: 1,500 inserts at random places.
+    const client = new Y.Doc();
+    const body = client.getText(CONTENT_FIELD);
+    let seed = 5;
+    const random = () => (seed = (seed * 1664525 + 1013904223) >>> 0) / 2 ** 32;
+    for (let i = 0; i < 1_500; i++) body.insert(Math.floor(random() * (body.length + 1)), `w${i} `);
+    const whole = Y.encodeStateAsUpdate(client);
+    expect(Y.decodeUpdate(whole).structs.length).toBeGreaterThan(1_200);
+    expect(whole.byteLength).toBeLessThan(LIMIT - 8 * KiB);
+    store.applyUpdate(id, whole, owner.user.id);
+    expect(store.getText(id)).toBe(body.toString());
+  });
+
   it('a deletion splitting a document into thousands of pieces cannot take it far past the limit', () => {
     const store = new DocumentStore({ db: t.db, clock: t.clock, maxDocumentBytes: LIMIT });
     const id = newId();
