@@ -9,6 +9,18 @@
 // their updates are refused with the protocol's permission-denied message. A bad message closes
 // its own connection and nothing else; a change the store could not save closes the whole room
 // (1011), whose clients reconnect to the reloaded document and resend what it lacks.
+//
+// An editor's update is checked by the store before it reaches the document: one the document
+// cannot take whole (numbers Yjs cannot encode, references to changes the document lacks,
+// deletions of clocks it does not hold) closes its connection with 1007, and nothing of it is
+// stored or broadcast; a stock client reconnects and its sync step 2 brings whatever was missing.
+// An update that would take the document past DOCUMENT_MAX_BYTES is refused with the
+// permission-denied message, saying so, and the connection stays open: the sender keeps receiving
+// the others' changes. Yjs numbers a client's changes in order, so each later change of that
+// client needs the refused one: those are refused with permission-denied too (not closed, which
+// would have a stock client reconnect, resend and be refused again in a loop), until the client
+// reloads the document. A message larger than the limit plus framing (maxMessageBytes) cannot fit
+// in any document and is closed with 1009 before it is read.
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import * as decoding from 'lib0/decoding';
@@ -22,7 +34,14 @@ import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { Actor, Authenticator } from '../src/auth/authenticator';
 import type { Clock } from '../src/lib/clock';
 import { isUuid } from '../src/lib/ids';
-import { InvalidUpdateError, PersistenceError, type DocumentStore, type DocumentSubscriber } from './store';
+import {
+  DocumentTooLargeError,
+  InvalidUpdateError,
+  PersistenceError,
+  UnreadableDocumentError,
+  type DocumentStore,
+  type DocumentSubscriber,
+} from './store';
 
 export const MESSAGE_SYNC = 0;
 export const MESSAGE_AWARENESS = 1;
@@ -52,7 +71,7 @@ export interface HubOptions {
   logger: Logger;
   /** The app's clock: message rate limits refill by it. */
   clock: Clock;
-  /** Largest message accepted; larger closes the connection with 1009. */
+  /** Largest message accepted; larger closes the connection with 1009. Default: the store's document limit plus framing. */
   maxMessageBytes?: number;
   /** Messages per second a connection may send on average, and the burst above it. */
   messagesPerSecond?: number;
@@ -73,6 +92,8 @@ interface Connection {
   /** When the credential was checked (Authenticator.stamp): a later password change ends the connection. */
   admittedAtS: number;
   canEdit: boolean;
+  /** An update of this connection was refused as too large: its client's later changes all build on it. */
+  refusedTooLarge: boolean;
   /** Awareness client ids this connection controls, removed when it closes. */
   awarenessIds: Set<number>;
   alive: boolean;
@@ -147,6 +168,9 @@ export function encodeAwarenessEntries(entries: AwarenessEntry[]): Uint8Array {
   return encoding.toUint8Array(encoder);
 }
 
+/** What a sync message adds around an update (type, subtype, length), with room to spare. */
+const MESSAGE_FRAMING_BYTES = 1024;
+
 /** How long a refused socket may take to answer its close before it is cut off. */
 const REFUSED_LINGER_MS = 2_000;
 
@@ -186,7 +210,8 @@ export class CollabHub {
 
   constructor(options: HubOptions) {
     this.opts = {
-      maxMessageBytes: 10 * 1024 * 1024,
+      // No message larger than a whole document can be accepted; the rest is the protocol's framing.
+      maxMessageBytes: options.store.maxDocumentBytes + MESSAGE_FRAMING_BYTES,
       messagesPerSecond: 100,
       messageBurst: 1_000,
       pingIntervalMs: 30_000,
@@ -311,6 +336,7 @@ export class CollabHub {
       actor,
       admittedAtS,
       canEdit,
+      refusedTooLarge: false,
       awarenessIds: new Set(),
       alive: true,
       tokens: this.opts.messageBurst,
@@ -434,7 +460,10 @@ export class CollabHub {
       this.opts.logger.info({ documentId: room.documentId, userId: conn.actor.userId, err: (err as Error).message }, 'malformed collab message');
       // Whatever the bytes were, only this connection pays for them; a failed write is ours.
       if (err instanceof PersistenceError) conn.ws.close(CLOSE.internalError, 'could not save the change');
-      else conn.ws.close(CLOSE.invalidPayload, 'malformed message');
+      else if (err instanceof UnreadableDocumentError) {
+        this.opts.logger.error({ err, documentId: room.documentId }, 'live document cannot be encoded');
+        conn.ws.close(CLOSE.internalError, 'the document cannot be read');
+      } else conn.ws.close(CLOSE.invalidPayload, 'malformed message');
     }
   }
 
@@ -458,13 +487,24 @@ export class CollabHub {
       if (!isEmptyUpdate(update)) this.denyWrite(conn);
       return;
     }
-    this.opts.store.applyUpdate(room.documentId, update, conn.actor.userId, conn, { defer: true });
+    try {
+      this.opts.store.applyUpdate(room.documentId, update, conn.actor.userId, conn, { defer: true });
+    } catch (err) {
+      if (err instanceof DocumentTooLargeError) {
+        this.opts.logger.info({ documentId: room.documentId, userId: conn.actor.userId, bytes: err.bytes }, 'collab update refused: document too large');
+        conn.refusedTooLarge = true;
+        this.denyWrite(conn, `the document would exceed its limit of ${err.limit} bytes: this change is not saved`);
+      } else if (err instanceof InvalidUpdateError && err.lacksChanges && conn.refusedTooLarge) {
+        // Yjs numbers each client's changes in order, so every later one needs the refused one.
+        this.denyWrite(conn, 'this change follows one refused as too large: reload the document to edit again');
+      } else throw err;
+    }
   }
 
-  private denyWrite(conn: Connection): void {
+  private denyWrite(conn: Connection, reason = 'read-only access: your changes are not saved'): void {
     const message = encoding.createEncoder();
     encoding.writeVarUint(message, MESSAGE_AUTH);
-    authProtocol.writePermissionDenied(message, 'read-only access: your changes are not saved');
+    authProtocol.writePermissionDenied(message, reason);
     this.send(conn, encoding.toUint8Array(message));
   }
 

@@ -19,18 +19,29 @@
 // holds changes that are not on disk: it is dropped from memory and its subscribers told, so that
 // clients reconnect, reload from disk and resend what is missing.
 //
+// An update is checked before it touches the document (update-check.ts): one that Yjs could not
+// integrate whole, or whose numbers it cannot encode, is refused and nothing of it is applied, so
+// a document never holds pending changes and always encodes. One that would take the document's
+// encoded state past `maxDocumentBytes` is refused too. The size is tracked as an upper estimate,
+// not encoded on every keystroke: the exact size at the last compaction or measurement, plus what
+// each accepted change may add (its bytes and an allowance per struct and deleted range, since a
+// deletion inside a run splits it), minus the text it deleted. Only when that estimate says no
+// and may be well off is the document encoded to measure it. Deletions get a little headroom
+// above the limit, so that a document at the limit can always be cut down.
+//
 // Compaction writes the new state at once, but clears the `data` of the log rows it covers later,
 // a hundred rows at a time in slices of a few milliseconds (`cleared_through_update_id` keeps the
 // progress, so a restart resumes it): clearing five hundred rows interleaved with other documents'
 // dirties a page per few rows, and done in one go it stalled every live document for 15-35 ms.
 import { and, asc, count, desc, eq, gt, isNotNull, lt, lte, sql } from 'drizzle-orm';
-import { diffChars } from 'diff';
+import { diffChars, diffLines, type Change } from 'diff';
 import type { Logger } from 'pino';
 import * as Y from 'yjs';
 import { inTransaction, type Db } from '../db/client';
 import { documentStates, documentUpdates, documents } from '../db/schema';
 import type { Clock } from '../src/lib/clock';
 import { sqlLimit } from '../src/lib/sql';
+import { checkUpdate, UpdateProblem } from './update-check';
 
 export const CONTENT_FIELD = 'content';
 
@@ -45,6 +56,29 @@ export const unfinishedClearings = (db: Db) =>
     .where(lt(documentStates.clearedThroughUpdateId, documentStates.throughUpdateId));
 
 const TOUCH_INTERVAL_MS = 1_000;
+export const DEFAULT_MAX_DOCUMENT_BYTES = 5 * 1024 * 1024;
+/**
+ * What an accepted change may add to the encoded state beyond its own bytes: per struct placed
+ * against content the document holds (an insertion inside a run splits it) and per deleted range
+ * (a deletion inside a run leaves three structs of one). Measured growth was at most ~8 and ~11
+ * bytes past the update's own size.
+ */
+const STRUCT_ALLOWANCE = 16;
+const RANGE_ALLOWANCE = 32;
+/** What an edit of replaceText may add beyond the text it inserts: its struct, origins and allowance. */
+const RUN_ALLOWANCE = 64;
+/** How far past the limit deletions alone may take a document, so that one at the limit can be cut down. */
+const DELETE_HEADROOM = 64 * 1024;
+/**
+ * Past its limit, a document is encoded to measure it only if its estimate may be off by this
+ * share of the limit, or this many changes were taken in since it was last measured.
+ */
+const REMEASURE_SHARE = 1 / 64;
+const REMEASURE_CHANGES = 8;
+/** Edits that replaceText computes character by character; a larger changed region is diffed by lines first. */
+const CHAR_DIFF_MAX = 20_000;
+/** How long replaceText's diff may take before it replaces the changed region as a whole. */
+const DIFF_TIMEOUT_MS = 25;
 /** Compacted log rows cleared per step, and the time a slice of steps may take before it yields. */
 const CLEAR_ROWS_PER_STEP = 100;
 const CLEAR_SLICE_MS = 3;
@@ -62,8 +96,18 @@ export interface DocumentSubscriber {
 /** A document's subscribers before the first and after the last: one shared empty list. */
 const NO_SUBSCRIBERS: readonly DocumentSubscriber[] = Object.freeze([]);
 
-/** Thrown for bytes that are not a valid Yjs update; nothing was stored. */
-export class InvalidUpdateError extends Error {}
+/**
+ * Thrown for bytes that are not an update the document can take whole; nothing was stored.
+ * `lacksChanges`: it needs changes the document does not hold (see UpdateProblem).
+ */
+export class InvalidUpdateError extends Error {
+  constructor(
+    message: string,
+    readonly lacksChanges = false,
+  ) {
+    super(message);
+  }
+}
 
 /** Thrown when the document has no row (never created, or erased). */
 export class UnknownDocumentError extends Error {}
@@ -71,11 +115,26 @@ export class UnknownDocumentError extends Error {}
 /** Writing to the log failed; the update was neither stored nor passed on. */
 export class PersistenceError extends Error {}
 
+/** The change would take the document past its size limit; nothing was stored. */
+export class DocumentTooLargeError extends Error {
+  constructor(
+    readonly bytes: number,
+    readonly limit: number,
+  ) {
+    super(`the document would be about ${bytes} bytes encoded, above its limit of ${limit} bytes`);
+  }
+}
+
+/** What is stored for the document (or a version of it) cannot be loaded or encoded. */
+export class UnreadableDocumentError extends Error {}
+
 /** Transaction origin carrying the author, so the update handler can record who wrote. */
 class Authored {
   constructor(
     readonly userId: string | null,
     readonly source: unknown,
+    /** What the change may add to the encoded state (see DocumentStore); worked out from the update when absent. */
+    readonly charge?: number,
   ) {}
 }
 
@@ -92,6 +151,12 @@ interface LoadedDoc {
   touchedAt: number;
   editedAt: number;
   lastUpdateId: number;
+  /** Upper estimate of the encoded state's size; what the changes since it was last measured may have added, and how many they are. */
+  bytes: number;
+  slack: number;
+  unmeasured: number;
+  /** Bytes of text the transaction being applied deleted (counted before Yjs drops them). */
+  freed: number;
 }
 
 export interface StoreOptions {
@@ -100,6 +165,8 @@ export interface StoreOptions {
   logger?: Logger;
   /** Fold the log into the state row once this many updates have accumulated. */
   compactAfter?: number;
+  /** Largest encoded state a change may give a document (DOCUMENT_MAX_BYTES). */
+  maxDocumentBytes?: number;
 }
 
 /** A change applied in memory whose log row is not written yet. */
@@ -132,6 +199,7 @@ export class DocumentStore {
   private readonly clock: Clock;
   private readonly logger?: Logger;
   private readonly compactAfter: number;
+  readonly maxDocumentBytes: number;
   private readonly insertUpdate;
   private readonly touchDocument;
   private readonly reads;
@@ -147,6 +215,7 @@ export class DocumentStore {
     this.clock = opts.clock;
     this.logger = opts.logger;
     this.compactAfter = opts.compactAfter ?? 500;
+    this.maxDocumentBytes = opts.maxDocumentBytes ?? DEFAULT_MAX_DOCUMENT_BYTES;
     // Prepared once: the log write is the hot path of live editing. The id is read back through
     // lastInsertRowid, which costs less than a RETURNING row.
     this.insertUpdate = this.db
@@ -293,7 +362,7 @@ export class DocumentStore {
 
   /** The full encoded state (what a named version keeps), or what a peer at `stateVector` lacks. */
   encodeState(documentId: string, stateVector?: Uint8Array): Uint8Array {
-    return this.with(documentId, (loaded) => Y.encodeStateAsUpdate(loaded.doc, stateVector));
+    return this.with(documentId, (loaded) => encode(loaded, stateVector));
   }
 
   /** What the stored document holds, as a sync step 1 announces it. */
@@ -335,6 +404,7 @@ export class DocumentStore {
     scratch.getText(CONTENT_FIELD).insert(0, markdown);
     const update = Y.encodeStateAsUpdate(scratch);
     scratch.destroy();
+    if (update.byteLength > this.maxDocumentBytes) throw new DocumentTooLargeError(update.byteLength, this.maxDocumentBytes);
     this.flush();
     this.queue.push({ documentId: doc.id, tenantId: doc.tenantId, userId, update, origin: null });
     this.commitQueued(doc.id);
@@ -350,7 +420,8 @@ export class DocumentStore {
    * subscribers with `origin` (the hub uses it to skip the sender). By default it is stored before
    * this returns. With `defer` (the hub's editors), a live document takes it at once and its row
    * joins the batch written at the end of this event-loop turn; subscribers hear of it after that.
-   * Bytes that are not an applicable update throw InvalidUpdateError either way.
+   * Bytes that are not an update the document can take whole throw InvalidUpdateError, and one
+   * that would take it past its size limit DocumentTooLargeError; neither leaves any trace.
    */
   applyUpdate(
     documentId: string,
@@ -359,15 +430,17 @@ export class DocumentStore {
     origin: unknown = null,
     options: { defer?: boolean } = {},
   ): void {
-    try {
-      // Decoding first rejects garbage before it can touch the live document.
-      Y.decodeUpdate(update);
-    } catch (err) {
-      throw new InvalidUpdateError(`not a Yjs update: ${(err as Error).message}`);
-    }
+    const apply = (loaded: LoadedDoc) => {
+      // Judged (decoded first, which rejects garbage) before it can touch the document.
+      const shape = checkUpdate(update, loaded.doc);
+      if (shape instanceof UpdateProblem) throw new InvalidUpdateError(`update refused: ${shape.reason}`, shape.lacksChanges);
+      const charge = update.byteLength + STRUCT_ALLOWANCE * shape.placedInside + RANGE_ALLOWANCE * shape.deleteRanges;
+      this.makeRoom(loaded, charge, shape.structs === 0);
+      integrate(loaded, update, new Authored(userId, origin, charge), this.logger);
+    };
     const live = options.defer ? this.live.get(documentId) : undefined;
-    if (live) integrate(live.doc, update, new Authored(userId, origin));
-    else this.with(documentId, (loaded) => integrate(loaded.doc, update, new Authored(userId, origin)));
+    if (live) apply(live);
+    else this.with(documentId, apply);
   }
 
   /**
@@ -379,22 +452,28 @@ export class DocumentStore {
   }
 
   /**
-   * Makes the content equal to `markdown` as ONE transaction of minimal edits, so that live
-   * editors' cursors outside the changed runs stay where they are.
+   * Makes the content equal to `markdown` as ONE transaction of minimal edits (textEdits), so that
+   * live editors' cursors outside the changed runs stay where they are and their own concurrent
+   * edits merge. Throws DocumentTooLargeError, changing nothing, if the result would be too large.
    */
   replaceText(documentId: string, markdown: string, userId: string | null): void {
+    const markdownBytes = Buffer.byteLength(markdown);
+    if (markdownBytes > this.maxDocumentBytes) throw new DocumentTooLargeError(markdownBytes, this.maxDocumentBytes);
     this.with(documentId, (loaded) => {
       const text = loaded.doc.getText(CONTENT_FIELD);
       const current = text.toString();
       if (current === markdown) return;
-      const parts = diffChars(current, markdown, { timeout: 2000 });
+      const parts = textEdits(current, markdown);
+      let growth = 0;
+      let inserts = false;
+      for (const part of parts) {
+        if (part.added) {
+          growth += Buffer.byteLength(part.value) + RUN_ALLOWANCE;
+          inserts = true;
+        } else if (part.removed) growth += RUN_ALLOWANCE - Buffer.byteLength(part.value);
+      }
+      this.makeRoom(loaded, growth, !inserts);
       loaded.doc.transact(() => {
-        if (!parts) {
-          // Too different to diff quickly: replace wholesale.
-          text.delete(0, text.length);
-          text.insert(0, markdown);
-          return;
-        }
         let index = 0;
         for (const part of parts) {
           if (part.added) {
@@ -431,7 +510,14 @@ export class DocumentStore {
     try {
       const result = fn(loaded);
       this.commitQueued(documentId);
-      if (!live && loaded.updatesSinceCompaction >= this.compactAfter) this.compactLoaded(loaded);
+      if (!live && loaded.updatesSinceCompaction >= this.compactAfter) {
+        try {
+          this.compactLoaded(loaded);
+        } catch (err) {
+          // The log holds every update; a failed compaction only costs load time later.
+          this.logger?.warn({ err, documentId }, 'compaction failed');
+        }
+      }
       return result;
     } finally {
       if (!live) loaded.doc.destroy();
@@ -445,12 +531,31 @@ export class DocumentStore {
     const through = state?.throughUpdateId ?? 0;
     const log = this.reads.logAfter.all({ documentId, through });
     const doc = new Y.Doc();
-    // One transaction for the whole replay: observers and the update event run once, not per row.
-    // (Y.mergeUpdates first would be slower: its cost grows faster than the number of updates.)
-    doc.transact(() => {
-      if (state) Y.applyUpdate(doc, state.state);
-      for (const row of log) Y.applyUpdate(doc, row.data!);
-    });
+    try {
+      // One transaction for the whole replay: observers and the update event run once, not per row.
+      // (Y.mergeUpdates first would be slower: its cost grows faster than the number of updates.)
+      doc.transact(() => {
+        if (state) Y.applyUpdate(doc, state.state);
+        for (const row of log) Y.applyUpdate(doc, row.data!);
+      });
+    } catch (err) {
+      doc.destroy();
+      this.logger?.error({ err, documentId }, 'stored document cannot be loaded');
+      throw new UnreadableDocumentError(`the stored body of document ${documentId} cannot be loaded: ${(err as Error).message}`);
+    }
+    let logBytes = 0;
+    for (const row of log) logBytes += row.data!.byteLength;
+    let slack = logBytes;
+    let unmeasured = log.length;
+    // Stored before updates were checked: changes that were never integrated are not content, and
+    // merged with others they could make the document unencodable. They are let go.
+    if (doc.store.pendingStructs || doc.store.pendingDs) {
+      this.logger?.warn({ documentId }, 'stored document held changes it could not integrate; dropped them');
+      doc.store.pendingStructs = null;
+      doc.store.pendingDs = null;
+      slack = Infinity;
+      unmeasured = Infinity;
+    }
     const loaded: LoadedDoc = {
       id: documentId,
       tenantId: this.sharedTenantId(meta.tenantId),
@@ -461,7 +566,14 @@ export class DocumentStore {
       lastUpdateId: log.at(-1)?.id ?? through,
       touchedAt: 0,
       editedAt: 0,
+      bytes: (state?.state.byteLength ?? 0) + logBytes,
+      slack,
+      unmeasured,
+      freed: 0,
     };
+    doc.on('beforeObserverCalls', (transaction: Y.Transaction) => {
+      loaded.freed = deletedTextBytes(transaction);
+    });
     doc.on('update', (update: Uint8Array, origin: unknown) => this.onDocUpdate(loaded, update, origin));
     return loaded;
   }
@@ -480,6 +592,11 @@ export class DocumentStore {
    */
   private onDocUpdate(loaded: LoadedDoc, update: Uint8Array, origin: unknown): void {
     const authored = origin instanceof Authored ? origin : new Authored(null, origin);
+    const charge = authored.charge ?? chargeOf(update);
+    loaded.bytes += charge - loaded.freed;
+    loaded.slack += charge;
+    loaded.unmeasured += 1;
+    loaded.freed = 0;
     this.queue.push({ documentId: loaded.id, tenantId: loaded.tenantId, userId: authored.userId, update, origin: authored.source, loaded });
     if (this.flushScheduled) return;
     this.flushScheduled = true;
@@ -605,7 +722,7 @@ export class DocumentStore {
 
   /** Writes the state through the last stored update; the rows it covers are cleared later. */
   private compactLoaded(loaded: LoadedDoc): void {
-    const state = Buffer.from(Y.encodeStateAsUpdate(loaded.doc));
+    const state = Buffer.from(encode(loaded));
     const through = loaded.lastUpdateId;
     const now = this.clock.now().toISOString();
     this.db
@@ -614,8 +731,30 @@ export class DocumentStore {
       .onConflictDoUpdate({ target: documentStates.documentId, set: { state, throughUpdateId: through, updatedAt: now } })
       .run();
     loaded.updatesSinceCompaction = 0;
+    this.measured(loaded, state.byteLength);
     this.uncleared.add(loaded.id);
     this.scheduleClear();
+  }
+
+  /**
+   * Refuses a change that may add `growth` bytes to the encoded state if that takes the document
+   * past its limit (plus DELETE_HEADROOM for a change that only deletes). The estimate is replaced
+   * by a measurement only when it may be far off, so that an editor at the limit cannot make every
+   * message encode the whole document.
+   */
+  private makeRoom(loaded: LoadedDoc, growth: number, deletesOnly: boolean): void {
+    const cap = this.maxDocumentBytes + (deletesOnly ? DELETE_HEADROOM : 0);
+    if (loaded.bytes + growth <= cap) return;
+    if (loaded.slack >= Math.max(1024, this.maxDocumentBytes * REMEASURE_SHARE) || loaded.unmeasured >= REMEASURE_CHANGES) {
+      this.measured(loaded, encode(loaded).byteLength);
+    }
+    if (loaded.bytes + growth > cap) throw new DocumentTooLargeError(loaded.bytes + growth, this.maxDocumentBytes);
+  }
+
+  private measured(loaded: LoadedDoc, bytes: number): void {
+    loaded.bytes = bytes;
+    loaded.slack = 0;
+    loaded.unmeasured = 0;
   }
 
   private scheduleClear(): void {
@@ -675,13 +814,98 @@ export class DocumentStore {
   }
 }
 
-/** Applies `update`; a failure is the bytes' fault (the store only queues while applying). */
-function integrate(doc: Y.Doc, update: Uint8Array, origin: Authored): void {
+/**
+ * Applies a checked `update`; a failure is the bytes' fault (the store only queues while applying).
+ * The check leaves nothing pending; should anything be, it is let go rather than kept in memory.
+ */
+function integrate(loaded: LoadedDoc, update: Uint8Array, origin: Authored, logger?: Logger): void {
+  const doc = loaded.doc;
   try {
     Y.applyUpdate(doc, update, origin);
   } catch (err) {
     throw new InvalidUpdateError(`update could not be applied: ${(err as Error).message}`);
+  } finally {
+    if (doc.store.pendingStructs || doc.store.pendingDs) {
+      logger?.error({ documentId: loaded.id }, 'a checked update left changes pending; dropped them');
+      doc.store.pendingStructs = null;
+      doc.store.pendingDs = null;
+    }
   }
+}
+
+/** The document encoded (what a peer at `stateVector` lacks, or all of it). */
+function encode(loaded: LoadedDoc, stateVector?: Uint8Array): Uint8Array {
+  try {
+    return Y.encodeStateAsUpdate(loaded.doc, stateVector);
+  } catch (err) {
+    throw new UnreadableDocumentError(`document ${loaded.id} cannot be encoded: ${(err as Error).message}`);
+  }
+}
+
+/** What a change may add to the encoded state, from its update (see STRUCT_ALLOWANCE). */
+function chargeOf(update: Uint8Array): number {
+  const { structs, ds } = Y.decodeUpdate(update);
+  let ranges = 0;
+  for (const list of ds.clients.values()) ranges += list.length;
+  return update.byteLength + STRUCT_ALLOWANCE * structs.length + RANGE_ALLOWANCE * ranges;
+}
+
+/** UTF-8 bytes of the text a transaction deletes: what the encoded state loses once Yjs drops it. */
+function deletedTextBytes(transaction: Y.Transaction): number {
+  let bytes = 0;
+  Y.iterateDeletedStructs(transaction, transaction.deleteSet, (struct) => {
+    if (struct instanceof Y.Item && struct.content instanceof Y.ContentString) bytes += Buffer.byteLength(struct.content.str);
+  });
+  return bytes;
+}
+
+/**
+ * Edits that turn `from` into `to`: what both share at the start and the end is kept; a small
+ * changed region is diffed by characters, a larger one by lines and then by characters inside each
+ * changed group of lines. A region that does not diff within DIFF_TIMEOUT_MS is replaced whole, so
+ * that no write holds the event loop long, and cursors outside the region keep their place anyway.
+ */
+export function textEdits(from: string, to: string): Change[] {
+  const shortest = Math.min(from.length, to.length);
+  let start = 0;
+  while (start < shortest && from.charCodeAt(start) === to.charCodeAt(start)) start++;
+  let end = 0;
+  while (end < shortest - start && from.charCodeAt(from.length - 1 - end) === to.charCodeAt(to.length - 1 - end)) end++;
+  // Never between the halves of a surrogate pair.
+  if (start > 0 && isHighSurrogate(from.charCodeAt(start - 1))) start--;
+  if (end > 0 && isLowSurrogate(from.charCodeAt(from.length - end))) end--;
+  const oldMiddle = from.slice(start, from.length - end);
+  const newMiddle = to.slice(start, to.length - end);
+  const kept = (value: string): Change[] => (value ? [{ value, count: 1, added: false, removed: false }] : []);
+  return [...kept(from.slice(0, start)), ...regionEdits(oldMiddle, newMiddle, true), ...kept(from.slice(from.length - end))];
+}
+
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
+const isLowSurrogate = (code: number) => code >= 0xdc00 && code <= 0xdfff;
+
+function regionEdits(from: string, to: string, byLines: boolean, deadline = performance.now() + DIFF_TIMEOUT_MS): Change[] {
+  const replace = (): Change[] => [
+    ...(from ? [{ value: from, count: 1, added: false, removed: true }] : []),
+    ...(to ? [{ value: to, count: 1, added: true, removed: false }] : []),
+  ];
+  if (!from || !to) return replace();
+  const timeout = Math.max(1, deadline - performance.now());
+  if (from.length + to.length <= CHAR_DIFF_MAX) return diffChars(from, to, { timeout }) ?? replace();
+  if (!byLines) return replace();
+  const lines = diffLines(from, to, { timeout });
+  if (!lines) return replace();
+  const parts: Change[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const part = lines[i]!;
+    const next = lines[i + 1];
+    // A group of lines replaced by another: the characters that differ within it.
+    if (next && ((part.removed && next.added) || (part.added && next.removed))) {
+      const [removed, added] = part.removed ? [part, next] : [next, part];
+      parts.push(...regionEdits(removed.value, added.value, false, deadline));
+      i++;
+    } else parts.push(part);
+  }
+  return parts;
 }
 
 /** The Markdown held by an encoded state (a named version). */
@@ -690,6 +914,8 @@ export function textOfState(state: Uint8Array): string {
   try {
     Y.applyUpdate(doc, state);
     return doc.getText(CONTENT_FIELD).toString();
+  } catch (err) {
+    throw new UnreadableDocumentError(`the stored version cannot be loaded: ${(err as Error).message}`);
   } finally {
     doc.destroy();
   }

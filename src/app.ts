@@ -31,6 +31,7 @@ export function createApp(deps: Deps): OpenAPIHono<AppEnv> {
   }
   const documentBodies: BodyLimitRule[] = [
     { method: 'POST', pattern: /^\/api\/documents\/?$/, maxBytes: deps.config.documentBodyLimitBytes },
+    { method: 'PUT', pattern: /^\/api\/documents\/[^/]+\/content$/, maxBytes: deps.config.documentBodyLimitBytes },
   ];
   app.use('*', requestBodies(deps.config.bodyLimitBytes, documentBodies));
   app.use('/api/*', authenticate);

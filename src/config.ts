@@ -27,6 +27,8 @@ const configSchema = z.object({
   trustProxy: bool.default(false),
   bodyLimitBytes: wholeNumber(1024).default(1024 * 1024),
   documentBodyLimitBytes: wholeNumber(1024).default(5 * 1024 * 1024),
+  /** Largest encoded Yjs state of a document, over REST and WebSocket alike. */
+  documentMaxBytes: wholeNumber(1024).default(5 * 1024 * 1024),
   accessTokenTtlSeconds: wholeNumber(30, 86_400).default(900),
   refreshTokenTtlSeconds: wholeNumber(60).default(30 * 86_400),
   /** scrypt cost parameter N (a power of two). 2^15 uses 32 MiB per hash. */
@@ -59,6 +61,7 @@ const envNames: Record<keyof Config, string> = {
   trustProxy: 'TRUST_PROXY',
   bodyLimitBytes: 'BODY_LIMIT_BYTES',
   documentBodyLimitBytes: 'DOCUMENT_BODY_LIMIT_BYTES',
+  documentMaxBytes: 'DOCUMENT_MAX_BYTES',
   accessTokenTtlSeconds: 'ACCESS_TOKEN_TTL_SECONDS',
   refreshTokenTtlSeconds: 'REFRESH_TOKEN_TTL_SECONDS',
   scryptCost: 'SCRYPT_COST',

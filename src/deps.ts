@@ -20,7 +20,7 @@ export async function buildDeps(opts: { database: Database_; config: Config; clo
   await bootstrap({ db, clock, config, logger });
   const signer = await TokenSigner.load(db, { issuer: config.publicUrl, ttlSeconds: config.accessTokenTtlSeconds, clock });
   const windowMs = config.signInWindowSeconds * 1000;
-  const documents = new DocumentStore({ db, clock, logger });
+  const documents = new DocumentStore({ db, clock, logger, maxDocumentBytes: config.documentMaxBytes });
   const search = new DocumentSearchIndex(db, documents, { logger });
   // Bodies left unindexed by a crash before a debounced refresh are caught up now.
   search.reindexStale();

@@ -7,13 +7,18 @@
 // the trash is 404, never 403, so existence never leaks to a non-collaborator. A collaborator
 // lacking the right is 403.
 // The fixed paths (`contexts`, `categories`, `courses`, `suggestions`) are registered before `/{id}`.
+//
+// A change that would take a body past DOCUMENT_MAX_BYTES is 413; a stored body (or version) that
+// can no longer be loaded or encoded is 409 `document_unreadable` on every path that needs it.
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
+import { DocumentTooLargeError, UnreadableDocumentError } from '../../collab/store';
 import type { AppEnv } from '../context';
 import { type ApiTag, authedRoute, errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent } from '../http/openapi';
 import { pageOf, paginate, pageOfRows, paginationQuery, pageBounds } from '../http/pagination';
 import { authorizeDocument, type DocumentRole } from './policy';
 import { documentAccess } from './access';
+import { handleError, problemResponse } from '../http/errors';
 import {
   presentAvailableContext,
   presentChange,
@@ -43,6 +48,7 @@ import {
   linkContextBody,
   linkedContextSchema,
   listDocumentsQuery,
+  replaceContentBody,
   revertResultSchema,
   saveVersionBody,
   shareBody,
@@ -70,6 +76,7 @@ import {
   type DocumentRow,
 } from './service';
 import { getCollaborator, listCollaborators, shareDocument, unshareDocument } from './sharing';
+import { replaceContent } from './content';
 import { diffTexts, getVersion, listVersions, revertToVersion, saveVersion, unifiedDiff, versionSummary, versionText, type DiffSide } from './versions';
 
 const tags: [ApiTag] = ['Documents'];
@@ -81,7 +88,24 @@ function documentFor(c: Context<AppEnv>, doc: DocumentRow, role: DocumentRole) {
 
 const documentPath = (id: string) => `/api/documents/${id}`;
 
-export const documentsRouter = newRouter()
+const router = newRouter();
+
+router.onError((err, c) => {
+  if (err instanceof DocumentTooLargeError) {
+    return problemResponse(
+      413,
+      'payload_too_large',
+      `The document would be about ${err.bytes} bytes encoded, above the limit of ${err.limit} bytes (DOCUMENT_MAX_BYTES); nothing was changed`,
+    );
+  }
+  if (err instanceof UnreadableDocumentError) {
+    c.get('logger')?.error({ err, requestId: c.get('requestId') }, 'stored document cannot be read');
+    return problemResponse(409, 'document_unreadable', 'The stored body of this document cannot be encoded or loaded, so it cannot be read, copied or versioned');
+  }
+  return handleError(err, c);
+});
+
+export const documentsRouter = router
   // ---- collection and fixed paths ----
   .openapi(
     authedRoute({
@@ -214,7 +238,7 @@ export const documentsRouter = newRouter()
       summary: 'A document (with `?include=content`: its Markdown body)',
       description: 'A document in the trash (`trashed_at` set) is shown to its owners only; to everyone else it is 404.',
       request: { params: idParams, query: getDocumentQuery },
-      responses: { 200: jsonContent(documentWithContent, 'The document'), ...errorResponses(404) },
+      responses: { 200: jsonContent(documentWithContent, 'The document'), ...errorResponses(404, 409) },
     }),
     (c) => {
       const { document, role } = authorizeDocument('read', documentAccess(c.var.deps.db, c.var.actor, c.req.valid('param').id, { includeTrashed: true }));
@@ -239,6 +263,30 @@ export const documentsRouter = newRouter()
       const { db, clock } = c.var.deps;
       const { document, role } = authorizeDocument('manage', documentAccess(db, c.var.actor, c.req.valid('param').id));
       return c.json(documentFor(c, updateDocument(db, clock, document, c.req.valid('json')), role), 200);
+    },
+  )
+  .openapi(
+    authedRoute({
+      method: 'put',
+      path: '/api/documents/{id}/content',
+      operationId: 'replaceDocumentContent',
+      tags,
+      summary: 'Replace the Markdown body (editors and owners)',
+      description:
+        'The body becomes `content`, applied to the live document as one change of minimal edits: connected editors ' +
+        'receive it at once and keep their cursors and their own concurrent edits. It is recorded in the change history ' +
+        'as the caller\'s. Answers the document with its content. A body over DOCUMENT_BODY_LIMIT_BYTES, or a result over ' +
+        'DOCUMENT_MAX_BYTES, is 413.',
+      request: { params: idParams, ...jsonBody(replaceContentBody) },
+      responses: { 200: jsonContent(documentWithContent, 'The document with its new content'), ...errorResponses(403, 404, 409) },
+    }),
+    (c) => {
+      const deps = c.var.deps;
+      const { id } = c.req.valid('param');
+      const { document, role } = authorizeDocument('edit', documentAccess(deps.db, c.var.actor, id));
+      replaceContent(documentServices(deps), document, c.req.valid('json').content, c.var.actor.userId);
+      const current = authorizeDocument('read', documentAccess(deps.db, c.var.actor, id)).document;
+      return c.json({ ...documentFor(c, current, role), content: deps.documents.getText(id) }, 200);
     },
   )
   .openapi(
@@ -288,7 +336,7 @@ export const documentsRouter = newRouter()
         params: idParams,
         body: { required: false, content: { 'application/json': { schema: copyDocumentBody } } },
       },
-      responses: { 201: jsonContent(documentSchema, 'The copy'), ...errorResponses(404) },
+      responses: { 201: jsonContent(documentSchema, 'The copy'), ...errorResponses(404, 409, 413, 415) },
     }),
     (c) => {
       const { document } = authorizeDocument('read', documentAccess(c.var.deps.db, c.var.actor, c.req.valid('param').id));
@@ -534,7 +582,7 @@ export const documentsRouter = newRouter()
       tags,
       summary: 'Save the current state as a named version (editors and owners)',
       request: { params: idParams, ...jsonBody(saveVersionBody) },
-      responses: { 201: jsonContent(versionSchema, 'The version'), ...errorResponses(403, 404) },
+      responses: { 201: jsonContent(versionSchema, 'The version'), ...errorResponses(403, 404, 409, 413, 415) },
     }),
     (c) => {
       const deps = c.var.deps;
@@ -553,7 +601,7 @@ export const documentsRouter = newRouter()
       tags,
       summary: 'A named version with its Markdown',
       request: { params: versionParams },
-      responses: { 200: jsonContent(versionWithContent, 'The version'), ...errorResponses(404) },
+      responses: { 200: jsonContent(versionWithContent, 'The version'), ...errorResponses(404, 409) },
     }),
     (c) => {
       const { id, version_id } = c.req.valid('param');
@@ -573,7 +621,7 @@ export const documentsRouter = newRouter()
         'Saves the current state as "Before revert to <name>", then replaces the live body with the version\'s text ' +
         'as one new change, which connected editors receive at once.',
       request: { params: versionParams },
-      responses: { 200: jsonContent(revertResultSchema, 'The reverted document'), ...errorResponses(403, 404) },
+      responses: { 200: jsonContent(revertResultSchema, 'The reverted document'), ...errorResponses(403, 404, 409, 413) },
     }),
     (c) => {
       const deps = c.var.deps;
@@ -611,7 +659,7 @@ export const documentsRouter = newRouter()
             'text/plain': { schema: z.string().openapi({ description: 'A unified diff' }) },
           },
         },
-        ...errorResponses(404, 422),
+        ...errorResponses(404, 409, 422),
       },
     }),
     (c) => {

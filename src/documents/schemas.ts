@@ -234,3 +234,15 @@ export const diffSchema = z
     changes: z.array(z.object({ op: z.enum(['equal', 'insert', 'delete']), text: z.string() })),
   })
   .openapi('DocumentDiff');
+
+// ---- body ----
+
+export const replaceContentBody = z
+  .object({
+    // A missing content is named like every missing value ('content is required').
+    content: multiLineText({ error: (issue) => (issue.input === undefined ? undefined : 'content must be a string of Markdown') }).openapi({
+      description: 'The new Markdown body',
+    }),
+  })
+  .strict()
+  .openapi('ReplaceDocumentContent');

@@ -29,9 +29,14 @@ const summaryOf = (row: VersionRow): VersionSummary => {
   return { ...rest, bytes: state.byteLength };
 };
 
-/** Keeps the document's current state under a name. */
-export function saveVersion(svc: Pick<DocumentServices, 'db' | 'clock' | 'store'>, doc: DocumentRow, name: string, userId: string): VersionSummary {
-  const state = svc.store.encodeState(doc.id);
+/** Keeps the document's current state (or `state`, encoded earlier) under a name. */
+export function saveVersion(
+  svc: Pick<DocumentServices, 'db' | 'clock' | 'store'>,
+  doc: DocumentRow,
+  name: string,
+  userId: string,
+  state = svc.store.encodeState(doc.id),
+): VersionSummary {
   const row = svc.db
     .insert(documentVersions)
     .values({
@@ -79,14 +84,16 @@ export const versionSummary = summaryOf;
 
 /**
  * Saves the current state as "Before revert to <name>", then makes the live body equal to the
- * version's text as one Yjs transaction: live editors receive it as an ordinary update.
+ * version's text as one Yjs transaction: live editors receive it as an ordinary update. The state
+ * is taken first and kept only once the revert is done: a revert the size limit refuses leaves
+ * no version behind.
  */
 export function revertToVersion(svc: DocumentServices, doc: DocumentRow, version: VersionRow, userId: string): VersionSummary {
-  const before = saveVersion(svc, doc, `Before revert to ${version.name}`.slice(0, MAX_VERSION_NAME_LENGTH), userId);
+  const state = svc.store.encodeState(doc.id);
   const text = versionText(version);
   svc.store.replaceText(doc.id, text, userId);
   svc.search.write(doc.id, text);
-  return before;
+  return saveVersion(svc, doc, `Before revert to ${version.name}`.slice(0, MAX_VERSION_NAME_LENGTH), userId, state);
 }
 
 export const MAX_VERSION_NAME_LENGTH = 200;

@@ -38,7 +38,7 @@ function refuse(forbidden: RegExp, what: string) {
 export const singleLineText = () => z.string().superRefine(refuse(CONTROL, 'control characters'));
 
 /** A description, comment or document body: tab and line breaks allowed, other control characters not. */
-export const multiLineText = () => z.string().superRefine(refuse(CONTROL_BUT_LINE_BREAKS, 'control characters other than tab and line breaks'));
+export const multiLineText = (params?: Parameters<typeof z.string>[0]) => z.string(params).superRefine(refuse(CONTROL_BUT_LINE_BREAKS, 'control characters other than tab and line breaks'));
 
 /**
  * A password: any text a person or a generator may choose, but no NUL (C-string tools cut it
