@@ -40,6 +40,7 @@ import * as Y from 'yjs';
 import { inTransaction, type Db } from '../db/client';
 import { documentStates, documentUpdates, documents } from '../db/schema';
 import type { Clock } from '../src/lib/clock';
+import { isHighSurrogate, isLowSurrogate, sharedPrefix, sharedSuffix } from '../src/lib/shared-ends';
 import { sqlLimit } from '../src/lib/sql';
 import { checkUpdate, UpdateProblem } from './update-check';
 
@@ -60,8 +61,7 @@ export const DEFAULT_MAX_DOCUMENT_BYTES = 5 * 1024 * 1024;
 /**
  * What an accepted change may add to the encoded state beyond its own bytes: per struct placed
  * against content the document holds (an insertion inside a run splits it) and per deleted range
- * (a deletion inside a run leaves three structs of one). Measured growth was at most ~8 and ~11
- * bytes past the update's own size.
+ * (a deletion inside a run leaves three structs of one); each well above what that adds.
  */
 const STRUCT_ALLOWANCE = 16;
 const RANGE_ALLOWANCE = 32;
@@ -410,9 +410,11 @@ export class DocumentStore {
     this.commitQueued(doc.id);
   }
 
-  /** A fork's body: the source's current content as the copy's first change, by the copier. */
-  copyBody(fromDocumentId: string, to: { id: string; tenantId: string }, userId: string | null): void {
-    this.createBody(to, this.getText(fromDocumentId), userId);
+  /** A fork's body: the source's current content as the copy's first change, by the copier. Returns that content. */
+  copyBody(fromDocumentId: string, to: { id: string; tenantId: string }, userId: string | null): string {
+    const markdown = this.getText(fromDocumentId);
+    this.createBody(to, markdown, userId);
+    return markdown;
   }
 
   /**
@@ -860,53 +862,122 @@ function deletedTextBytes(transaction: Y.Transaction): number {
 }
 
 /**
- * Edits that turn `from` into `to`: what both share at the start and the end is kept; a small
- * changed region is diffed by characters, a larger one by lines and then by characters inside each
- * changed group of lines. A region that does not diff within DIFF_TIMEOUT_MS is replaced whole, so
- * that no write holds the event loop long, and cursors outside the region keep their place anyway.
+ * Edits that turn `from` into `to`, few and small, so that a live editor's cursor outside them
+ * keeps its place. What both share at the start and the end is kept; a small changed region is
+ * diffed by characters; a large one line by line in step, each stretch of differing lines (until
+ * the two texts agree again on two lines in a row, looked for within RESYNC_LINES) diffed on its
+ * own. Whatever does not diff within DIFF_TIMEOUT_MS in all is replaced whole, so that no write
+ * holds the event loop long.
  */
 export function textEdits(from: string, to: string): Change[] {
-  const shortest = Math.min(from.length, to.length);
-  let start = 0;
-  while (start < shortest && from.charCodeAt(start) === to.charCodeAt(start)) start++;
-  let end = 0;
-  while (end < shortest - start && from.charCodeAt(from.length - 1 - end) === to.charCodeAt(to.length - 1 - end)) end++;
-  // Never between the halves of a surrogate pair.
-  if (start > 0 && isHighSurrogate(from.charCodeAt(start - 1))) start--;
-  if (end > 0 && isLowSurrogate(from.charCodeAt(from.length - end))) end--;
-  const oldMiddle = from.slice(start, from.length - end);
-  const newMiddle = to.slice(start, to.length - end);
-  const kept = (value: string): Change[] => (value ? [{ value, count: 1, added: false, removed: false }] : []);
-  return [...kept(from.slice(0, start)), ...regionEdits(oldMiddle, newMiddle, true), ...kept(from.slice(from.length - end))];
+  return edits(from, to, performance.now() + DIFF_TIMEOUT_MS, true);
 }
 
-const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
-const isLowSurrogate = (code: number) => code >= 0xdc00 && code <= 0xdfff;
+/** How far ahead (in lines, on each side) the line walk looks for the texts to agree again. */
+const RESYNC_LINES = 48;
 
-function regionEdits(from: string, to: string, byLines: boolean, deadline = performance.now() + DIFF_TIMEOUT_MS): Change[] {
+function edits(from: string, to: string, deadline: number, byLines: boolean): Change[] {
+  const [start, end] = sharedEnds(from, to);
+  const middle = changedEdits(from.slice(start, from.length - end), to.slice(start, to.length - end), deadline, byLines);
+  return [...kept(from.slice(0, start)), ...middle, ...kept(from.slice(from.length - end))];
+}
+
+const kept = (value: string): Change[] => (value ? [{ value, count: 1, added: false, removed: false }] : []);
+
+function changedEdits(from: string, to: string, deadline: number, byLines: boolean): Change[] {
   const replace = (): Change[] => [
     ...(from ? [{ value: from, count: 1, added: false, removed: true }] : []),
     ...(to ? [{ value: to, count: 1, added: true, removed: false }] : []),
   ];
   if (!from || !to) return replace();
-  const timeout = Math.max(1, deadline - performance.now());
-  if (from.length + to.length <= CHAR_DIFF_MAX) return diffChars(from, to, { timeout }) ?? replace();
-  if (!byLines) return replace();
-  const lines = diffLines(from, to, { timeout });
-  if (!lines) return replace();
+  if (from.length + to.length <= CHAR_DIFF_MAX) return diffChars(from, to, { timeout: Math.max(1, deadline - performance.now()) }) ?? replace();
+  if (!byLines) return jsdiffLineEdits(from, to, deadline) ?? replace();
+  return lineWalkEdits(from, to, deadline);
+}
+
+/** Lines in step: equal lines kept as one run, each stretch of differing ones diffed alone. */
+function lineWalkEdits(from: string, to: string, deadline: number): Change[] {
+  const parts: Change[] = [];
+  // Offsets of the start of a line in each text.
+  let pa = 0;
+  let pb = 0;
+  while (pa < from.length && pb < to.length) {
+    // Equal lines: as far as both texts agree from here, back to the start of the line where they
+    // part (the same offset from here in both, the text up to it being the same).
+    const equal = sharedPrefix(from, pa, to, pb);
+    const rest = pa + equal === from.length && pb + equal === to.length;
+    // (lastIndexOf would look at index 0 for a position before it.)
+    const whole = rest ? equal : equal === 0 ? 0 : Math.max(0, from.lastIndexOf('\n', pa + equal - 1) + 1 - pa);
+    if (whole > 0) {
+      parts.push(...kept(from.slice(pa, pa + whole)));
+      pa += whole;
+      pb += whole;
+    }
+    if (pa >= from.length || pb >= to.length) break;
+    // The nearest place (fewest lines skipped on both sides) where the texts agree again on two
+    // lines in a row; past the deadline, none is looked for.
+    const la = nextLineStarts(from, pa, RESYNC_LINES + 2);
+    const lb = nextLineStarts(to, pb, RESYNC_LINES + 2);
+    const line = (text: string, starts: number[], k: number) => text.slice(starts[k], starts[k + 1]);
+    const agree = (k: number, l: number) =>
+      k + 1 < la.length &&
+      l + 1 < lb.length &&
+      line(from, la, k) === line(to, lb, l) &&
+      (k + 2 >= la.length || l + 2 >= lb.length || line(from, la, k + 1) === line(to, lb, l + 1));
+    let next: [number, number] | null = null;
+    for (let d = 1; d <= 2 * RESYNC_LINES && !next && performance.now() < deadline; d++) {
+      for (let k = Math.max(0, d - RESYNC_LINES); k <= Math.min(d, RESYNC_LINES); k++) {
+        if (agree(k, d - k)) {
+          next = [la[k]!, lb[d - k]!];
+          break;
+        }
+      }
+    }
+    // No agreement in sight: the rest is one changed stretch.
+    const [na, nb] = next ?? [from.length, to.length];
+    parts.push(...edits(from.slice(pa, na), to.slice(pb, nb), deadline, false));
+    [pa, pb] = [na, nb];
+  }
+  parts.push(...edits(from.slice(pa), to.slice(pb), deadline, false));
+  return parts;
+}
+
+/** The offsets where up to `count` lines of `text` start from `at` (a line start), and where the last of them ends. */
+function nextLineStarts(text: string, at: number, count: number): number[] {
+  const starts = [at];
+  while (starts.length <= count && starts[starts.length - 1]! < text.length) {
+    const end = text.indexOf('\n', starts[starts.length - 1]!);
+    starts.push(end === -1 ? text.length : end + 1);
+  }
+  return starts;
+}
+
+/** jsdiff's line diff within the time left, characters within each changed group; undefined past the deadline. */
+function jsdiffLineEdits(from: string, to: string, deadline: number): Change[] | undefined {
+  const lines = diffLines(from, to, { timeout: Math.max(1, deadline - performance.now()) });
+  if (!lines) return undefined;
   const parts: Change[] = [];
   for (let i = 0; i < lines.length; i++) {
     const part = lines[i]!;
     const next = lines[i + 1];
-    // A group of lines replaced by another: the characters that differ within it.
     if (next && ((part.removed && next.added) || (part.added && next.removed))) {
       const [removed, added] = part.removed ? [part, next] : [next, part];
-      parts.push(...regionEdits(removed.value, added.value, false, deadline));
+      parts.push(...(removed.value.length + added.value.length <= CHAR_DIFF_MAX ? changedEdits(removed.value, added.value, deadline, false) : [removed, added]));
       i++;
     } else parts.push(part);
   }
   return parts;
 }
+
+/** How many characters `from` and `to` share at their start and at their end, never splitting a surrogate pair. */
+function sharedEnds(from: string, to: string): [number, number] {
+  let start = sharedPrefix(from, 0, to, 0);
+  let end = sharedSuffix(from, to, Math.min(from.length, to.length) - start);
+  if (start > 0 && isHighSurrogate(from.charCodeAt(start - 1))) start--;
+  if (end > 0 && isLowSurrogate(from.charCodeAt(from.length - end))) end--;
+  return [start, end];
+}
+
 
 /** The Markdown held by an encoded state (a named version). */
 export function textOfState(state: Uint8Array): string {

@@ -76,8 +76,11 @@ export function checkUpdate(bytes: Uint8Array, doc: Y.Doc): UpdateShape | Update
     }
     if (client !== previous) {
       if (byClient.has(client)) return problem(`client ${client} appears twice`);
-      // Only its own earlier structs can fill its clocks, and they would come before it.
-      if (clock > stateOf(client)) return lacking(`struct ${client}:${clock} follows changes of its client that the document does not hold`);
+      // Only its own earlier structs can fill its clocks, and they would come before it. (A run
+      // that opens with a placeholder is left to integrate below.)
+      if (clock > stateOf(client) && !(struct instanceof Y.Skip)) {
+        return lacking(`struct ${client}:${clock} follows changes of its client that the document does not hold`);
+      }
       byClient.set(client, []);
       previous = client;
     }

@@ -226,6 +226,45 @@ describe('textEdits', () => {
     }
   });
 
+  it('walks large texts line by line, whatever their last lines hold', () => {
+    const body = Array.from({ length: 3_000 }, (_, i) => `line ${i} of the body`).join('\n');
+    const cases: Array<[string, string]> = [
+      [body, body.replace('line 10 ', 'LINE 10 ') + ' and more'],
+      [body + '\n', body.replace('line 10 ', 'LINE 10 ') + '\nlast'],
+      [body.replace('line 10 ', 'LINE 10 ') + ' and more', body],
+      [body, body.replace('line 2999 of', 'line 2999 of the end of')],
+      [body, body.replace('line 1500', 'line 1500\nnew line').replace('line 20 ', 'line twenty ')],
+    ];
+    for (const [from, to] of cases) {
+      const parts = textEdits(from, to);
+      expect(parts.filter((p) => !p.added).map((p) => p.value).join('')).toBe(from);
+      expect(parts.filter((p) => !p.removed).map((p) => p.value).join('')).toBe(to);
+      expect(parts.filter((p) => p.added || p.removed).reduce((n, p) => n + p.value.length, 0)).toBeLessThan(200);
+    }
+  });
+
+  it('turns any large text of lines into another: lines dropped, added, changed, a last line with or without a break', () => {
+    let seed = 17;
+    const random = () => (seed = (seed * 1664525 + 1013904223) >>> 0) / 2 ** 32;
+    const pool = ['', 'a', 'same line', 'same line', 'x y z', '😀😁', 'tail', '# head', '- item', 'é\r'];
+    const any = () => pool[Math.floor(random() * pool.length)]! + (random() < 0.5 ? ` ${Math.floor(random() * 1000)}` : '');
+    for (let round = 0; round < 120; round++) {
+      const lines = Array.from({ length: 1_500 + Math.floor(random() * 3_000) }, any);
+      const from = lines.join('\n') + (random() < 0.5 ? '\n' : '');
+      for (let k = Math.floor(random() * 30); k >= 0; k--) {
+        const at = Math.floor(random() * lines.length);
+        const op = random();
+        if (op < 0.3) lines.splice(at, 1 + Math.floor(random() * 3));
+        else if (op < 0.6) lines.splice(at, 0, ...Array.from({ length: 1 + Math.floor(random() * 3) }, any));
+        else lines[at] = `${lines[at] ?? ''} changed`;
+      }
+      const to = (random() < 0.1 ? '\n' : '') + lines.join('\n') + (random() < 0.5 ? '\n' : '') + (random() < 0.2 ? 'trailing' : '');
+      const parts = textEdits(from, to);
+      expect(parts.filter((p) => !p.added).map((p) => p.value).join('')).toBe(from);
+      expect(parts.filter((p) => !p.removed).map((p) => p.value).join('')).toBe(to);
+    }
+  });
+
   it('keeps what is shared at both ends and stays fast on large, very different texts', () => {
     const parts = textEdits('hello brave new world', 'hello bold new world');
     expect(parts.filter((p) => !p.added && !p.removed).map((p) => p.value).join('')).toBe('hello b new world');

@@ -284,9 +284,11 @@ export const documentsRouter = router
       const deps = c.var.deps;
       const { id } = c.req.valid('param');
       const { document, role } = authorizeDocument('edit', documentAccess(deps.db, c.var.actor, id));
-      replaceContent(documentServices(deps), document, c.req.valid('json').content, c.var.actor.userId);
+      const { content } = c.req.valid('json');
+      replaceContent(documentServices(deps), document, content, c.var.actor.userId);
       const current = authorizeDocument('read', documentAccess(deps.db, c.var.actor, id)).document;
-      return c.json({ ...documentFor(c, current, role), content: deps.documents.getText(id) }, 200);
+      // The body is now exactly `content` (the edits turn the current text into it): no need to read it back.
+      return c.json({ ...documentFor(c, current, role), content }, 200);
     },
   )
   .openapi(

@@ -41,10 +41,23 @@ export const HIT_CLOSE = '\uE001';
 const HIT_MARKS = /[\uE000\uE001]/g;
 
 /**
- * A body as the index keeps it: the two hit marks, should a body hold them, become U+FFFD, so that
- * every mark in a snippet is one snippet() put there and none highlights words that are no hit.
+ * How much of a body the index holds; words past it are not found. FTS5 tokenizes a body on the
+ * request that wrote it (twice for a change: the old text out, the new in), so this bounds that
+ * request's time: a whole document of DOCUMENT_MAX_BYTES would hold the event loop far too long.
  */
-export const indexableBody = (markdown: string): string => markdown.replace(HIT_MARKS, '\uFFFD');
+export const MAX_INDEXED_BODY = 512 * 1024;
+
+/**
+ * A body as the index keeps it: its first MAX_INDEXED_BODY characters, the two hit marks, should
+ * it hold them, turned into U+FFFD, so that every mark in a snippet is one snippet() put there and
+ * none highlights words that are no hit.
+ */
+export const indexableBody = (markdown: string): string => {
+  let end = Math.min(markdown.length, MAX_INDEXED_BODY);
+  // Never half a surrogate pair.
+  if (end < markdown.length && /[\uD800-\uDBFF]/.test(markdown[end - 1]!)) end--;
+  return markdown.slice(0, end).replace(HIT_MARKS, '\uFFFD');
+};
 const escapes: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
 /** A snippet() result as safe HTML: escaped text with the hits wrapped in <mark>. */

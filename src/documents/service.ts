@@ -81,8 +81,7 @@ export function copyDocument(svc: DocumentServices, actor: DocumentActor, source
     forkedFrom: source.id,
   };
   return insertOwnedDocument(svc, actor, fields, (_tx, doc) => {
-    svc.store.copyBody(source.id, doc, actor.userId);
-    svc.search.refresh(doc.id);
+    svc.search.write(doc.id, svc.store.copyBody(source.id, doc, actor.userId));
   });
 }
 

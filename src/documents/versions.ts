@@ -1,6 +1,6 @@
 // Named versions of a document (each the full encoded Yjs state of its moment), diffs between two
 // versions or the live body, and revert, which brings an old version's text back as one new change.
-import { createTwoFilesPatch, diffChars, diffLines, diffWordsWithSpace, type Change } from 'diff';
+import { diffChars, diffLines, diffWordsWithSpace, formatPatch, structuredPatch, type Change } from 'diff';
 import { and, desc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { documentVersions } from '../../db/schema';
@@ -8,6 +8,7 @@ import { textOfState } from '../../collab/store';
 import { AppError, notFound } from '../http/errors';
 import { sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../lib/ids';
+import { isHighSurrogate, isLowSurrogate, sharedPrefix, sharedSuffix } from '../lib/shared-ends';
 import { countAll } from '../lib/sql';
 import type { DocumentRow, DocumentServices } from './service';
 
@@ -103,8 +104,14 @@ export const MAX_VERSION_NAME_LENGTH = 200;
 export const diffGranularities = ['line', 'word', 'char'] as const;
 export type DiffGranularity = (typeof diffGranularities)[number];
 
-/** Past this, two texts are deemed too different to diff on a request thread. */
-const DIFF_TIMEOUT_MS = 2000;
+/**
+ * Past this, two texts are deemed too different to diff on a request thread (422): the request
+ * holds the event loop meanwhile. What both texts share at their start and end is set aside first,
+ * so that a small change in a large document diffs in a few milliseconds.
+ */
+const DIFF_TIMEOUT_MS = 50;
+/** Lines of context around each change in a unified diff. */
+const CONTEXT_LINES = 3;
 
 export interface DiffResult {
   stats: { insertions: number; deletions: number };
@@ -122,10 +129,41 @@ function units(text: string, granularity: DiffGranularity, count: number): numbe
 }
 
 function parts(from: string, to: string, granularity: DiffGranularity): Change[] | undefined {
+  // Lines and words are set aside by whole lines (a line boundary is a boundary of both), characters by code points.
+  const { start, end } = sharedEnds(from, to, granularity !== 'char');
   const options = { timeout: DIFF_TIMEOUT_MS };
-  if (granularity === 'line') return diffLines(from, to, options);
-  if (granularity === 'word') return diffWordsWithSpace(from, to, options);
-  return diffChars(from, to, options);
+  const [a, b] = [from.slice(start, from.length - end), to.slice(start, to.length - end)];
+  const middle = granularity === 'line' ? diffLines(a, b, options) : granularity === 'word' ? diffWordsWithSpace(a, b, options) : diffChars(a, b, options);
+  if (!middle) return undefined;
+  const runs: Change[] = [];
+  for (const run of [equalRun(from.slice(0, start)), ...middle, equalRun(from.slice(from.length - end))]) {
+    if (!run.value) continue;
+    const last = runs.at(-1);
+    // Set-aside text next to an unchanged run of the middle is one run.
+    if (last && !last.added && !last.removed && !run.added && !run.removed) runs[runs.length - 1] = equalRun(last.value + run.value);
+    else runs.push(run);
+  }
+  return runs;
+}
+
+const equalRun = (value: string): Change => ({ value, count: 0, added: false, removed: false });
+
+/**
+ * How much of their start (`start` characters) and of their end (`end`) two texts share, cut back
+ * to where a unit begins in both: the start of a line (`byLine`) or of a code point.
+ */
+function sharedEnds(from: string, to: string, byLine: boolean): { start: number; end: number } {
+  let start = sharedPrefix(from, 0, to, 0);
+  let end = sharedSuffix(from, to, Math.min(from.length, to.length) - start);
+  const lineStarts = (text: string, at: number) => at === 0 || text.charCodeAt(at - 1) === 10;
+  if (byLine) {
+    while (start > 0 && !lineStarts(from, start)) start--;
+    while (end > 0 && !(lineStarts(from, from.length - end) && lineStarts(to, to.length - end))) end--;
+  } else {
+    if (start > 0 && isHighSurrogate(from.charCodeAt(start - 1))) start--;
+    if (end > 0 && isLowSurrogate(from.charCodeAt(from.length - end))) end--;
+  }
+  return { start, end };
 }
 
 /** Equal / insert / delete runs from `from` to `to`, with the inserted and deleted units counted. */
@@ -152,12 +190,34 @@ export interface DiffSide {
 // A header is one line: a name with line breaks would forge lines of the patch.
 const headerOf = (side: DiffSide): string | undefined => side.name?.replace(/[\u0000-\u001f\u007f]+/g, ' ');
 
-/** A unified diff (as `diff -u` or git would print it) from one text to the other. */
+/**
+ * A unified diff (as `diff -u` or git would print it) from one text to the other. Lines both
+ * share at their start and end are left out but for the context, and the hunks moved back to
+ * their lines.
+ */
 export function unifiedDiff(from: DiffSide, to: DiffSide): string {
-  const patch = createTwoFilesPatch(from.label, to.label, from.text, to.text, headerOf(from), headerOf(to), {
-    context: 3,
-    timeout: DIFF_TIMEOUT_MS,
-  });
+  let { start, end } = sharedEnds(from.text, to.text, true);
+  // Keep the context lines on both sides of the change.
+  for (let k = 0; k < CONTEXT_LINES && start > 0; k++) start = from.text.lastIndexOf('\n', start - 2) + 1;
+  for (let k = 0; k < CONTEXT_LINES && end > 0; k++) {
+    const next = from.text.indexOf('\n', from.text.length - end);
+    end = next === -1 || next + 1 >= from.text.length ? 0 : from.text.length - next - 1;
+  }
+  const patch = structuredPatch(
+    from.label,
+    to.label,
+    from.text.slice(start, from.text.length - end),
+    to.text.slice(start, to.text.length - end),
+    headerOf(from),
+    headerOf(to),
+    { context: CONTEXT_LINES, timeout: DIFF_TIMEOUT_MS },
+  );
   if (patch === undefined) throw tooDifferent();
-  return patch;
+  let linesBefore = 0;
+  for (let at = from.text.indexOf('\n'); at !== -1 && at < start; at = from.text.indexOf('\n', at + 1)) linesBefore++;
+  for (const hunk of patch.hunks) {
+    hunk.oldStart += linesBefore;
+    hunk.newStart += linesBefore;
+  }
+  return formatPatch(patch);
 }
