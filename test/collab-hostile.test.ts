@@ -5,7 +5,7 @@
 // version), and a fresh store reloads it from SQLite.
 import { count, eq } from 'drizzle-orm';
 import * as encoding from 'lib0/encoding';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { CONTENT_FIELD, DocumentStore, InvalidUpdateError } from '../collab/store';
 import { checkUpdate, MAX_CLOCK, UpdateProblem } from '../collab/update-check';
@@ -13,7 +13,7 @@ import { documentStates, documentUpdates } from '../db/schema';
 import { expectProblem, makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { share } from './helpers/documents';
 import {
-  connectEditor,
+  editorsOf,
   eventually,
   rawClient,
   startCollabServer,
@@ -184,13 +184,8 @@ let t: TestApp;
 let server: CollabServer;
 let owner: TestUser;
 let writer: TestUser;
-const open: Editor[] = [];
-
-function editorFor(documentId: string, user: TestUser): Editor {
-  const e = connectEditor(server.port, documentId, user.token);
-  open.push(e);
-  return e;
-}
+const editors = editorsOf(() => server.port);
+const editorFor = (documentId: string, user: TestUser): Editor => editors.open(documentId, user);
 
 async function newDocument(content: string): Promise<string> {
   const res = await t.call('POST', '/api/documents', { as: owner, body: { title: 'Target', content } });
@@ -218,8 +213,7 @@ async function expectIntact(documentId: string, expected: string, where: string)
   await synced(fresh);
   expect(fresh.text.toString(), where).toBe(expected);
   expect(fresh.doc.store.pendingStructs, where).toBeNull();
-  open.splice(open.indexOf(fresh), 1);
-  fresh.destroy();
+  editors.close(fresh);
   const version = await t.call('POST', `/api/documents/${documentId}/versions`, { as: owner, body: { name: where.slice(0, 100) } });
   expect(version.status, `${where}: ${version.text}`).toBe(201);
   const reloaded = new DocumentStore({ db: t.db, clock: t.clock });
@@ -232,10 +226,6 @@ beforeAll(async () => {
   server = await startCollabServer(t, { pingIntervalMs: 60_000, messagesPerSecond: 1_000, messageBurst: 10_000 });
   owner = await t.newUser();
   writer = await t.newUser();
-});
-
-afterEach(() => {
-  while (open.length) open.pop()!.destroy();
 });
 
 afterAll(async () => {

@@ -2,11 +2,11 @@
 // document as one change of minimal edits, so that connected stock y-websocket clients see it at
 // once, keep their cursors (Y.RelativePosition) and their own concurrent edits; recorded in the
 // change history under the caller; the same size limit as every other write.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { CONTENT_FIELD, textEdits } from '../collab/store';
 import { MISSING_ID, expectProblem, makeTestApp, type TestApp, type TestUser } from './helpers/app';
-import { connectEditor, eventually, startCollabServer, synced, type CollabServer, type Editor } from './helpers/collab';
+import { editorsOf, eventually, startCollabServer, synced, type CollabServer, type Editor } from './helpers/collab';
 import { createDoc, share } from './helpers/documents';
 
 let t: TestApp;
@@ -17,13 +17,8 @@ let commenter: TestUser;
 let viewer: TestUser;
 let stranger: TestUser;
 let foreigner: TestUser;
-const open: Editor[] = [];
-
-function live(documentId: string, user: TestUser): Editor {
-  const e = connectEditor(server.port, documentId, user.token);
-  open.push(e);
-  return e;
-}
+const editors = editorsOf(() => server.port);
+const live = (documentId: string, user: TestUser): Editor => editors.open(documentId, user);
 
 async function sharedDoc(content: string): Promise<string> {
   const doc = await createDoc(t, owner, { content });
@@ -42,10 +37,6 @@ beforeAll(async () => {
   server = await startCollabServer(t, { pingIntervalMs: 60_000 });
   [owner, editor, commenter, viewer, stranger] = await Promise.all([t.newUser(), t.newUser(), t.newUser(), t.newUser(), t.newUser()]);
   foreigner = (await t.newTenant('content-elsewhere')).admin;
-});
-
-afterEach(() => {
-  while (open.length) open.pop()!.destroy();
 });
 
 afterAll(async () => {

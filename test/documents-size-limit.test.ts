@@ -5,7 +5,7 @@
 import { count, eq } from 'drizzle-orm';
 import * as decoding from 'lib0/decoding';
 import * as encoding from 'lib0/encoding';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { CONTENT_FIELD, DocumentStore, DocumentTooLargeError } from '../collab/store';
 import { ConfigError, loadConfig } from '../src/config';
@@ -14,7 +14,7 @@ import { newId } from '../src/lib/ids';
 import { expectProblem, makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { share } from './helpers/documents';
 import {
-  connectEditor,
+  editorsOf,
   eventually,
   insertUpdate,
   rawClient,
@@ -32,13 +32,8 @@ let t: TestApp;
 let server: CollabServer;
 let owner: TestUser;
 let writer: TestUser;
-const open: Editor[] = [];
-
-function editorFor(documentId: string, user: TestUser): Editor {
-  const e = connectEditor(server.port, documentId, user.token);
-  open.push(e);
-  return e;
-}
+const editors = editorsOf(() => server.port);
+const editorFor = (documentId: string, user: TestUser): Editor => editors.open(documentId, user);
 
 async function newDocument(content: string): Promise<string> {
   const res = await t.call('POST', '/api/documents', { as: owner, body: { title: 'Sized', content } });
@@ -78,10 +73,6 @@ beforeAll(async () => {
   server = await startCollabServer(t, { pingIntervalMs: 60_000 });
   owner = await t.newUser();
   writer = await t.newUser();
-});
-
-afterEach(() => {
-  while (open.length) open.pop()!.destroy();
 });
 
 afterAll(async () => {

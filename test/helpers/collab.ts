@@ -2,6 +2,7 @@
 // y-websocket providers (Node `ws`, BroadcastChannel off so every byte goes through the server),
 // and raw sockets for protocol-level checks.
 import type { Database } from 'better-sqlite3';
+import { afterEach } from 'vitest';
 import * as encoding from 'lib0/encoding';
 import { WebSocket } from 'ws';
 import { WebsocketProvider } from 'y-websocket';
@@ -51,6 +52,29 @@ export function connectEditor(port: number, documentId: string, token: string): 
 }
 
 /** Resolves once the provider has completed the sync handshake. */
+/**
+ * Stock editors a test file opens (on the server that `port` names once it runs), each destroyed
+ * after the test that opened it. Call at the top level of the file.
+ */
+export function editorsOf(port: () => number) {
+  const open: Editor[] = [];
+  afterEach(() => {
+    while (open.length) open.pop()!.destroy();
+  });
+  return {
+    open(documentId: string, user: { token: string }): Editor {
+      const editor = connectEditor(port(), documentId, user.token);
+      open.push(editor);
+      return editor;
+    },
+    /** Destroys one before the test ends. */
+    close(editor: Editor): void {
+      open.splice(open.indexOf(editor), 1);
+      editor.destroy();
+    },
+  };
+}
+
 export function synced(editor: Editor, timeoutMs = 5_000): Promise<void> {
   if (editor.provider.synced) return Promise.resolve();
   return new Promise((resolve, reject) => {
