@@ -40,7 +40,7 @@ import * as Y from 'yjs';
 import { inTransaction, type Db } from '../db/client';
 import { documentStates, documentUpdates, documents } from '../db/schema';
 import type { Clock } from '../src/lib/clock';
-import { isHighSurrogate, isLowSurrogate, sharedPrefix, sharedSuffix } from '../src/lib/shared-ends';
+import { sharedEnds, sharedPrefix } from '../src/lib/shared-ends';
 import { sqlLimit } from '../src/lib/sql';
 import { checkUpdate, UpdateProblem } from './update-check';
 
@@ -466,15 +466,20 @@ export class DocumentStore {
       const current = text.toString();
       if (current === markdown) return;
       const parts = textEdits(current, markdown);
-      let growth = 0;
+      // What the edits may add (their charge, as for an update), and that less the text they delete.
+      let charge = 0;
+      let removed = 0;
       let inserts = false;
       for (const part of parts) {
         if (part.added) {
-          growth += Buffer.byteLength(part.value) + RUN_ALLOWANCE;
+          charge += Buffer.byteLength(part.value) + RUN_ALLOWANCE;
           inserts = true;
-        } else if (part.removed) growth += RUN_ALLOWANCE - Buffer.byteLength(part.value);
+        } else if (part.removed) {
+          charge += RUN_ALLOWANCE;
+          removed += Buffer.byteLength(part.value);
+        }
       }
-      this.makeRoom(loaded, growth, !inserts);
+      this.makeRoom(loaded, charge - removed, !inserts);
       loaded.doc.transact(() => {
         let index = 0;
         for (const part of parts) {
@@ -487,7 +492,7 @@ export class DocumentStore {
             index += part.value.length;
           }
         }
-      }, new Authored(userId, null));
+      }, new Authored(userId, null, charge));
     });
   }
 
@@ -877,7 +882,7 @@ export function textEdits(from: string, to: string): Change[] {
 const RESYNC_LINES = 48;
 
 function edits(from: string, to: string, deadline: number, byLines: boolean): Change[] {
-  const [start, end] = sharedEnds(from, to);
+  const { start, end } = sharedEnds(from, to, false);
   const middle = changedEdits(from.slice(start, from.length - end), to.slice(start, to.length - end), deadline, byLines);
   return [...kept(from.slice(0, start)), ...middle, ...kept(from.slice(from.length - end))];
 }
@@ -968,16 +973,6 @@ function jsdiffLineEdits(from: string, to: string, deadline: number): Change[] |
   }
   return parts;
 }
-
-/** How many characters `from` and `to` share at their start and at their end, never splitting a surrogate pair. */
-function sharedEnds(from: string, to: string): [number, number] {
-  let start = sharedPrefix(from, 0, to, 0);
-  let end = sharedSuffix(from, to, Math.min(from.length, to.length) - start);
-  if (start > 0 && isHighSurrogate(from.charCodeAt(start - 1))) start--;
-  if (end > 0 && isLowSurrogate(from.charCodeAt(from.length - end))) end--;
-  return [start, end];
-}
-
 
 /** The Markdown held by an encoded state (a named version). */
 export function textOfState(state: Uint8Array): string {

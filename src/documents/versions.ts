@@ -8,7 +8,7 @@ import { textOfState } from '../../collab/store';
 import { AppError, notFound } from '../http/errors';
 import { sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../lib/ids';
-import { isHighSurrogate, isLowSurrogate, sharedPrefix, sharedSuffix } from '../lib/shared-ends';
+import { sharedEnds } from '../lib/shared-ends';
 import { countAll } from '../lib/sql';
 import type { DocumentRow, DocumentServices } from './service';
 
@@ -147,24 +147,6 @@ function parts(from: string, to: string, granularity: DiffGranularity): Change[]
 }
 
 const equalRun = (value: string): Change => ({ value, count: 0, added: false, removed: false });
-
-/**
- * How much of their start (`start` characters) and of their end (`end`) two texts share, cut back
- * to where a unit begins in both: the start of a line (`byLine`) or of a code point.
- */
-function sharedEnds(from: string, to: string, byLine: boolean): { start: number; end: number } {
-  let start = sharedPrefix(from, 0, to, 0);
-  let end = sharedSuffix(from, to, Math.min(from.length, to.length) - start);
-  const lineStarts = (text: string, at: number) => at === 0 || text.charCodeAt(at - 1) === 10;
-  if (byLine) {
-    while (start > 0 && !lineStarts(from, start)) start--;
-    while (end > 0 && !(lineStarts(from, from.length - end) && lineStarts(to, to.length - end))) end--;
-  } else {
-    if (start > 0 && isHighSurrogate(from.charCodeAt(start - 1))) start--;
-    if (end > 0 && isLowSurrogate(from.charCodeAt(from.length - end))) end--;
-  }
-  return { start, end };
-}
 
 /** Equal / insert / delete runs from `from` to `to`, with the inserted and deleted units counted. */
 export function diffTexts(from: string, to: string, granularity: DiffGranularity): DiffResult {

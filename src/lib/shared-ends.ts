@@ -23,3 +23,21 @@ export function sharedSuffix(a: string, b: string, most: number): number {
 
 export const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
 export const isLowSurrogate = (code: number) => code >= 0xdc00 && code <= 0xdfff;
+
+/**
+ * How much of their start (`start` characters) and of their end (`end`) two texts share, cut back
+ * to where a unit begins in both: the start of a line (`byLine`) or of a code point.
+ */
+export function sharedEnds(from: string, to: string, byLine: boolean): { start: number; end: number } {
+  let start = sharedPrefix(from, 0, to, 0);
+  let end = sharedSuffix(from, to, Math.min(from.length, to.length) - start);
+  const lineStarts = (text: string, at: number) => at === 0 || text.charCodeAt(at - 1) === 10;
+  if (byLine) {
+    while (start > 0 && !lineStarts(from, start)) start--;
+    while (end > 0 && !(lineStarts(from, from.length - end) && lineStarts(to, to.length - end))) end--;
+  } else {
+    if (start > 0 && isHighSurrogate(from.charCodeAt(start - 1))) start--;
+    if (end > 0 && isLowSurrogate(from.charCodeAt(from.length - end))) end--;
+  }
+  return { start, end };
+}
