@@ -214,7 +214,8 @@ export function unacceptableIs422() {
     const error = result.error!;
     const input = (result as { data?: unknown }).data;
     const failure = validationFailure(error, input);
-    if (failure.status === 400 && error.issues.every((i) => semantic.has(i.code) && i.path.length > 0)) {
+    const given = (path: PropertyKey[]) => path.reduce<unknown>((value, key) => (value && typeof value === 'object' ? (value as Record<PropertyKey, unknown>)[key] : undefined), input) !== undefined;
+    if (failure.status === 400 && error.issues.every((i) => semantic.has(i.code) && i.path.length > 0 && given(i.path))) {
       throw unprocessable('The request is not acceptable', zodIssuesToFieldErrors(error, input));
     }
     return fallback(result);
