@@ -16,6 +16,7 @@ import { eq, sql } from 'drizzle-orm';
 import { analyze, openDatabase } from '../db/client';
 import { activities, activityStates, courseModules, courses, enrollments, events, learnerStats, sequencingEdges, users } from '../db/schema';
 import { createApp } from '../src/app';
+import { learnerCourseStates } from '../src/sequencing/state';
 import { newId } from '../src/lib/ids';
 import { benchDeps, percentile } from './helpers/common';
 
@@ -110,7 +111,7 @@ async function main() {
   const deps = await benchDeps(database);
   const tenantId = database.db.select().from(users).get()!.tenantId;
   const seedStarted = performance.now();
-  const { learnerId, learnerIds, throughputActivities } = seed(tenantId);
+  const { learnerId, learnerIds, courseIds, throughputActivities } = seed(tenantId);
   database.sqlite.pragma('wal_checkpoint(TRUNCATE)');
   analyze(database.sqlite);
   const seedSeconds = (performance.now() - seedStarted) / 1000;
@@ -128,6 +129,16 @@ async function main() {
     { name: 'GET /api/activities?status=locked', target: Number.POSITIVE_INFINITY, ...(await time(`${base}/api/activities?status=locked`, token)) },
     { name: 'GET /api/dashboard/next-up', target: Number.POSITIVE_INFINITY, ...(await time(`${base}/api/dashboard/next-up?per_page=10`, token)) },
   ];
+
+  // What the list spends in the course-state engine (availability of every node of the 20 courses),
+  // called in-process: the share of the request that is not the activities area's own.
+  const engine: number[] = [];
+  for (let i = 0; i < WARMUP + RUNS; i++) {
+    const t0 = performance.now();
+    learnerCourseStates(database.db, { tenantId, userId: learnerId, courseIds });
+    if (i >= WARMUP) engine.push(performance.now() - t0);
+  }
+  engine.sort((a, b) => a - b);
 
   // Throughput: every learner completes their activities one after another, all learners at once,
   // and every completion is sent twice at the same moment (a double click, a retry).
@@ -185,6 +196,7 @@ async function main() {
       `${r.name.padEnd(34)} median ${r.median.toFixed(2).padStart(7)} ms   p95 ${r.p95.toFixed(2).padStart(7)} ms   CPU median ${r.cpu.toFixed(2).padStart(7)} ms   ${(r.bytes / 1024).toFixed(0).padStart(4)} KiB   (${verdict})`,
     );
   }
+  console.log(`of which the course-state engine for the 20 courses, in-process: median ${percentile(engine, 50).toFixed(2)} ms, p95 ${percentile(engine, 95).toFixed(2)} ms`);
   console.log(
     `POST /complete: ${LEARNERS} learners × ${COMPLETIONS_EACH} activities, each sent twice at once: ${requests} requests in ${seconds.toFixed(2)} s = ${(requests / seconds).toFixed(0)} req/s; ` +
       `statuses ${JSON.stringify(Object.fromEntries(statuses))}; awards ${awarded} (expected ${expected}), repeats answered xp_awarded 0: ${zero}; ` +
