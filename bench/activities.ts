@@ -148,6 +148,7 @@ async function main() {
   let zero = 0;
   const statuses = new Map<number, number>();
   const started = performance.now();
+  const cpuStarted = process.cpuUsage();
   await Promise.all(
     tokens.map(async (learnerToken) => {
       for (const activityId of throughputActivities) {
@@ -165,6 +166,9 @@ async function main() {
     }),
   );
   const seconds = (performance.now() - started) / 1000;
+  const cpuUsed = process.cpuUsage(cpuStarted);
+  // Server and clients share this process: the CPU per request is an upper bound of the server's.
+  const cpuPerRequest = (cpuUsed.user + cpuUsed.system) / 1000 / LEARNERS / COMPLETIONS_EACH / 2;
   const expected = LEARNERS * COMPLETIONS_EACH;
   const completionEvents = database.db.select({ n: sql<number>`count(*)` }).from(events).where(eq(events.type, 'activity.completed')).get()!.n;
   const completedStates = database.db
@@ -198,7 +202,7 @@ async function main() {
   }
   console.log(`of which the course-state engine for the 20 courses, in-process: median ${percentile(engine, 50).toFixed(2)} ms, p95 ${percentile(engine, 95).toFixed(2)} ms`);
   console.log(
-    `POST /complete: ${LEARNERS} learners × ${COMPLETIONS_EACH} activities, each sent twice at once: ${requests} requests in ${seconds.toFixed(2)} s = ${(requests / seconds).toFixed(0)} req/s; ` +
+    `POST /complete: ${LEARNERS} learners × ${COMPLETIONS_EACH} activities, each sent twice at once: ${requests} requests in ${seconds.toFixed(2)} s = ${(requests / seconds).toFixed(0)} req/s, ${cpuPerRequest.toFixed(2)} ms CPU per request (server and clients); ` +
       `statuses ${JSON.stringify(Object.fromEntries(statuses))}; awards ${awarded} (expected ${expected}), repeats answered xp_awarded 0: ${zero}; ` +
       `activity.completed events ${completionEvents}; learners whose total XP differs from their completions' XP: ${mismatched} (${exact ? 'no lost or doubled award: ok' : 'LOST OR DOUBLED AWARDS'})`,
   );

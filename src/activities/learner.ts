@@ -4,7 +4,7 @@
 // with the course-state engine, writes the completion, its rewards and its events together, and
 // awards once: the state is re-read under the write lock, so of two concurrent completions one
 // finds the other's and awards nothing.
-import { and, eq, inArray, notExists, sql, type SQL } from 'drizzle-orm';
+import { and, eq, notExists, sql, type SQL } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import { activities, activityStates, enrollments } from '../../db/schema';
 import { countAll } from '../lib/sql';
@@ -113,7 +113,7 @@ function instructorsOf(db: Db, tenantId: string, courseId: string): string[] {
   return db
     .select({ userId: enrollments.userId })
     .from(enrollments)
-    .where(and(eq(enrollments.tenantId, tenantId), eq(enrollments.courseId, courseId), eq(enrollments.role, 'instructor'), inArray(enrollments.status, ['active'])))
+    .where(and(eq(enrollments.tenantId, tenantId), eq(enrollments.courseId, courseId), eq(enrollments.role, 'instructor'), eq(enrollments.status, 'active')))
     .all()
     .map((r) => r.userId);
 }

@@ -1,14 +1,15 @@
 // A learner's activities across the courses they are actively enrolled in, ordered by the one
 // priority function (priority.ts): `GET /api/activities` and the dashboard's next up. Availability
-// comes from the course-state engine, computed for all the learner's courses in one call; the
-// activities and the learner's states are two range reads on (course) and (course, user).
+// comes from the course-state engine, computed for all the learner's courses in one call; the sort
+// keys of the activities and the learner's states are two range reads on (course) and (user, course),
+// and only the page's rows are then read in full.
 import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { activities, activityStates, courses, enrollments } from '../../db/schema';
 import { learnerCourseState, learnerCourseStates, type LearnerCourseState } from '../sequencing/state';
 import { compareByPriority, isOverdue, priorityScore, type LearnerActivityStatus, type PrioritizedActivity } from './priority';
-import { presentActivity, presentState } from './present';
 import { preparedFor } from '../lib/prepared';
+import { presentActivity, presentState } from './present';
 import type { ActivityRow, ActivityStateRow } from './service';
 
 export interface LearnerActivity extends PrioritizedActivity {
@@ -38,15 +39,13 @@ function learnerCourseIds(db: Db, tenantId: string, userId: string, courseId?: s
     .map((r) => r.id);
 }
 
-const statusOf = (state: ActivityStateRow | undefined): LearnerActivityStatus => state?.status ?? 'not_started';
-
-export function combine(row: ActivityRow, state: ActivityStateRow | undefined, courseState: LearnerCourseState | undefined): LearnerActivity {
+function combine(row: ActivityRow, state: ActivityStateRow | undefined, courseState: LearnerCourseState | undefined): LearnerActivity {
   return {
     id: row.id,
     priority: row.priority,
     required: row.required,
     dueAt: row.dueAt,
-    status: statusOf(state),
+    status: state?.status ?? 'not_started',
     available: courseState?.byId.get(row.id)?.available ?? false,
     row,
     state,
@@ -102,9 +101,9 @@ export function learnerActivityPage(
   const courseStates = learnerCourseStates(db, { tenantId: learner.tenantId, userId: learner.userId, courseIds });
   const params = { courseIds: JSON.stringify(courseIds), tenantId: learner.tenantId, userId: learner.userId };
   const statements = lightStatements(db);
-  const statusOf = new Map<string, LearnerActivityStatus>();
+  const statuses = new Map<string, LearnerActivityStatus>();
   for (const [activityId, status] of statements.states.values(params) as [string, LearnerActivityStatus | null][]) {
-    if (status) statusOf.set(activityId, status);
+    if (status) statuses.set(activityId, status);
   }
   const all: Light[] = [];
   for (const [id, courseId, priority, required, dueAt] of statements.activities.values(params) as [string, string, number, number, string | null][]) {
@@ -114,7 +113,7 @@ export function learnerActivityPage(
       priority,
       required: required === 1,
       dueAt,
-      status: statusOf.get(id) ?? 'not_started',
+      status: statuses.get(id) ?? 'not_started',
       available: courseStates.get(courseId)?.byId.get(id)?.available ?? false,
     };
     if (matches(a, filter.status)) all.push(a);
