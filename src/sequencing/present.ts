@@ -22,13 +22,13 @@ export const presentNodeState = (n: NodeState) => ({
   available: n.available,
   score: n.score,
   unmet: n.unmet,
-  reasons: n.reasons,
 });
 
 export const presentCourseState = (s: LearnerCourseState, userId: string) => ({
   course_id: s.courseId,
   user_id: userId,
   status: s.status,
+  reasons: s.reasons,
   percent: s.percent,
   completed_required: s.completedRequired,
   total_required: s.totalRequired,

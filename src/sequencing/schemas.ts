@@ -64,8 +64,7 @@ export const nodeStateSchema = z
     status: z.enum(['locked', 'available', 'in_progress', 'completed', 'skipped']),
     available: z.boolean(),
     score: z.number().nullable(),
-    unmet: z.array(unmetSchema),
-    reasons: z.array(z.string()),
+    unmet: z.array(unmetSchema).openapi({ description: "The prerequisites not met yet, each with a sentence for the learner (an activity's include its module's)" }),
   })
   .openapi('NodeState');
 
@@ -74,6 +73,7 @@ export const courseStateSchema = z
     course_id: uuid(),
     user_id: uuid(),
     status: z.enum(['not_started', 'in_progress', 'completed']),
+    reasons: z.array(z.string()).openapi({ description: 'What blocks the whole course for this learner (not published, enrollment not active); empty when nothing does' }),
     percent: z.number(),
     completed_required: z.number().int(),
     total_required: z.number().int(),

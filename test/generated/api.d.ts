@@ -2010,6 +2010,8 @@ export interface components {
             user_id: string;
             /** @enum {string} */
             status: "not_started" | "in_progress" | "completed";
+            /** @description What blocks the whole course for this learner (not published, enrollment not active); empty when nothing does */
+            reasons: string[];
             percent: number;
             completed_required: number;
             total_required: number;
@@ -2039,8 +2041,8 @@ export interface components {
             status: "locked" | "available" | "in_progress" | "completed" | "skipped";
             available: boolean;
             score: number | null;
+            /** @description The prerequisites not met yet, each with a sentence for the learner (an activity's include its module's) */
             unmet: components["schemas"]["UnmetPrerequisite"][];
-            reasons: string[];
         };
         UnmetPrerequisite: {
             /** Format: uuid */
