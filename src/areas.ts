@@ -3,7 +3,6 @@
 import { collabArea } from '../collab';
 import type { PermissionRules } from './auth/access';
 import type { Area } from './context';
-import type { ModuleCleanup } from './courses/structure';
 import { activitiesArea } from './activities';
 import { apiKeysArea } from './api-keys';
 import { authArea } from './auth';
@@ -12,6 +11,7 @@ import { documentsArea } from './documents';
 import { enrollmentsArea } from './enrollments';
 import { gradebookArea } from './gradebook';
 import { groupsArea } from './groups';
+import { sequencingArea } from './sequencing';
 import { systemArea } from './system';
 import { tenantsArea } from './tenants';
 import { usersArea } from './users';
@@ -28,11 +28,9 @@ export const areas: readonly Area[] = [
   coursesArea,
   activitiesArea,
   enrollmentsArea,
+  sequencingArea,
   documentsArea,
 ];
 
 /** The tenant-wide rights every area defines, as GET /api/users/me/permissions reports them. */
 export const tenantPermissions: PermissionRules = Object.assign({}, ...areas.map((area) => area.permissions ?? {}));
-
-/** What every area deletes with a course module (activities, and the edges touching them). */
-export const moduleCleanups = (): ModuleCleanup[] => areas.flatMap((area) => area.moduleCleanups ?? []);
