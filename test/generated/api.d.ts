@@ -2450,16 +2450,6 @@ export interface components {
             /** @description The prerequisites not met yet, each with a sentence for the learner (an activity's include its module's) */
             unmet: components["schemas"]["UnmetPrerequisite"][];
         };
-        UnmetPrerequisite: {
-            /** Format: uuid */
-            node_id: string;
-            /** @enum {string} */
-            node_type: "module" | "activity";
-            title: string;
-            min_score: number | null;
-            score: number | null;
-            message: string;
-        };
         NodeAvailability: {
             /** Format: uuid */
             node_id: string;
