@@ -6,6 +6,7 @@ import type { Area } from './context';
 import { apiKeysArea } from './api-keys';
 import { authArea } from './auth';
 import { coursesArea } from './courses';
+import { dashboardArea } from './dashboard';
 import { documentsArea } from './documents';
 import { enrollmentsArea } from './enrollments';
 import { gradebookArea } from './gradebook';
@@ -26,6 +27,7 @@ export const areas: readonly Area[] = [
   coursesArea,
   enrollmentsArea,
   documentsArea,
+  dashboardArea,
 ];
 
 /** The tenant-wide rights every area defines, as GET /api/users/me/permissions reports them. */
