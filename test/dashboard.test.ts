@@ -3,8 +3,8 @@
 // and the summary (progress from the course state, rewards, streak in the learner's time zone,
 // due soon, unread count).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eq } from 'drizzle-orm';
-import { courses, enrollments, sequencingEdges } from '../db/schema';
+import { and, eq, sql } from 'drizzle-orm';
+import { courses, enrollments, events, sequencingEdges } from '../db/schema';
 import { appendEvent } from '../src/events/log';
 import { ManualClock } from '../src/lib/clock';
 import { newId } from '../src/lib/ids';
@@ -108,6 +108,29 @@ describe('dashboard feed', () => {
     ]);
     const otherFeed = await feedOf(other);
     expect(otherFeed.data.map((e) => [e.type, e.actor_id, e.data.user_id])).toEqual([['enrollment.created', instructor.user.id, other.user.id]]);
+  });
+
+  it('a bulk enrolment of 1,200 users records one event each, in the order of the enrolment', async () => {
+    const many = await Promise.all(Array.from({ length: 1_200 }, (_, i) => t.newUser({ name: `Many ${i}` })));
+    clock.advance(1000);
+    const res = await t.call('POST', `/api/enrollments/course/${course.id}/bulk-enroll`, { as: instructor, body: { user_ids: many.map((u) => u.user.id) } });
+    expect(res.status, res.text).toBe(200);
+    const enrolmentOf = new Map<string, string>(res.body.enrolled.map((e: { id: string; user_id: string }) => [e.user_id, e.id]));
+    for (const u of [many[0]!, many[499]!, many[500]!, many[1_199]!]) {
+      const feed = await feedOf(u);
+      expect(feed.data.map((e) => [e.type, e.subject.id, e.data.user_id, e.actor_id])).toEqual([
+        ['enrollment.created', enrolmentOf.get(u.user.id), u.user.id, instructor.user.id],
+      ]);
+    }
+    // The log's order is the enrolment's.
+    const logged = t.db
+      .select({ userId: sql<string>`json_extract(${events.payload}, '$.user_id')` })
+      .from(events)
+      .where(and(eq(events.type, 'enrollment.created'), eq(events.courseId, course.id)))
+      .orderBy(events.seq)
+      .all()
+      .map((r) => r.userId);
+    expect(logged.slice(-1_200)).toEqual(many.map((u) => u.user.id));
   });
 
   it('a refused enrolment records nothing', async () => {

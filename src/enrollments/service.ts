@@ -16,7 +16,7 @@ import { pageBounds, sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../lib/ids';
 import { countAll, sqlLimit } from '../lib/sql';
 import { activeCourseRoles } from '../memberships/service';
-import { appendEvent } from '../events/log';
+import { appendEvent, appendEvents, type NewEvent } from '../events/log';
 import { canListCourseEnrollments, canManageAllEnrollments, isCourseStaff, type Membership } from './policy';
 import { enrollmentJson } from './present';
 import { ROSTER_START, RosterAnchors } from './roster-anchors';
@@ -230,15 +230,12 @@ export interface EnrollResult {
   created: boolean;
 }
 
-/** The event of an enrollment's change, in its transaction; the enrolled user sees it in their feed. */
-function recordEnrollmentEvent(
-  tx: Db,
-  clock: Clock,
-  type: 'enrollment.created' | 'enrollment.completed' | 'enrollment.dropped',
-  actorId: string | null,
-  e: { id: string; tenantId: string; courseId: string; userId: string; role: EnrollmentRole },
-): void {
-  appendEvent(tx, clock, {
+type EnrollmentEventType = 'enrollment.created' | 'enrollment.completed' | 'enrollment.dropped';
+type EnrollmentFacts = { id: string; tenantId: string; courseId: string; userId: string; role: EnrollmentRole };
+
+/** The event of an enrollment's change; the enrolled user sees it in their feed. */
+function enrollmentEvent(type: EnrollmentEventType, actorId: string | null, e: EnrollmentFacts): NewEvent<EnrollmentEventType> {
+  return {
     tenantId: e.tenantId,
     type,
     actorId,
@@ -246,7 +243,12 @@ function recordEnrollmentEvent(
     courseId: e.courseId,
     data: { enrollment_id: e.id, course_id: e.courseId, user_id: e.userId, role: e.role },
     recipients: [e.userId],
-  });
+  };
+}
+
+/** Records it in the transaction of the change. */
+function recordEnrollmentEvent(tx: Db, clock: Clock, type: EnrollmentEventType, actorId: string | null, e: EnrollmentFacts): void {
+  appendEvent(tx, clock, enrollmentEvent(type, actorId, e));
 }
 
 /**
@@ -367,9 +369,11 @@ export function bulkEnroll(
         .where(inArray(enrollments.id, ids))
         .run();
     }
-    for (const e of enrolledUsers) {
-      recordEnrollmentEvent(tx, clock, 'enrollment.created', actorId, { ...e, tenantId: course.tenantId, courseId: course.id, role });
-    }
+    appendEvents(
+      tx,
+      clock,
+      enrolledUsers.map((e) => enrollmentEvent('enrollment.created', actorId, { ...e, tenantId: course.tenantId, courseId: course.id, role })),
+    );
     return { enrolledIds, skipped };
   }, immediate);
 
