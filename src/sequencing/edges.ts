@@ -163,3 +163,6 @@ export function deleteEdgesTouching(tx: Db, nodeIds: string[]): void {
       .run();
   }
 }
+
+/** Module deletion: the edges into and out of the module go with it (Deps.moduleCleanups). */
+export const deleteModuleEdges = (tx: Db, module: { id: string }): void => deleteEdgesTouching(tx, [module.id]);

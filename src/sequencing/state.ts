@@ -17,7 +17,7 @@
 //   edge into it is met and, for an activity, its module is available.
 // - Status: completed (stays so even if a prerequisite is added later), skipped, locked (not
 //   available), in progress, available.
-import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import {
   activities,
@@ -33,6 +33,7 @@ import {
   type EnrollmentStatus,
   type SequencingNodeType,
 } from '../../db/schema';
+import { preparedFor } from '../lib/prepared';
 
 export type NodeStatus = 'locked' | 'available' | 'in_progress' | 'completed' | 'skipped';
 
@@ -57,7 +58,7 @@ export interface NodeState {
   /** The prerequisites not met yet (for an activity, its module's too). */
   unmet: UnmetPrerequisite[];
   /** Why the node is not available, in sentences for the learner; empty when available. */
-  reasons: string[];
+  readonly reasons: string[];
   /** The learner's score on the node (a percentage), when there is one. */
   score: number | null;
 }
@@ -65,6 +66,8 @@ export interface NodeState {
 export interface LearnerCourseState {
   courseId: string;
   status: 'not_started' | 'in_progress' | 'completed';
+  /** What blocks every node (the course is not published, the enrollment is not active); empty when nothing does. */
+  reasons: string[];
   /** Completed required activities over all required activities, 0..100 (0 when none are required). */
   percent: number;
   completedRequired: number;
@@ -80,7 +83,6 @@ export interface LearnerCourseState {
 
 interface ActivityNode {
   id: string;
-  courseId: string;
   moduleId: string;
   title: string;
   required: boolean;
@@ -88,7 +90,6 @@ interface ActivityNode {
 
 interface StateRow {
   activityId: string;
-  courseId: string;
   status: 'in_progress' | 'completed' | 'skipped' | null;
   score: number | null;
   xpAwarded: number;
@@ -109,6 +110,27 @@ function groupBy<T>(rows: T[], key: (row: T) => string): Map<string, T[]> {
   return out;
 }
 
+const NONE: UnmetPrerequisite[] = [];
+
+/** A node's state; its `reasons` are put into words only when asked for. */
+class LearnerNodeState implements NodeState {
+  constructor(
+    readonly nodeId: string,
+    readonly nodeType: SequencingNodeType,
+    readonly moduleId: string | null,
+    readonly title: string,
+    readonly status: NodeStatus,
+    readonly available: boolean,
+    readonly unmet: UnmetPrerequisite[],
+    private readonly courseReasons: string[],
+    readonly score: number | null,
+  ) {}
+
+  get reasons(): string[] {
+    return [...this.courseReasons, ...this.unmet.map((u) => u.message)];
+  }
+}
+
 /** Why a course or an enrollment blocks everything, in the learner's words; empty when nothing does. */
 function courseReasons(courseStatus: CourseStatus, enrollmentStatus: EnrollmentStatus | undefined): string[] {
   const reasons: string[] = [];
@@ -119,86 +141,95 @@ function courseReasons(courseStatus: CourseStatus, enrollmentStatus: EnrollmentS
   return reasons;
 }
 
+/**
+ * The statements the engine runs per course: prepared once per database, with their rows read as
+ * positional arrays (drizzle's row mapping would cost as much as the queries on a course of
+ * thousands of nodes). Each is one index range: see the covering indexes in db/schema/learning.ts.
+ */
+function statementsOf(db: Db) {
+  return preparedFor(db, 'sequencing.state', () => {
+    const p = sql.placeholder;
+    return {
+      course: db
+        .select({ status: courses.status, enrollment: enrollments.status })
+        .from(courses)
+        .leftJoin(enrollments, and(eq(enrollments.courseId, courses.id), eq(enrollments.userId, p('userId'))))
+        .where(and(eq(courses.id, p('courseId')), eq(courses.tenantId, p('tenantId')), isNull(courses.deletedAt)))
+        .prepare(),
+      // Course order: section-less modules first, then by section position, then module position.
+      modules: db
+        .select({ id: courseModules.id, title: courseModules.title })
+        .from(courseModules)
+        .leftJoin(courseSections, eq(courseSections.id, courseModules.sectionId))
+        .where(eq(courseModules.courseId, p('courseId')))
+        .orderBy(sql`${courseModules.sectionId} is not null`, courseSections.position, courseModules.position)
+        .prepare(),
+      activities: db
+        .select({ id: activities.id, moduleId: activities.moduleId, title: activities.title, required: activities.required })
+        .from(activities)
+        .where(eq(activities.courseId, p('courseId')))
+        .orderBy(activities.moduleId, activities.position)
+        .prepare(),
+      edges: db
+        .select({ from: sequencingEdges.fromNodeId, to: sequencingEdges.toNodeId, minScore: sequencingEdges.minScore })
+        .from(sequencingEdges)
+        .where(eq(sequencingEdges.courseId, p('courseId')))
+        .prepare(),
+      states: db
+        .select({
+          activityId: activityStates.activityId,
+          status: activityStates.status,
+          score: activityStates.score,
+          xpAwarded: activityStates.xpAwarded,
+          updatedAt: activityStates.updatedAt,
+        })
+        .from(activityStates)
+        .where(and(eq(activityStates.userId, p('userId')), eq(activityStates.courseId, p('courseId'))))
+        .prepare(),
+      // The learner's grades on assignments tied to an activity.
+      grades: db
+        .select({ activityId: gradebookAssignments.activityId, score: gradebookGrades.score, max: gradebookAssignments.scoreMaximum })
+        .from(gradebookGrades)
+        .innerJoin(gradebookAssignments, eq(gradebookAssignments.id, gradebookGrades.assignmentId))
+        .where(
+          and(
+            eq(gradebookGrades.courseId, p('courseId')),
+            eq(gradebookGrades.tenantId, p('tenantId')),
+            eq(gradebookGrades.studentId, p('userId')),
+            sql`${gradebookAssignments.activityId} is not null`,
+          ),
+        )
+        .prepare(),
+    };
+  });
+}
+
 /** One learner's state in each of several courses of the tenant (missing or deleted courses are left out). */
 export function learnerCourseStates(db: Db, q: { tenantId: string; userId: string; courseIds: string[] }): Map<string, LearnerCourseState> {
   const out = new Map<string, LearnerCourseState>();
-  const courseIds = [...new Set(q.courseIds)];
-  if (courseIds.length === 0) return out;
-  const courseRows = db
-    .select({ id: courses.id, status: courses.status })
-    .from(courses)
-    .where(and(inArray(courses.id, courseIds), eq(courses.tenantId, q.tenantId), isNull(courses.deletedAt)))
-    .all();
-  if (courseRows.length === 0) return out;
-  const ids = courseRows.map((c) => c.id);
-  const enrollmentStatus = new Map(
-    db
-      .select({ courseId: enrollments.courseId, status: enrollments.status })
-      .from(enrollments)
-      .where(and(inArray(enrollments.courseId, ids), eq(enrollments.userId, q.userId)))
-      .all()
-      .map((e) => [e.courseId, e.status]),
-  );
-  // Course order: section-less modules first, then by section position, then module position.
-  const moduleRows = db
-    .select({ id: courseModules.id, courseId: courseModules.courseId, title: courseModules.title })
-    .from(courseModules)
-    .leftJoin(courseSections, eq(courseSections.id, courseModules.sectionId))
-    .where(inArray(courseModules.courseId, ids))
-    .orderBy(sql`${courseModules.sectionId} is not null`, courseSections.position, courseModules.position)
-    .all();
-  const activityRows: ActivityNode[] = db
-    .select({ id: activities.id, courseId: activities.courseId, moduleId: activities.moduleId, title: activities.title, required: activities.required })
-    .from(activities)
-    .where(and(inArray(activities.courseId, ids), eq(activities.tenantId, q.tenantId)))
-    .orderBy(activities.moduleId, activities.position)
-    .all();
-  const edgeRows = db
-    .select({
-      courseId: sequencingEdges.courseId,
-      from: sequencingEdges.fromNodeId,
-      to: sequencingEdges.toNodeId,
-      minScore: sequencingEdges.minScore,
-    })
-    .from(sequencingEdges)
-    .where(inArray(sequencingEdges.courseId, ids))
-    .all();
-  const stateRows: StateRow[] = db
-    .select({
-      activityId: activityStates.activityId,
-      courseId: activityStates.courseId,
-      status: activityStates.status,
-      score: activityStates.score,
-      xpAwarded: activityStates.xpAwarded,
-      updatedAt: activityStates.updatedAt,
-    })
-    .from(activityStates)
-    .where(and(eq(activityStates.userId, q.userId), inArray(activityStates.courseId, ids)))
-    .all();
-  // The learner's grade on assignments tied to an activity, as a percentage of its maximum.
-  const gradeRows = db
-    .select({ activityId: gradebookAssignments.activityId, score: gradebookGrades.score, max: gradebookAssignments.scoreMaximum })
-    .from(gradebookGrades)
-    .innerJoin(gradebookAssignments, eq(gradebookAssignments.id, gradebookGrades.assignmentId))
-    .where(and(eq(gradebookGrades.studentId, q.userId), inArray(gradebookGrades.courseId, ids), sql`${gradebookAssignments.activityId} is not null`))
-    .all();
-  const gradePercent = new Map<string, number>();
-  for (const g of gradeRows) if (g.activityId && g.max > 0) gradePercent.set(g.activityId, (g.score / g.max) * 100);
-
-  const modulesBy = groupBy(moduleRows, (m) => m.courseId);
-  const activitiesBy = groupBy(activityRows, (a) => a.courseId);
-  const edgesBy = groupBy(edgeRows, (e) => e.courseId);
-  const statesBy = groupBy(stateRows, (s) => s.courseId);
-  for (const course of courseRows) {
+  const st = statementsOf(db);
+  for (const courseId of new Set(q.courseIds)) {
+    const params = { courseId, tenantId: q.tenantId, userId: q.userId };
+    const course = st.course.values(params)[0] as [CourseStatus, EnrollmentStatus | null] | undefined;
+    if (!course) continue;
+    const gradePercent = new Map<string, number>();
+    for (const [activityId, score, max] of st.grades.values(params) as [string, number, number][]) if (max > 0) gradePercent.set(activityId, (score / max) * 100);
     out.set(
-      course.id,
+      courseId,
       computeCourseState({
-        courseId: course.id,
-        reasons: courseReasons(course.status, enrollmentStatus.get(course.id)),
-        modules: modulesBy.get(course.id) ?? [],
-        activities: activitiesBy.get(course.id) ?? [],
-        edges: edgesBy.get(course.id) ?? [],
-        states: statesBy.get(course.id) ?? [],
+        courseId,
+        reasons: courseReasons(course[0], course[1] ?? undefined),
+        modules: (st.modules.values(params) as [string, string][]).map(([id, title]) => ({ id, title })),
+        activities: (st.activities.values(params) as [string, string, string, number][]).map(([id, moduleId, title, required]) => ({
+          id,
+          moduleId,
+          title,
+          required: required === 1,
+        })),
+        edges: (st.edges.values(params) as [string, string, number | null][]).map(([from, to, minScore]) => ({ from, to, minScore })),
+        states: (st.states.values(params) as [string, StateRow['status'], number | null, number, string][]).map(
+          ([activityId, status, score, xpAwarded, updatedAt]) => ({ activityId, status, score, xpAwarded, updatedAt }),
+        ),
         gradePercent,
       }),
     );
@@ -314,8 +345,10 @@ function computeCourseState(input: CourseInput): LearnerCourseState {
   }
 
   const unmetOf = (id: string): UnmetPrerequisite[] => {
+    const edges = incoming.get(id);
+    if (!edges) return NONE;
     const unmet: UnmetPrerequisite[] = [];
-    for (const { from, minScore } of incoming.get(id) ?? []) {
+    for (const { from, minScore } of edges) {
       const scoreMet = minScore === null || (from.score !== null && from.score >= minScore);
       if (from.completed && scoreMet) continue;
       const what = from.type === 'module' ? `the module “${from.title}”` : `“${from.title}”`;
@@ -325,7 +358,7 @@ function computeCourseState(input: CourseInput): LearnerCourseState {
       else message = `You need a score of at least ${formatPercent(minScore!)} on ${what}; your score is ${formatPercent(from.score)}.`;
       unmet.push({ node_id: from.id, node_type: from.type, title: from.title, min_score: minScore, score: from.score, message });
     }
-    return unmet;
+    return unmet.length > 0 ? unmet : NONE;
   };
 
   const states = new Map<string, NodeState>();
@@ -334,18 +367,19 @@ function computeCourseState(input: CourseInput): LearnerCourseState {
     let unmet = unmetOf(f.id);
     if (f.type === 'module') moduleUnmet.set(f.id, unmet);
     else {
-      const ofModule = moduleUnmet.get(f.moduleId!) ?? [];
-      if (ofModule.length > 0) unmet = [...ofModule, ...unmet];
+      // An activity waits for its module's prerequisites too (the same array when it has none of
+      // its own: a locked module's activities share it rather than copy it).
+      const ofModule = moduleUnmet.get(f.moduleId!) ?? NONE;
+      if (ofModule.length > 0) unmet = unmet.length > 0 ? [...ofModule, ...unmet] : ofModule;
     }
-    const reasons = [...input.reasons, ...unmet.map((u) => u.message)];
-    const available = reasons.length === 0;
+    const available = input.reasons.length === 0 && unmet.length === 0;
     let status: NodeStatus;
     if (f.completed) status = 'completed';
     else if (f.ownStatus === 'skipped') status = 'skipped';
     else if (!available) status = 'locked';
     else if (f.touched) status = 'in_progress';
     else status = 'available';
-    states.set(f.id, { nodeId: f.id, nodeType: f.type, moduleId: f.moduleId, title: f.title, status, available, unmet, reasons, score: f.score });
+    states.set(f.id, new LearnerNodeState(f.id, f.type, f.moduleId, f.title, status, available, unmet, input.reasons, f.score));
   }
 
   const nodes = topologicalOrder(natural.map((f) => f.id), incoming, outgoing).map((id) => states.get(id)!);
@@ -354,6 +388,7 @@ function computeCourseState(input: CourseInput): LearnerCourseState {
   return {
     courseId: input.courseId,
     status,
+    reasons: input.reasons,
     percent,
     completedRequired,
     totalRequired,
