@@ -79,6 +79,8 @@ describe('calendar days in a time zone', () => {
     expect(localDay(at, 'America/Los_Angeles')).toBe('2026-03-11');
     expect(localDay(new Date('2026-03-12T05:00:00.000Z'), 'America/Los_Angeles')).toBe('2026-03-11');
     expect(localDay(new Date('2026-03-11T23:30:00.000Z'), 'Pacific/Kiritimati')).toBe('2026-03-12');
+    // A stored zone the runtime no longer knows counts as UTC.
+    expect(localDay(at, 'Gone/Zone')).toBe('2026-03-11');
   });
 
   it('knows the day before, across months and leap days', () => {

@@ -11,7 +11,13 @@ const formats = new BoundedMap<string, Intl.DateTimeFormat>(1_000);
 function dayFormat(timeZone: string): Intl.DateTimeFormat {
   let format = formats.get(timeZone);
   if (!format) {
-    format = new Intl.DateTimeFormat('en-US', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' });
+    try {
+      format = new Intl.DateTimeFormat('en-US', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' });
+    } catch {
+      // Zones are checked when they are set; one that a later runtime no longer knows counts as UTC
+      // rather than failing every read that needs the learner's day.
+      return dayFormat(DEFAULT_TIME_ZONE);
+    }
     formats.set(timeZone, format);
   }
   return format;
@@ -31,7 +37,7 @@ export function canonicalTimeZone(name: string): string | null {
   }
 }
 
-/** The calendar day (`YYYY-MM-DD`) that `at` falls on in `timeZone` (null: UTC). */
+/** The calendar day (`YYYY-MM-DD`) that `at` falls on in `timeZone` (null, or a zone the runtime does not know: UTC). */
 export function localDay(at: Date, timeZone: string | null | undefined): string {
   // By parts, not by a locale whose format happens to be YYYY-MM-DD: that depends on ICU's data.
   let year = '';
