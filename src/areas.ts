@@ -7,6 +7,7 @@ import { activitiesArea } from './activities';
 import { apiKeysArea } from './api-keys';
 import { authArea } from './auth';
 import { coursesArea } from './courses';
+import { dashboardArea } from './dashboard';
 import { documentsArea } from './documents';
 import { enrollmentsArea } from './enrollments';
 import { gradebookArea } from './gradebook';
@@ -30,6 +31,7 @@ export const areas: readonly Area[] = [
   enrollmentsArea,
   sequencingArea,
   documentsArea,
+  dashboardArea,
 ];
 
 /** The tenant-wide rights every area defines, as GET /api/users/me/permissions reports them. */

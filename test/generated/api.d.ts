@@ -208,7 +208,10 @@ export interface paths {
         delete: operations["deleteUser"];
         options?: never;
         head?: never;
-        /** Update a user: self (name, password with current_password) or admin (also email and role) */
+        /**
+         * Update a user: self (name, timezone, password with current_password) or admin (also email and role)
+         * @description `timezone` is an IANA time zone (`Europe/Paris`), checked against the time-zone tables the server counts a learner's calendar days with (streaks, reminders); anything else is a 422. It is stored in its canonical form (`europe/paris` reads back `Europe/Paris`); null resets it to UTC.
+         */
         patch: operations["updateUser"];
         trace?: never;
     };
@@ -1520,6 +1523,103 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/dashboard/feed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's feed: events about them, newest first
+         * @description Completions, badges, levels, enrollments, grades recorded and documents shared with the caller; for instructors also their courses' help requests. Which feeds an event appears in is decided when it happens. Each item says whether it is `read` (see POST /api/dashboard/feed/read).
+         */
+        get: operations["getDashboardFeed"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/dashboard/feed/read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark the caller's feed read, up to an event of it or all of it
+         * @description `up_to` names an event of the caller's feed: it and every older event are read. Without it (or without a body) the whole feed is. Marking never moves backwards. An id that is not an event of the caller's feed is a 404.
+         */
+        post: operations["markDashboardFeedRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/dashboard/shelf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Activities the caller saved for later, with their reminders
+         * @description Activities with a reminder come first, by when it falls (so due ones lead, flagged `reminder_due`), then the others by when they were saved. Activities of deleted courses are left out.
+         */
+        get: operations["getDashboardShelf"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/dashboard/shelf/analytics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's shelf in figures: saved, completed from it, average days on it, reminders due or to come */
+        get: operations["getDashboardShelfAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/dashboard/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's summary: courses with progress, xp, level, streak, due soon, unread feed count
+         * @description Courses are those the caller is actively enrolled in as a student, with progress from the course state (required activities completed). Due soon: their activities due in the next 7 days that the caller has not completed. The streak counts calendar days in the caller's time zone (`timezone` on the user, default UTC).
+         */
+        get: operations["getDashboardSummary"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1583,6 +1683,11 @@ export interface components {
             /** @enum {string} */
             role: "admin" | "member";
             /**
+             * @description The user's IANA time zone (their calendar days: streaks, reminders); null means UTC
+             * @example Europe/Paris
+             */
+            timezone: string | null;
+            /**
              * Format: date-time
              * @example 2026-01-01T00:00:00.000Z
              */
@@ -1632,6 +1737,8 @@ export interface components {
             role?: "admin" | "member";
             password?: string;
             current_password?: string;
+            /** @description An IANA time zone such as `Europe/Paris` (422 for anything else), stored in its canonical form; null resets to UTC */
+            timezone?: string | null;
         };
         Tenant: {
             /** Format: uuid */
@@ -2670,6 +2777,446 @@ export interface components {
                 op: "equal" | "insert" | "delete";
                 text: string;
             }[];
+        };
+        /** @description An event of the caller's feed; `data` has the shape its `type` names */
+        FeedItem: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description Who caused it; null for the system
+             */
+            actor_id: string | null;
+            subject: {
+                type: string;
+                id: string;
+            };
+            /** Format: uuid */
+            course_id: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            occurred_at: string;
+            /** @description At or before the point the caller marked their feed read */
+            read: boolean;
+            /**
+             * @description A learner completed an activity.
+             * @enum {string}
+             */
+            type: "activity.completed";
+            data: {
+                /** Format: uuid */
+                activity_id: string;
+                /** Format: uuid */
+                module_id: string;
+                /** Format: uuid */
+                course_id: string;
+                /** Format: uuid */
+                user_id: string;
+                score: number | null;
+                xp_awarded: number;
+                /** Format: date-time */
+                completed_at: string;
+            };
+        } | {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description Who caused it; null for the system
+             */
+            actor_id: string | null;
+            subject: {
+                type: string;
+                id: string;
+            };
+            /** Format: uuid */
+            course_id: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            occurred_at: string;
+            /** @description At or before the point the caller marked their feed read */
+            read: boolean;
+            /**
+             * @description A learner earned a badge.
+             * @enum {string}
+             */
+            type: "badge.awarded";
+            data: {
+                /** Format: uuid */
+                user_id: string;
+                badge: string;
+                /** Format: uuid */
+                scope_id: string | null;
+                /** Format: uuid */
+                course_id: string | null;
+            };
+        } | {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description Who caused it; null for the system
+             */
+            actor_id: string | null;
+            subject: {
+                type: string;
+                id: string;
+            };
+            /** Format: uuid */
+            course_id: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            occurred_at: string;
+            /** @description At or before the point the caller marked their feed read */
+            read: boolean;
+            /**
+             * @description A learner's experience points took them to a new level.
+             * @enum {string}
+             */
+            type: "level.reached";
+            data: {
+                /** Format: uuid */
+                user_id: string;
+                level: number;
+                total_xp: number;
+            };
+        } | {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description Who caused it; null for the system
+             */
+            actor_id: string | null;
+            subject: {
+                type: string;
+                id: string;
+            };
+            /** Format: uuid */
+            course_id: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            occurred_at: string;
+            /** @description At or before the point the caller marked their feed read */
+            read: boolean;
+            /**
+             * @description A learner asked for help on an activity; it appears in the feed of the course's instructors.
+             * @enum {string}
+             */
+            type: "help.requested";
+            data: {
+                /** Format: uuid */
+                activity_id: string;
+                /** Format: uuid */
+                course_id: string;
+                /** Format: uuid */
+                user_id: string;
+                message: string;
+            };
+        } | {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description Who caused it; null for the system
+             */
+            actor_id: string | null;
+            subject: {
+                type: string;
+                id: string;
+            };
+            /** Format: uuid */
+            course_id: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            occurred_at: string;
+            /** @description At or before the point the caller marked their feed read */
+            read: boolean;
+            /**
+             * @description Someone was enrolled in a course (or a dropped enrollment was reactivated).
+             * @enum {string}
+             */
+            type: "enrollment.created";
+            data: {
+                /** Format: uuid */
+                enrollment_id: string;
+                /** Format: uuid */
+                course_id: string;
+                /** Format: uuid */
+                user_id: string;
+                role: string;
+            };
+        } | {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description Who caused it; null for the system
+             */
+            actor_id: string | null;
+            subject: {
+                type: string;
+                id: string;
+            };
+            /** Format: uuid */
+            course_id: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            occurred_at: string;
+            /** @description At or before the point the caller marked their feed read */
+            read: boolean;
+            /**
+             * @description An enrollment was marked completed.
+             * @enum {string}
+             */
+            type: "enrollment.completed";
+            data: {
+                /** Format: uuid */
+                enrollment_id: string;
+                /** Format: uuid */
+                course_id: string;
+                /** Format: uuid */
+                user_id: string;
+                role: string;
+            };
+        } | {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description Who caused it; null for the system
+             */
+            actor_id: string | null;
+            subject: {
+                type: string;
+                id: string;
+            };
+            /** Format: uuid */
+            course_id: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            occurred_at: string;
+            /** @description At or before the point the caller marked their feed read */
+            read: boolean;
+            /**
+             * @description An enrollment was dropped.
+             * @enum {string}
+             */
+            type: "enrollment.dropped";
+            data: {
+                /** Format: uuid */
+                enrollment_id: string;
+                /** Format: uuid */
+                course_id: string;
+                /** Format: uuid */
+                user_id: string;
+                role: string;
+            };
+        } | {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description Who caused it; null for the system
+             */
+            actor_id: string | null;
+            subject: {
+                type: string;
+                id: string;
+            };
+            /** Format: uuid */
+            course_id: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            occurred_at: string;
+            /** @description At or before the point the caller marked their feed read */
+            read: boolean;
+            /**
+             * @description A grade was recorded or changed for a student on a gradebook assignment.
+             * @enum {string}
+             */
+            type: "grade.recorded";
+            data: {
+                /** Format: uuid */
+                assignment_id: string;
+                /** Format: uuid */
+                course_id: string;
+                /** Format: uuid */
+                user_id: string;
+                score: number | null;
+                score_maximum: number;
+            };
+        } | {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description Who caused it; null for the system
+             */
+            actor_id: string | null;
+            subject: {
+                type: string;
+                id: string;
+            };
+            /** Format: uuid */
+            course_id: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            occurred_at: string;
+            /** @description At or before the point the caller marked their feed read */
+            read: boolean;
+            /**
+             * @description A document was shared with a user or a group.
+             * @enum {string}
+             */
+            type: "document.shared";
+            data: {
+                /** Format: uuid */
+                document_id: string;
+                title: string;
+                /** @enum {string} */
+                grantee_type: "user" | "group";
+                /** Format: uuid */
+                grantee_id: string;
+                role: string;
+            };
+        };
+        FeedReadState: {
+            /**
+             * Format: uuid
+             * @description The newest event marked read (marking never moves backwards); null when none is
+             */
+            read_up_to: string | null;
+            unread_count: number;
+        };
+        MarkFeedRead: {
+            /**
+             * Format: uuid
+             * @description An event of the caller's feed: it and every older one are read. Absent: the whole feed
+             */
+            up_to?: string;
+        };
+        ShelfItem: {
+            /** Format: uuid */
+            activity_id: string;
+            title: string;
+            /** @enum {string} */
+            type: "reading" | "video" | "quiz" | "assignment" | "discussion" | "external";
+            /** Format: uuid */
+            course_id: string;
+            course_title: string;
+            /** Format: uuid */
+            module_id: string;
+            /** @enum {string} */
+            status: "not_started" | "in_progress" | "completed" | "skipped";
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            due_at: string | null;
+            deep_link_url: string | null;
+            estimated_minutes: number | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            saved_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            remind_at: string | null;
+            /** @description It has a reminder and its time has come (remind_at <= now) */
+            reminder_due: boolean;
+            /** @description Days since it was saved, to two decimals */
+            days_on_shelf: number;
+        };
+        ShelfAnalytics: {
+            /** @description Activities on the shelf now */
+            saved: number;
+            /** @description Activities completed while they were on the shelf */
+            completed_from_shelf: number;
+            /** @description Mean days on the shelf over the activities that left it (completed or taken off) and those on it now (days so far), to two decimals; null when there are none */
+            average_days_on_shelf: number | null;
+            /** @description On the shelf with a reminder due or overdue (remind_at <= now) */
+            reminders_due: number;
+            /** @description On the shelf with a reminder still to come */
+            reminders_upcoming: number;
+        };
+        DashboardSummary: {
+            xp: number;
+            level: number;
+            /** @description Consecutive days with a completion, in the learner's time zone; 0 once a whole day has passed without one */
+            streak_days: number;
+            longest_streak: number;
+            /** @description The learner's last day with a completion (YYYY-MM-DD, their time zone) */
+            last_active_day: string | null;
+            /** @description Badges earned */
+            badges: number;
+            unread_feed_count: number;
+            /** @description Courses the caller is actively enrolled in as a student, most recently active first */
+            courses: {
+                /** Format: uuid */
+                course_id: string;
+                title: string;
+                slug: string;
+                /** Format: uuid */
+                enrollment_id: string;
+                /** @enum {string} */
+                status: "not_started" | "in_progress" | "completed";
+                /** @description Completed required activities over all required ones, 0..100 */
+                percent: number;
+                completed_required: number;
+                total_required: number;
+                xp_earned: number;
+                /**
+                 * Format: date-time
+                 * @example 2026-01-01T00:00:00.000Z
+                 */
+                last_activity_at: string | null;
+            }[];
+            /** @description Activities of those courses due in the next 7 days and not completed, soonest first (at most 50) */
+            due_soon: {
+                /** Format: uuid */
+                activity_id: string;
+                title: string;
+                /** @enum {string} */
+                type: "reading" | "video" | "quiz" | "assignment" | "discussion" | "external";
+                /** Format: uuid */
+                course_id: string;
+                /** Format: uuid */
+                module_id: string;
+                /**
+                 * Format: date-time
+                 * @example 2026-01-01T00:00:00.000Z
+                 */
+                due_at: string;
+                required: boolean;
+                /** @enum {string} */
+                status: "not_started" | "in_progress" | "completed" | "skipped";
+                /** @description Its prerequisites are met: it can be completed now */
+                available: boolean;
+            }[];
+            /** @description How many are due in the next 7 days (due_soon lists at most 50) */
+            due_soon_total: number;
         };
     };
     responses: never;
@@ -10149,6 +10696,227 @@ export interface operations {
             };
             /** @description Well-formed but not acceptable (validation_failed) */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getDashboardFeed: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (at most 1000000000) */
+                page?: number;
+                /** @description Items per page, 1 to 100 */
+                per_page?: number;
+                /** @description true: only the events after the point the feed was marked read */
+                unread?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the feed, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["FeedItem"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    markDashboardFeedRead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["MarkFeedRead"];
+            };
+        };
+        responses: {
+            /** @description Where the feed is read up to, and what is still unread */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeedReadState"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getDashboardShelf: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (at most 1000000000) */
+                page?: number;
+                /** @description Items per page, 1 to 100 */
+                per_page?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the shelf */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ShelfItem"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getDashboardShelfAnalytics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Shelf analytics */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShelfAnalytics"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getDashboardSummary: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The summary */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardSummary"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };
