@@ -5,11 +5,13 @@ import type { PermissionRules } from './auth/access';
 import type { Area } from './context';
 import { apiKeysArea } from './api-keys';
 import { authArea } from './auth';
+import { backupArea } from './backup';
 import { coursesArea } from './courses';
 import { documentsArea } from './documents';
 import { enrollmentsArea } from './enrollments';
 import { gradebookArea } from './gradebook';
 import { groupsArea } from './groups';
+import { metricsArea } from './metrics';
 import { systemArea } from './system';
 import { tenantsArea } from './tenants';
 import { usersArea } from './users';
@@ -26,6 +28,8 @@ export const areas: readonly Area[] = [
   coursesArea,
   enrollmentsArea,
   documentsArea,
+  metricsArea,
+  backupArea,
 ];
 
 /** The tenant-wide rights every area defines, as GET /api/users/me/permissions reports them. */
