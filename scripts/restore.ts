@@ -48,8 +48,8 @@ async function main(): Promise<void> {
   try {
     const result = await restoreBackup(command.from, command.config.dataDir);
     process.stdout.write(
-      `Restored ${command.from} into ${result.database} (${result.bytes} bytes, ${result.level.applied} of ${result.level.known} migrations applied; ` +
-        `the server applies the rest when it starts).\n` +
+      `Restored ${command.from} into ${result.database} (${result.bytes} bytes, ${result.level.applied} of ${result.level.known} migrations applied` +
+        `${result.level.applied < result.level.known ? '; the server applies the rest when it starts' : ''}).\n` +
         (result.previous ? `The database it replaced is kept as ${result.previous}.\n` : ''),
     );
   } catch (err) {
