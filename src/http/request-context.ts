@@ -8,7 +8,9 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
 import type { AppEnv, Deps } from '../context';
 import { accessLoggerOf } from '../logger';
-import { UNMATCHED_ROUTE } from '../metrics/registry';
+
+/** The route label of every request no route matches (so raw paths never become label values). */
+export const UNMATCHED_ROUTE = 'unmatched';
 
 /**
  * Sent with every answer: the headers that protect JSON (OWASP REST Security): no MIME sniffing,

@@ -16,9 +16,6 @@ export interface HubGauges {
   readonly awarenessEntryCount: number;
 }
 
-/** The label of every request no route matches (so raw paths never become label values). */
-export const UNMATCHED_ROUTE = 'unmatched';
-
 /** Why the hub refused a live-editing message (the `reason` label). */
 export type RefusalReason =
   | 'read_only'
