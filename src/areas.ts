@@ -12,6 +12,7 @@ import { enrollmentsArea } from './enrollments';
 import { gradebookArea } from './gradebook';
 import { groupsArea } from './groups';
 import { metricsArea } from './metrics';
+import { sequencingArea } from './sequencing';
 import { systemArea } from './system';
 import { tenantsArea } from './tenants';
 import { usersArea } from './users';
@@ -27,6 +28,7 @@ export const areas: readonly Area[] = [
   gradebookArea,
   coursesArea,
   enrollmentsArea,
+  sequencingArea,
   documentsArea,
   metricsArea,
   backupArea,

@@ -26,6 +26,8 @@ export const users = sqliteTable(
     deletedAt: text('deleted_at'),
     /** Access tokens issued before this second are refused: set by a password change (sign out everywhere). */
     tokensValidAfter: text('tokens_valid_after'),
+    /** IANA time zone the learner's calendar days are counted in (streaks, reminders); null is UTC. */
+    timezone: text('timezone'),
   },
   (t) => [
     // Unique among live users: a deleted user's email may be given to a new account (a returning learner).

@@ -3,3 +3,5 @@ export * from './core';
 export * from './courses';
 export * from './documents';
 export * from './gradebook';
+export * from './learning';
+export * from './events';

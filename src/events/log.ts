@@ -1,0 +1,143 @@
+// The domain-event log (see db/schema/events.ts). One function appends, inside the caller's
+// transaction, so an event exists exactly when the change it records does; the rest reads it:
+// a user's feed (newest first) and the tenant's log in order from a cursor (webhooks).
+import { and, desc, eq, gt, inArray, sql } from 'drizzle-orm';
+import type { Db } from '../../db/client';
+import { eventRecipients, events, feedReads } from '../../db/schema';
+import type { Clock } from '../lib/clock';
+import { newId } from '../lib/ids';
+import type { EventData, EventType } from './types';
+
+export type EventRow = typeof events.$inferSelect;
+
+export interface NewEvent<T extends EventType> {
+  tenantId: string;
+  type: T;
+  actorId: string | null;
+  subject: { type: string; id: string };
+  courseId?: string | null;
+  data: EventData<T>;
+  /** Whose feeds it appears in (duplicates and nulls are ignored). */
+  recipients?: Iterable<string | null | undefined>;
+}
+
+/**
+ * Appends one event. Call it with the transaction that makes the change, so that the change and
+ * its event are committed (or rolled back) together.
+ */
+export function appendEvent<T extends EventType>(tx: Db, clock: Clock, event: NewEvent<T>): EventRow {
+  const row = tx
+    .insert(events)
+    .values({
+      id: newId(),
+      tenantId: event.tenantId,
+      type: event.type,
+      actorId: event.actorId,
+      subjectType: event.subject.type,
+      subjectId: event.subject.id,
+      courseId: event.courseId ?? null,
+      payload: JSON.stringify(event.data),
+      occurredAt: clock.now().toISOString(),
+    })
+    .returning()
+    .get();
+  const recipients = new Set<string>();
+  for (const userId of event.recipients ?? []) if (userId) recipients.add(userId);
+  if (recipients.size > 0) {
+    tx.insert(eventRecipients)
+      .values([...recipients].map((userId) => ({ userId, eventSeq: row.seq })))
+      .run();
+  }
+  return row;
+}
+
+/** A user's feed, newest first: one range of event_recipients' primary key. */
+export function feedPage(db: Db, userId: string, limit: number, offset: number): { rows: EventRow[]; total: number } {
+  const rows = db
+    .select({ event: events })
+    .from(eventRecipients)
+    .innerJoin(events, eq(events.seq, eventRecipients.eventSeq))
+    .where(eq(eventRecipients.userId, userId))
+    .orderBy(desc(eventRecipients.eventSeq))
+    .limit(limit)
+    .offset(offset)
+    .all()
+    .map((r) => r.event);
+  const total = db
+    .select({ n: sql<number>`count(*)` })
+    .from(eventRecipients)
+    .where(eq(eventRecipients.userId, userId))
+    .get()!.n;
+  return { rows, total };
+}
+
+export function feedReadUpTo(db: Db, userId: string): number {
+  return db.select({ seq: feedReads.readUpToSeq }).from(feedReads).where(eq(feedReads.userId, userId)).get()?.seq ?? 0;
+}
+
+export function unreadFeedCount(db: Db, userId: string): number {
+  const upTo = feedReadUpTo(db, userId);
+  return db
+    .select({ n: sql<number>`count(*)` })
+    .from(eventRecipients)
+    .where(and(eq(eventRecipients.userId, userId), gt(eventRecipients.eventSeq, upTo)))
+    .get()!.n;
+}
+
+/** Marks the feed read up to `seq` (never backwards). */
+export function markFeedRead(db: Db, clock: Clock, userId: string, seq: number): number {
+  const now = clock.now().toISOString();
+  const upTo = Math.max(seq, feedReadUpTo(db, userId));
+  db.insert(feedReads)
+    .values({ userId, readUpToSeq: upTo, updatedAt: now })
+    .onConflictDoUpdate({ target: feedReads.userId, set: { readUpToSeq: upTo, updatedAt: now } })
+    .run();
+  return upTo;
+}
+
+/** The newest event in a user's feed, or 0. */
+export function latestFeedSeq(db: Db, userId: string): number {
+  return (
+    db
+      .select({ seq: eventRecipients.eventSeq })
+      .from(eventRecipients)
+      .where(eq(eventRecipients.userId, userId))
+      .orderBy(desc(eventRecipients.eventSeq))
+      .limit(1)
+      .get()?.seq ?? 0
+  );
+}
+
+/** An event by public id within a tenant (for `up_to` cursors given by clients). */
+export function eventById(db: Db, tenantId: string, id: string): EventRow | undefined {
+  return db.select().from(events).where(and(eq(events.tenantId, tenantId), eq(events.id, id))).get();
+}
+
+/**
+ * The tenant's events after `afterSeq`, in log order, optionally of some types only: how a
+ * consumer (an outbound webhook) walks the log from its cursor.
+ */
+export function eventsAfter(db: Db, tenantId: string, afterSeq: number, limit: number, types?: readonly string[]): EventRow[] {
+  const conditions = [eq(events.tenantId, tenantId), gt(events.seq, afterSeq)];
+  if (types && types.length > 0) conditions.push(inArray(events.type, [...types]));
+  return db
+    .select()
+    .from(events)
+    .where(and(...conditions))
+    .orderBy(events.seq)
+    .limit(limit)
+    .all();
+}
+
+/** An event as the API shows it (the feed) and as webhooks carry its data. */
+export function eventJson(row: EventRow) {
+  return {
+    id: row.id,
+    type: row.type,
+    actor_id: row.actorId,
+    subject: { type: row.subjectType, id: row.subjectId },
+    course_id: row.courseId,
+    data: JSON.parse(row.payload) as Record<string, unknown>,
+    occurred_at: row.occurredAt,
+  };
+}
