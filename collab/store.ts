@@ -159,6 +159,12 @@ interface LoadedDoc {
   freed: number;
 }
 
+/** Optional instrumentation (the server's metrics): told of what the store writes. */
+export interface StoreMetrics {
+  updatesPersisted(rows: number, bytes: number): void;
+  compacted(): void;
+}
+
 export interface StoreOptions {
   db: Db;
   clock: Clock;
@@ -167,6 +173,7 @@ export interface StoreOptions {
   compactAfter?: number;
   /** Largest encoded state a change may give a document (DOCUMENT_MAX_BYTES). */
   maxDocumentBytes?: number;
+  metrics?: StoreMetrics;
 }
 
 /** A change applied in memory whose log row is not written yet. */
@@ -198,6 +205,7 @@ export class DocumentStore {
   private readonly db: Db;
   private readonly clock: Clock;
   private readonly logger?: Logger;
+  private readonly metrics?: StoreMetrics;
   private readonly compactAfter: number;
   readonly maxDocumentBytes: number;
   private readonly insertUpdate;
@@ -214,6 +222,7 @@ export class DocumentStore {
     this.db = opts.db;
     this.clock = opts.clock;
     this.logger = opts.logger;
+    this.metrics = opts.metrics;
     this.compactAfter = opts.compactAfter ?? 500;
     this.maxDocumentBytes = opts.maxDocumentBytes ?? DEFAULT_MAX_DOCUMENT_BYTES;
     // Prepared once: the log write is the hot path of live editing. The id is read back through
@@ -692,8 +701,10 @@ export class DocumentStore {
   private insertRows(changes: QueuedChange[], now: Date): number[] {
     const nowMs = now.getTime();
     const createdAt = now.toISOString();
-    return inTransaction(this.db, () =>
+    let bytes = 0;
+    const ids = inTransaction(this.db, () =>
       changes.map(({ documentId, tenantId, userId, update, loaded }) => {
+        bytes += update.byteLength;
         const data = Buffer.from(update.buffer, update.byteOffset, update.byteLength);
         const id = Number(this.insertUpdate.run({ documentId, tenantId, userId, createdAt, bytes: update.byteLength, data }).lastInsertRowid);
         // A live document types many updates a second; its updated_at needs no finer grain than
@@ -706,6 +717,8 @@ export class DocumentStore {
         return id;
       }),
     );
+    this.metrics?.updatesPersisted(changes.length, bytes);
+    return ids;
   }
 
   /**
@@ -738,6 +751,7 @@ export class DocumentStore {
       .onConflictDoUpdate({ target: documentStates.documentId, set: { state, throughUpdateId: through, updatedAt: now } })
       .run();
     loaded.updatesSinceCompaction = 0;
+    this.metrics?.compacted();
     this.measured(loaded, state.byteLength);
     this.uncleared.add(loaded.id);
     this.scheduleClear();

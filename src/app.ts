@@ -51,6 +51,11 @@ export function createApp(deps: Deps): OpenAPIHono<AppEnv> {
     in: 'header',
     name: 'X-API-Key',
   });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'metricsToken', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'The METRICS_TOKEN the server was started with (GET /metrics only)',
+  });
   app.doc31('/api/openapi.json', {
     openapi: '3.1.0',
     info: {

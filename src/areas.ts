@@ -6,12 +6,14 @@ import type { Area } from './context';
 import { activitiesArea } from './activities';
 import { apiKeysArea } from './api-keys';
 import { authArea } from './auth';
+import { backupArea } from './backup';
 import { coursesArea } from './courses';
 import { dashboardArea } from './dashboard';
 import { documentsArea } from './documents';
 import { enrollmentsArea } from './enrollments';
 import { gradebookArea } from './gradebook';
 import { groupsArea } from './groups';
+import { metricsArea } from './metrics';
 import { sequencingArea } from './sequencing';
 import { systemArea } from './system';
 import { tenantsArea } from './tenants';
@@ -32,6 +34,8 @@ export const areas: readonly Area[] = [
   sequencingArea,
   documentsArea,
   dashboardArea,
+  metricsArea,
+  backupArea,
 ];
 
 /** The tenant-wide rights every area defines, as GET /api/users/me/permissions reports them. */

@@ -39,6 +39,10 @@ const configSchema = z.object({
   signInMaxFailuresPerIp: wholeNumber(1).default(50),
   signInWindowSeconds: wholeNumber(1).default(900),
   shutdownTimeoutMs: wholeNumber(0).default(10_000),
+  /** Turns GET /metrics on; Prometheus sends it as a bearer token. */
+  metricsToken: z.string().trim().min(16, 'must be at least 16 characters').optional(),
+  /** Backups in DATA_DIR/backups kept by the rotation (the newest); 0 keeps every one. */
+  backupKeep: wholeNumber(0).default(7),
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -69,6 +73,8 @@ const envNames: Record<keyof Config, string> = {
   signInMaxFailuresPerIp: 'SIGN_IN_MAX_FAILURES_PER_IP',
   signInWindowSeconds: 'SIGN_IN_WINDOW_SECONDS',
   shutdownTimeoutMs: 'SHUTDOWN_TIMEOUT_MS',
+  metricsToken: 'METRICS_TOKEN',
+  backupKeep: 'BACKUP_KEEP',
 };
 
 export class ConfigError extends Error {}

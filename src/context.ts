@@ -13,6 +13,8 @@ import type { FailureLimiter } from './http/rate-limit';
 import type { PermissionRules } from './auth/access';
 import type { ModuleCleanup } from './courses/structure';
 import type { DocumentSearchIndex } from './documents/search';
+import type { Backups } from './backup/service';
+import type { Metrics } from './metrics/registry';
 
 /** Optional capabilities report whether they work here; `/api/system/features` shows them. */
 export interface Capability {
@@ -39,6 +41,10 @@ export interface Deps {
   /** Filled in by the issues that build them; absent means the feature is off. */
   capabilities: Partial<Record<'collab' | 'pdf_export', Capability>>;
   startedAt: Date;
+  /** Prometheus metrics; absent (and nothing counted) unless METRICS_TOKEN is set. */
+  metrics?: Metrics;
+  /** Online backups into DATA_DIR/backups. */
+  backups: Backups;
 }
 
 export interface AppEnv {

@@ -14,6 +14,9 @@ import type { Clock } from './lib/clock';
 import type { Config } from './config';
 import type { Deps } from './context';
 import { FailureLimiter } from './http/rate-limit';
+import { Backups } from './backup/service';
+import { Metrics } from './metrics/registry';
+import { pendingLogRows } from './metrics/sources';
 import { bootstrap } from './tenants/service';
 
 export async function buildDeps(opts: { database: Database_; config: Config; clock: Clock; logger: Logger }): Promise<Deps> {
@@ -22,7 +25,10 @@ export async function buildDeps(opts: { database: Database_; config: Config; clo
   await bootstrap({ db, clock, config, logger });
   const signer = await TokenSigner.load(db, { issuer: config.publicUrl, ttlSeconds: config.accessTokenTtlSeconds, clock });
   const windowMs = config.signInWindowSeconds * 1000;
-  const documents = new DocumentStore({ db, clock, logger, maxDocumentBytes: config.documentMaxBytes });
+  const metrics: Metrics | undefined = config.metricsToken
+    ? new Metrics({ sqlite, liveDocuments: (): number => documents.liveCount, pendingLogRows: pendingLogRows(sqlite) })
+    : undefined;
+  const documents: DocumentStore = new DocumentStore({ db, clock, logger, maxDocumentBytes: config.documentMaxBytes, metrics: metrics?.store });
   const search = new DocumentSearchIndex(db, documents, { logger });
   // Bodies left unindexed by a crash before a debounced refresh are caught up now.
   search.reindexStale();
@@ -45,6 +51,8 @@ export async function buildDeps(opts: { database: Database_; config: Config; clo
     moduleCleanups: [deleteModuleActivities, deleteModuleEdges],
     capabilities: {},
     startedAt: clock.now(),
+    metrics,
+    backups: new Backups({ sqlite, dataDir: config.dataDir, keep: config.backupKeep, clock, logger }),
   };
 }
 
@@ -56,8 +64,10 @@ export function createCollabHub(deps: Deps, options: Partial<ConstructorParamete
     access: documentCollabAccess(deps.db),
     logger: deps.logger,
     clock: deps.clock,
+    metrics: deps.metrics?.hub,
     ...options,
   });
+  deps.metrics?.watchHub(hub);
   // Collab works while a hub of this app accepts connections (tests may run a second one beside it).
   const earlier = deps.capabilities.collab;
   deps.capabilities.collab = { available: async () => hub.accepting || ((await earlier?.available()) ?? false) };

@@ -101,6 +101,7 @@ export const apiTags = [
   { name: 'Sequencing', description: "Prerequisites between a course's modules and activities, and where each learner stands." },
   { name: 'Documents', description: 'Documents, their sharing, contexts, favourites, change history and named versions.' },
   { name: 'Dashboard', description: "A learner's dashboard: what to do next, their shelf, feed and summary." },
+  { name: 'Operations', description: 'Running the server: Prometheus metrics and online backups of the database.' },
 ] as const satisfies ReadonlyArray<{ name: string; description: string }>;
 
 export type ApiTag = (typeof apiTags)[number]['name'];

@@ -1620,6 +1620,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Prometheus metrics (only when METRICS_TOKEN is set)
+         * @description The Prometheus text exposition format: HTTP requests by method, route template and status with a latency histogram; live editing (open documents, connections, updates received, bytes persisted, refused messages, awareness entries); the document store (log rows awaiting compaction, compactions); SQLite (database and WAL sizes, checkpoint durations); sign-in failures and rate-limit refusals; Node.js process metrics. Answers 404 unless the server was started with METRICS_TOKEN; then it needs `Authorization: Bearer <METRICS_TOKEN>`.
+         */
+        get: operations["getMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/backup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take an online backup of the database (platform operator)
+         * @description A consistent copy of the whole database through SQLite's online backup API, taken while the server keeps serving, written to DATA_DIR/backups under a new name once complete; only the BACKUP_KEEP newest backups there are kept. One backup at a time: another request meanwhile is a 409.
+         */
+        post: operations["createBackup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -3217,6 +3257,21 @@ export interface components {
             }[];
             /** @description How many are due in the next 7 days (due_soon lists at most 50) */
             due_soon_total: number;
+        };
+        Backup: {
+            /**
+             * @description The file name in DATA_DIR/backups
+             * @example lms-20261125T031500123Z.sqlite
+             */
+            file: string;
+            bytes: number;
+            /** @description SHA-256 of the file, in hexadecimal */
+            sha256: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            created_at: string;
         };
     };
     responses: never;
@@ -10917,6 +10972,100 @@ export interface operations {
             };
             /** @description Missing, invalid or expired credential (unauthorized) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Metrics in the Prometheus text format (version 0.0.4) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createBackup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The backup written */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Backup"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
