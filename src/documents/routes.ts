@@ -609,7 +609,7 @@ export const documentsRouter = router
       const { id, version_id } = c.req.valid('param');
       const { document } = authorizeDocument('read', documentAccess(c.var.deps.db, c.var.actor, id));
       const version = getVersion(c.var.deps.db, document, version_id);
-      return c.json({ ...presentVersion(versionSummary(version)), content: versionText(version) }, 200);
+      return c.json({ ...presentVersion(versionSummary(version)), content: versionText(c.var.deps.db, version) }, 200);
     },
   )
   .openapi(
@@ -671,7 +671,7 @@ export const documentsRouter = router
       const side = (ref: string): DiffSide => {
         if (ref === 'current') return { label: 'current', text: deps.documents.getText(document.id) };
         const version = getVersion(deps.db, document, ref);
-        return { label: version.id, name: version.name, text: versionText(version) };
+        return { label: version.id, name: version.name, text: versionText(deps.db, version) };
       };
       const from = side(q.from);
       const to = side(q.to);
