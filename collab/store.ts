@@ -91,10 +91,10 @@ const DIFF_TIMEOUT_MS = 25;
 const CLEAR_ROWS_PER_STEP = 100;
 const CLEAR_SLICE_MS = 3;
 /**
- * A document whose stored state is at least this large (bytes, as estimated) and that a transient
- * load left behind its stored text (a write, or a state without text) is not let go at once: it is
- * kept in memory for LINGER_MS after its last use and compacted when it leaves. At most
- * MAX_LINGERING are kept; past that, the document is compacted before the request returns.
+ * A transient load that leaves the stored state behind (a write, or a state stored without its
+ * text) compacts it. A document at least this large (bytes, as estimated) is kept in memory
+ * instead, for LINGER_MS after its last use, and compacted when it leaves, in a turn of its own;
+ * at most MAX_LINGERING are kept, past that the compaction is done before the request returns.
  */
 const LINGER_MIN_BYTES = 512 * 1024;
 const LINGER_MS = 5_000;
@@ -350,6 +350,17 @@ export class DocumentStore {
   /** Lets go of every document kept after a transient load (compacting each): at shutdown, and in benchmarks. */
   unloadIdle(): void {
     for (const loaded of [...this.live.values()]) if (loaded.refs === 0) this.unload(loaded);
+  }
+
+  /** Lets go of a document kept after a transient load without compacting it: it is being erased. */
+  discard(documentId: string): void {
+    const loaded = this.live.get(documentId);
+    if (!loaded || loaded.refs > 0) return;
+    this.flush();
+    if (this.live.get(documentId) !== loaded) return;
+    this.stopLinger(loaded);
+    this.live.delete(documentId);
+    loaded.doc.destroy();
   }
 
   /** Compacts what the document's session wrote (and any text its state lacks) and takes it out of memory. */
@@ -628,7 +639,7 @@ export class DocumentStore {
    */
   private with<T>(documentId: string, fn: (loaded: LoadedDoc) => T): T {
     // Looked up after the flush: a failed flush may have dropped the live copy, and then the
-    // durable state is the one on disk.
+    // durable state is the one on disk. (A lingering document is live, with no holder.)
     this.flush();
     const live = this.live.get(documentId);
     const loaded = live ?? this.load(documentId);
@@ -641,12 +652,14 @@ export class DocumentStore {
         if (live.linger) this.lingerOn(live);
         return result;
       }
-      const behind = loaded.updatesSinceCompaction > 0 || loaded.lacksMarkdown;
-      if (behind && loaded.bytes >= LINGER_MIN_BYTES && this.lingering < MAX_LINGERING) {
-        // Compacted when it leaves memory, in a turn of its own; what follows meanwhile is served from memory.
+      // A stored state behind its log, or without its text, is brought up to date, so that what
+      // follows reads it as stored: a large document when it leaves memory, in a turn of its own
+      // (what follows meanwhile is served from memory), a small one now (it costs little).
+      if (loaded.updatesSinceCompaction === 0 && !loaded.lacksMarkdown) return result;
+      if (loaded.bytes >= LINGER_MIN_BYTES && this.lingering < MAX_LINGERING) {
         this.lingerOn(loaded);
         kept = true;
-      } else if (loaded.updatesSinceCompaction >= this.compactAfter || (behind && loaded.bytes >= LINGER_MIN_BYTES)) {
+      } else {
         try {
           this.compactLoaded(loaded);
         } catch (err) {
