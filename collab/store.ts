@@ -706,7 +706,6 @@ export class DocumentStore {
       unmeasured = Infinity;
     }
     const loaded: LoadedDoc = {
-      lacksMarkdown: state !== undefined && !state.hasMarkdown,
       id: documentId,
       tenantId: this.sharedTenantId(meta.tenantId),
       doc,
@@ -720,6 +719,8 @@ export class DocumentStore {
       slack,
       unmeasured,
       freed: 0,
+      lacksMarkdown: state !== undefined && !state.hasMarkdown,
+      linger: undefined,
     };
     doc.on('beforeObserverCalls', (transaction: Y.Transaction) => {
       loaded.freed = deletedTextBytes(transaction);
