@@ -75,11 +75,13 @@ export function createCollabHub(deps: Deps, options: Partial<ConstructorParamete
 }
 
 /**
- * What a shutdown writes before the database closes: live edits still queued, then the search
+ * What a shutdown writes before the database closes: live edits still queued, the compaction of
+ * documents kept in memory after a REST request (see DocumentStore's LINGER_MS), then the search
  * index's pending refreshes (debounced live edits), so that a restart finds the index current
  * instead of re-reading every recently edited document.
  */
 export function flushPendingWrites(deps: Deps): void {
   deps.documents.flush();
+  deps.documents.unloadIdle();
   deps.search.flush();
 }
