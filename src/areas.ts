@@ -13,6 +13,7 @@ import { groupsArea } from './groups';
 import { systemArea } from './system';
 import { tenantsArea } from './tenants';
 import { usersArea } from './users';
+import { webhooksArea } from './webhooks';
 
 export const areas: readonly Area[] = [
   systemArea,
@@ -26,6 +27,7 @@ export const areas: readonly Area[] = [
   coursesArea,
   enrollmentsArea,
   documentsArea,
+  webhooksArea,
 ];
 
 /** The tenant-wide rights every area defines, as GET /api/users/me/permissions reports them. */

@@ -39,6 +39,12 @@ const configSchema = z.object({
   signInMaxFailuresPerIp: wholeNumber(1).default(50),
   signInWindowSeconds: wholeNumber(1).default(900),
   shutdownTimeoutMs: wholeNumber(0).default(10_000),
+  /** Webhook targets may be `http://` (otherwise `https://` only). */
+  webhookAllowHttp: bool.default(false),
+  /** Webhook targets may resolve to loopback, private or other non-public addresses (tests, a local receiver). */
+  webhookAllowPrivateTargets: bool.default(false),
+  /** Webhook deliveries in flight at once, over every subscription (each has at most one). */
+  webhookConcurrency: wholeNumber(1, 1000).default(16),
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -69,6 +75,9 @@ const envNames: Record<keyof Config, string> = {
   signInMaxFailuresPerIp: 'SIGN_IN_MAX_FAILURES_PER_IP',
   signInWindowSeconds: 'SIGN_IN_WINDOW_SECONDS',
   shutdownTimeoutMs: 'SHUTDOWN_TIMEOUT_MS',
+  webhookAllowHttp: 'WEBHOOK_ALLOW_HTTP',
+  webhookAllowPrivateTargets: 'WEBHOOK_ALLOW_PRIVATE_TARGETS',
+  webhookConcurrency: 'WEBHOOK_CONCURRENCY',
 };
 
 export class ConfigError extends Error {}

@@ -45,6 +45,8 @@ async function main(): Promise<void> {
   }
   const checkpoints = startBackgroundCheckpoints(database, { logger });
   running.attach(createApp(deps), createCollabHub(deps));
+  // Pending deliveries (a crash mid-delivery included) are due again from the first pass.
+  deps.webhooks.start();
   logger.info({ port: running.port, host: config.host, dataDir: config.dataDir }, `listening on http://${config.host}:${running.port}`);
 
   let stopping = false;
@@ -59,12 +61,15 @@ async function main(): Promise<void> {
     const deadline = setTimeout(() => {
       timedOut = true;
       logger.warn('shutdown did not finish in time; stopping anyway');
+      void deps.webhooks.stop();
       flushPendingWrites(deps);
       database.close();
       void closeLog(logger).then(() => process.exit(1));
     }, config.shutdownTimeoutMs + 5_000);
     try {
       await running.close();
+      // Attempts in flight are abandoned, not lost: their deliveries stay pending for the next start.
+      await deps.webhooks.stop();
       await checkpoints.stop();
     } finally {
       if (!timedOut) {

@@ -97,6 +97,7 @@ export const apiTags = [
   { name: 'Course structure', description: 'Sections and modules of a course, in order.' },
   { name: 'Enrollments', description: 'Who takes or teaches a course, and their progress.' },
   { name: 'Documents', description: 'Documents, their sharing, contexts, favourites, change history and named versions.' },
+  { name: 'Webhooks', description: "Outbound webhooks (Standard Webhooks): admins subscribe endpoints to the tenant's events; the messages are listed under webhooks." },
 ] as const satisfies ReadonlyArray<{ name: string; description: string }>;
 
 export type ApiTag = (typeof apiTags)[number]['name'];
