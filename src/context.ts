@@ -59,4 +59,6 @@ export interface AppEnv {
 export interface Area {
   router: OpenAPIHono<AppEnv>;
   permissions?: PermissionRules;
+  /** Adds to the app's OpenAPI document what a mounted router cannot carry (OpenAPI webhooks, whose names are not paths). */
+  document?: (app: OpenAPIHono<AppEnv>) => void;
 }

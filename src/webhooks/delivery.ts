@@ -53,7 +53,6 @@ export class WebhookWorker {
   private readonly abort = new AbortController();
   private timer: NodeJS.Timeout | undefined;
   private running = false;
-  private seenLogEnd = -1;
   private pumpQueued = false;
 
   constructor(private readonly options: WebhookWorkerOptions) {
@@ -132,12 +131,8 @@ export class WebhookWorker {
 
   private startDue(): Promise<void>[] {
     const { db, clock } = this.options;
-    const end = logEnd(db);
-    // Most passes find no new event: one read of the log's end, and no walk of the subscriptions.
-    if (end !== this.seenLogEnd) {
-      enqueueNewEvents(db, clock, end);
-      this.seenLogEnd = end;
-    }
+    // Subscriptions behind the log's end (new events, or one enabled again) catch up.
+    enqueueNewEvents(db, clock, logEnd(db));
     const free = this.options.concurrency - this.inFlight.size;
     const heads = dueHeads(db, clock, new Set(this.inFlight.keys()), free);
     return heads.map((delivery) => {

@@ -4,6 +4,6 @@
 // targets.ts for what an endpoint may be (no private network).
 import type { Area } from '../context';
 import { permissions } from './policy';
-import { webhooksRouter } from './routes';
+import { documentMessages, webhooksRouter } from './routes';
 
-export const webhooksArea: Area = { router: webhooksRouter, permissions };
+export const webhooksArea: Area = { router: webhooksRouter, permissions, document: documentMessages };

@@ -1,7 +1,7 @@
 // Webhooks over HTTP: tenant admins subscribe endpoints to the tenant's events, rotate their
 // signing secrets, read the delivery log, retry a delivery and send a test message. Each route
 // finds the subscription in the caller's tenant first (404 elsewhere), then asks the policy (403).
-import { z } from '@hono/zod-openapi';
+import { type OpenAPIHono, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { AppEnv } from '../context';
 import { eventTypes } from '../events/types';
@@ -217,16 +217,18 @@ export const webhooksRouter = newRouter()
     },
   );
 
-// Each message an endpoint may receive, as an OpenAPI 3.1 webhook: its headers and body.
-for (const type of eventTypes) {
-  webhooksRouter.openAPIRegistry.registerWebhook({
-    method: 'post',
-    path: type,
-    operationId: `receive_${type.replace(/\./g, '_')}`,
-    tags,
-    summary: `The ${type} message`,
-    security: [],
-    request: { headers: messageHeaders, body: { required: true, content: { 'application/json': { schema: messageSchema(type) } } } },
-    responses: { 200: { description: 'Any 2xx answer acknowledges the message; anything else (or no answer within 10 s) is retried' } },
-  });
+/** Each message an endpoint may receive, as an OpenAPI 3.1 webhook named after its type: its headers and body. */
+export function documentMessages(app: OpenAPIHono<AppEnv>): void {
+  for (const type of eventTypes) {
+    app.openAPIRegistry.registerWebhook({
+      method: 'post',
+      path: type,
+      operationId: `receive_${type.replace(/\./g, '_')}`,
+      tags,
+      summary: `The ${type} message`,
+      security: [],
+      request: { headers: messageHeaders, body: { required: true, content: { 'application/json': { schema: messageSchema(type) } } } },
+      responses: { 200: { description: 'Any 2xx answer acknowledges the message; anything else (or no answer within 10 s) is retried' } },
+    });
+  }
 }
