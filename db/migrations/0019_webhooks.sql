@@ -21,7 +21,6 @@ CREATE TABLE `webhook_deliveries` (
 --> statement-breakpoint
 CREATE INDEX `webhook_deliveries_queue_idx` ON `webhook_deliveries` (`subscription_id`,`status`,`event_seq`);--> statement-breakpoint
 CREATE INDEX `webhook_deliveries_log_idx` ON `webhook_deliveries` (`subscription_id`,`created_at`);--> statement-breakpoint
-CREATE INDEX `webhook_deliveries_due_idx` ON `webhook_deliveries` (`status`,`next_attempt_at`);--> statement-breakpoint
 CREATE INDEX `webhook_deliveries_tenant_idx` ON `webhook_deliveries` (`tenant_id`);--> statement-breakpoint
 CREATE TABLE `webhook_subscriptions` (
 	`id` text PRIMARY KEY NOT NULL,

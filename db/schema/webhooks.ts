@@ -69,7 +69,6 @@ export const webhookDeliveries = sqliteTable(
     // The head of a subscription's queue: its oldest pending delivery in log order.
     index('webhook_deliveries_queue_idx').on(t.subscriptionId, t.status, t.eventSeq),
     index('webhook_deliveries_log_idx').on(t.subscriptionId, t.createdAt),
-    index('webhook_deliveries_due_idx').on(t.status, t.nextAttemptAt),
     index('webhook_deliveries_tenant_idx').on(t.tenantId),
   ],
 );

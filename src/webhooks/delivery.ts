@@ -43,8 +43,19 @@ export function signedHeaders(secrets: string[], messageId: string, sentAt: Date
   return {
     'webhook-id': messageId,
     'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
-    'webhook-signature': secrets.map((secret) => new Webhook(secret).sign(messageId, sentAt, body)).join(' '),
+    'webhook-signature': secrets.map((secret) => signerFor(secret).sign(messageId, sentAt, body)).join(' '),
   };
+}
+
+/** Signers by secret (decoding a secret costs more than a signature): the few of the subscriptions being delivered. */
+const signers = new Map<string, Webhook>();
+function signerFor(secret: string): Webhook {
+  let signer = signers.get(secret);
+  if (!signer) {
+    if (signers.size >= 1000) signers.delete(signers.keys().next().value!);
+    signers.set(secret, (signer = new Webhook(secret)));
+  }
+  return signer;
 }
 
 export class WebhookWorker {

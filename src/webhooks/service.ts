@@ -250,7 +250,7 @@ export function dueHeads(db: Db, clock: Clock, exclude: ReadonlySet<string>, lim
       webhookDeliveries,
       eq(
         webhookDeliveries.id,
-        sql`(select d.id from ${webhookDeliveries} d where d.subscription_id = ${webhookSubscriptions.id} and d.status = 'pending' order by d.event_seq, d.created_at limit 1)`,
+        sql`(select d.id from ${webhookDeliveries} d where d.subscription_id = ${webhookSubscriptions.id} and d.status = 'pending' order by d.event_seq limit 1)`,
       ),
     )
     .where(and(eq(webhookSubscriptions.enabled, true), lte(webhookDeliveries.nextAttemptAt, now)))
