@@ -19,7 +19,8 @@ import { appendEvent } from '../src/events/log';
 import { systemClock } from '../src/lib/clock';
 import { BENCH_ADMIN, percentile } from './helpers/common';
 
-const EVENTS = 10_000;
+/** BENCH_EVENTS overrides the count for a quicker run (figures are for 10,000). */
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000);
 const SUBSCRIBERS = 3;
 const BATCH = 100;
 const STEADY_RATE = 500; // events per second
@@ -29,7 +30,9 @@ const dir = mkdtempSync(path.join(tmpdir(), 'lms-bench-webhooks-'));
 const file = path.join(dir, 'bench.sqlite');
 
 function startServer(): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/webhooks-server.ts', file], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  // BENCH_SERVER_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the server.
+  const nodeArgs = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'bench/webhooks-server.ts', file], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let buffered = '';
     child.stdout!.on('data', (chunk) => {

@@ -2,7 +2,7 @@
 // (list, retry), and the bookkeeping of each attempt (backoff, failure, disabling a subscription
 // that has only failed for three days). The delivery worker (delivery.ts) sends; this decides.
 import { randomBytes } from 'node:crypto';
-import { and, asc, desc, eq, isNull, lte, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, isNotNull, isNull, lte, sql } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import { events, webhookDeliveries, webhookSubscriptions, type WebhookDeliveryStatus } from '../../db/schema';
 import { appendEvent, eventsAfter, type EventRow } from '../events/log';
@@ -10,6 +10,7 @@ import { notFound } from '../http/errors';
 import { sqlPageBounds, type PageQuery } from '../http/pagination';
 import type { Clock } from '../lib/clock';
 import { newId } from '../lib/ids';
+import { preparedFor } from '../lib/prepared';
 import { countAll } from '../lib/sql';
 
 export type SubscriptionRow = typeof webhookSubscriptions.$inferSelect;
@@ -79,8 +80,11 @@ export function getSubscription(db: Db, tenantId: string, id: string): Subscript
   return row;
 }
 
+/** Any tenant's subscription by id: the worker's read before each attempt (prepared once: it is on every delivery). */
 export function findSubscription(db: Db, id: string): SubscriptionRow | undefined {
-  return db.select().from(webhookSubscriptions).where(eq(webhookSubscriptions.id, id)).get();
+  return preparedFor(db, 'webhooks:find', () =>
+    db.select().from(webhookSubscriptions).where(eq(webhookSubscriptions.id, sql.placeholder('id'))).prepare(),
+  ).get({ id });
 }
 
 export function listSubscriptions(db: Db, tenantId: string, page: PageQuery): { rows: SubscriptionRow[]; total: number } {
@@ -196,11 +200,14 @@ const ENQUEUE_BATCH = 500;
  * deliveries it queued; at most a batch per subscription per call.
  */
 export function enqueueNewEvents(db: Db, clock: Clock, upToSeq: number): number {
-  const subscriptions = db
-    .select()
-    .from(webhookSubscriptions)
-    .where(and(eq(webhookSubscriptions.enabled, true), sql`${webhookSubscriptions.cursorSeq} < ${upToSeq}`))
-    .all();
+  // Prepared once: the worker asks on every pass, and almost always finds none.
+  const subscriptions = preparedFor(db, 'webhooks:behind', () =>
+    db
+      .select()
+      .from(webhookSubscriptions)
+      .where(and(eq(webhookSubscriptions.enabled, true), sql`${webhookSubscriptions.cursorSeq} < ${sql.placeholder('end')}`))
+      .prepare(),
+  ).all({ end: upToSeq });
   let queued = 0;
   const now = clock.now().toISOString();
   for (const sub of subscriptions) {
@@ -234,7 +241,8 @@ export function enqueueNewEvents(db: Db, clock: Clock, upToSeq: number): number 
 }
 
 /** The last event of the log (any tenant), or 0. */
-export const logEnd = (db: Db): number => db.select({ seq: sql<number | null>`max(${events.seq})` }).from(events).get()?.seq ?? 0;
+export const logEnd = (db: Db): number =>
+  preparedFor(db, 'webhooks:log-end', () => db.select({ seq: sql<number | null>`max(${events.seq})` }).from(events).prepare()).get()?.seq ?? 0;
 
 /**
  * The head of each enabled subscription's queue (its oldest pending delivery in log order) when
@@ -242,19 +250,22 @@ export const logEnd = (db: Db): number => db.select({ seq: sql<number | null>`ma
  */
 export function dueHeads(db: Db, clock: Clock, exclude: ReadonlySet<string>, limit: number): DeliveryRow[] {
   if (limit <= 0) return [];
-  const now = clock.now().toISOString();
-  const heads = db
-    .select({ delivery: webhookDeliveries })
-    .from(webhookSubscriptions)
-    .innerJoin(
-      webhookDeliveries,
-      eq(
-        webhookDeliveries.id,
-        sql`(select d.id from ${webhookDeliveries} d where d.subscription_id = ${webhookSubscriptions.id} and d.status = 'pending' order by d.event_seq limit 1)`,
-      ),
-    )
-    .where(and(eq(webhookSubscriptions.enabled, true), lte(webhookDeliveries.nextAttemptAt, now)))
-    .all()
+  const heads = preparedFor(db, 'webhooks:due-heads', () =>
+    db
+      .select({ delivery: webhookDeliveries })
+      .from(webhookSubscriptions)
+      .innerJoin(
+        webhookDeliveries,
+        eq(
+          webhookDeliveries.id,
+          // In the queue index's order: the head is its first entry, never a sort of the backlog.
+          sql`(select d.id from ${webhookDeliveries} d where d.subscription_id = ${webhookSubscriptions.id} and d.status = 'pending' order by d.event_seq limit 1)`,
+        ),
+      )
+      .where(and(eq(webhookSubscriptions.enabled, true), lte(webhookDeliveries.nextAttemptAt, sql.placeholder('now'))))
+      .prepare(),
+  )
+    .all({ now: clock.now().toISOString() })
     .map((r) => r.delivery);
   return heads.filter((d) => !exclude.has(d.subscriptionId)).slice(0, limit);
 }
@@ -283,24 +294,49 @@ export function recordAttempt(
   const nowIso = now.toISOString();
   return inTransaction(db, (tx) => {
     const attempts = delivery.attempts + 1;
-    const last = { attempts, lastAttemptAt: nowIso, lastStatusCode: outcome.statusCode, lastError: outcome.error, lastLatencyMs: outcome.latencyMs };
-    let next: Partial<DeliveryRow>;
+    let next: Pick<DeliveryRow, 'status' | 'nextAttemptAt' | 'completedAt'>;
     if (outcome.ok) next = { status: 'succeeded', nextAttemptAt: null, completedAt: nowIso };
     else if (options.final || attempts >= MAX_ATTEMPTS) next = { status: 'failed', nextAttemptAt: null, completedAt: nowIso };
     else {
       const wait = RETRY_DELAYS_MS[attempts - 1]! * (1 + RETRY_JITTER * (2 * (options.random ?? Math.random)() - 1));
-      next = { status: 'pending', nextAttemptAt: new Date(now.getTime() + Math.round(wait)).toISOString() };
+      next = { status: 'pending', nextAttemptAt: new Date(now.getTime() + Math.round(wait)).toISOString(), completedAt: null };
     }
-    const updated = tx
-      .update(webhookDeliveries)
-      .set({ ...last, ...next })
-      .where(eq(webhookDeliveries.id, delivery.id))
-      .returning()
-      .get();
+    // Prepared once: every attempt records itself here.
+    const updated = preparedFor(tx, 'webhooks:record-attempt', () =>
+      tx
+        .update(webhookDeliveries)
+        .set({
+          status: sql.placeholder('status'),
+          attempts: sql.placeholder('attempts'),
+          nextAttemptAt: sql.placeholder('nextAttemptAt'),
+          completedAt: sql.placeholder('completedAt'),
+          lastAttemptAt: sql.placeholder('lastAttemptAt'),
+          lastStatusCode: sql.placeholder('lastStatusCode'),
+          lastError: sql.placeholder('lastError'),
+          lastLatencyMs: sql.placeholder('lastLatencyMs'),
+        } as never)
+        .where(eq(webhookDeliveries.id, sql.placeholder('id')))
+        .returning()
+        .prepare(),
+    ).get({
+      id: delivery.id,
+      ...next,
+      attempts,
+      lastAttemptAt: nowIso,
+      lastStatusCode: outcome.statusCode,
+      lastError: outcome.error,
+      lastLatencyMs: outcome.latencyMs,
+    }) as DeliveryRow | undefined;
     let disabled = false;
     if (updated && !options.final) {
       if (outcome.ok) {
-        tx.update(webhookSubscriptions).set({ failingSince: null }).where(eq(webhookSubscriptions.id, delivery.subscriptionId)).run();
+        preparedFor(tx, 'webhooks:healthy', () =>
+          tx
+            .update(webhookSubscriptions)
+            .set({ failingSince: null })
+            .where(and(eq(webhookSubscriptions.id, sql.placeholder('id')), isNotNull(webhookSubscriptions.failingSince)))
+            .prepare(),
+        ).run({ id: delivery.subscriptionId });
       } else {
         tx.update(webhookSubscriptions)
           .set({ failingSince: nowIso })
