@@ -1,6 +1,6 @@
 // Webhooks benchmark (issue 26): the server with its delivery worker in its own process
-// (bench/webhooks-server.ts) on a SQLite file; three subscriptions to a local receiver in this
-// process. 10,000 events are committed to the log (by this process, on the same file, in
+// (bench/webhooks-server.ts) on a SQLite file; three subscriptions to a local receiver, in a
+// process of its own too (bench/webhook-receiver-server.ts). 10,000 events are committed to the log (by this process, on the same file, in
 // transactions of 100), and every one must reach all three subscribers. Reported: deliveries per
 // second, and p50/p99 from each event's commit to its arrival, for a burst (all 10,000 committed at
 // once: the latency is mostly queueing) and for a steady stream (10,000 at a fixed rate). And the
@@ -9,8 +9,6 @@
 //   npm run bench -- webhooks   (or npx tsx bench/webhooks.ts)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
@@ -29,10 +27,9 @@ const root = path.resolve(import.meta.dirname, '..');
 const dir = mkdtempSync(path.join(tmpdir(), 'lms-bench-webhooks-'));
 const file = path.join(dir, 'bench.sqlite');
 
-function startServer(): Promise<{ child: ChildProcess; port: number }> {
-  // BENCH_SERVER_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the server.
-  const nodeArgs = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'bench/webhooks-server.ts', file], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+/** Starts a bench helper process (node itself with tsx as a loader) and reads the port it prints. */
+function startHelper(script: string, args: string[], nodeArgs: string[] = []): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let buffered = '';
     child.stdout!.on('data', (chunk) => {
@@ -40,30 +37,22 @@ function startServer(): Promise<{ child: ChildProcess; port: number }> {
       const match = /"port":(\d+)/.exec(buffered);
       if (match) resolve({ child, port: Number(match[1]) });
     });
-    child.once('exit', (code) => reject(new Error(`webhooks-server exited with ${code}`)));
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
   });
 }
 
-/** When each event id was committed, and when it first reached each subscriber. */
+/** When each event id was committed (ms since the epoch, as the receiver notes arrivals). */
 const committedAt = new Map<string, number>();
-const arrivals = new Map<string, Map<string, number>>(); // subscriber path → event id → time
-let received = 0;
+const now = () => performance.timeOrigin + performance.now();
 
-const receiver = http.createServer((req, res) => {
-  req.resume();
-  req.on('end', () => {
-    const id = String(req.headers['webhook-id']);
-    const seen = arrivals.get(req.url ?? '') ?? new Map<string, number>();
-    arrivals.set(req.url ?? '', seen);
-    if (!seen.has(id)) seen.set(id, performance.now());
-    received++;
-    res.writeHead(204).end();
-  });
-});
-await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-const receiverPort = (receiver.address() as AddressInfo).port;
+const receiverProcess = await startHelper('bench/webhook-receiver-server.ts', []);
+const receiverBase = `http://127.0.0.1:${receiverProcess.port}`;
+const receiverPort = receiverProcess.port;
+const receiverStatus = async () => (await (await fetch(`${receiverBase}/status`)).json()) as { requests: number; distinct: Record<string, number> };
+const resetReceiver = () => fetch(`${receiverBase}/reset`, { method: 'POST' });
 
-const server = await startServer();
+// BENCH_SERVER_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the server.
+const server = await startHelper('bench/webhooks-server.ts', [file], process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? []);
 const base = `http://127.0.0.1:${server.port}`;
 const token = (
   (await (
@@ -87,23 +76,26 @@ function commit(count: number, level: number): void {
       appendEvent(tx, systemClock, { tenantId, type: 'level.reached', actorId: userId, subject: { type: 'user', id: userId }, data: { user_id: userId, level: level + i, total_xp: level + i } }).id,
     ),
   );
-  const now = performance.now();
-  for (const id of ids) committedAt.set(id, now);
+  const at = now();
+  for (const id of ids) committedAt.set(id, at);
 }
 
-const deliveredAll = (ids: string[]) => [...arrivals.values()].length === SUBSCRIBERS && [...arrivals.values()].every((seen) => ids.every((id) => seen.has(id)));
-
-async function waitFor(check: () => boolean, timeoutMs: number): Promise<void> {
+/** Waits until every subscriber has seen `count` distinct messages since the last reset. */
+async function waitForAll(count: number, timeoutMs: number): Promise<number> {
   const deadline = Date.now() + timeoutMs;
-  while (!check()) {
+  for (;;) {
+    const status = await receiverStatus();
+    const counts = Object.values(status.distinct);
+    if (counts.length === SUBSCRIBERS && counts.every((n) => n >= count)) return status.requests;
     if (Date.now() > deadline) throw new Error('deliveries did not all arrive in time');
     await new Promise((r) => setTimeout(r, 20));
   }
 }
 
-function latencies(ids: string[]): { p50: number; p99: number } {
+async function latencies(ids: string[]): Promise<{ p50: number; p99: number }> {
+  const report = (await (await fetch(`${receiverBase}/report`)).json()) as Record<string, Record<string, number>>;
   const all: number[] = [];
-  for (const seen of arrivals.values()) for (const id of ids) all.push(seen.get(id)! - committedAt.get(id)!);
+  for (const seen of Object.values(report)) for (const id of ids) all.push(seen[id]! - committedAt.get(id)!);
   all.sort((a, b) => a - b);
   return { p50: percentile(all, 50), p99: percentile(all, 99) };
 }
@@ -112,30 +104,28 @@ const rest = (seconds: number) => autocannon({ url: `${base}/api/webhooks`, conn
 
 // Warm-up: a few events through every subscriber, and the REST route.
 commit(50, 0);
-await waitFor(() => deliveredAll([...committedAt.keys()]), 30_000);
+await waitForAll(50, 60_000);
 await rest(1);
 committedAt.clear();
-for (const seen of arrivals.values()) seen.clear();
+await resetReceiver();
 
 // 1. The REST API alone.
 const alone = await rest(REST_SECONDS);
 
 // 2. A burst of 10,000 events, with the REST API under load while it is delivered.
-received = 0;
 const burstStart = performance.now();
 for (let i = 0; i < EVENTS; i += BATCH) commit(BATCH, 1000 + i);
 const burstIds = [...committedAt.keys()];
 const loaded = rest(REST_SECONDS);
-await waitFor(() => deliveredAll(burstIds), 600_000);
+const burstReceived = await waitForAll(EVENTS, 600_000);
 const burstSeconds = (performance.now() - burstStart) / 1000;
 const during = await loaded;
-const burstLatency = latencies(burstIds);
+const burstLatency = await latencies(burstIds);
 const burstRate = (EVENTS * SUBSCRIBERS) / burstSeconds;
-const burstReceived = received;
 
 // 3. A steady stream: 10,000 events at STEADY_RATE per second, in batches of 10.
 committedAt.clear();
-for (const seen of arrivals.values()) seen.clear();
+await resetReceiver();
 const streamStart = performance.now();
 for (let i = 0; i < EVENTS; i += 10) {
   commit(10, 100_000 + i);
@@ -144,9 +134,9 @@ for (let i = 0; i < EVENTS; i += 10) {
   if (wait > 0) await new Promise((r) => setTimeout(r, wait));
 }
 const streamIds = [...committedAt.keys()];
-await waitFor(() => deliveredAll(streamIds), 600_000);
+await waitForAll(EVENTS, 600_000);
 const streamSeconds = (performance.now() - streamStart) / 1000;
-const streamLatency = latencies(streamIds);
+const streamLatency = await latencies(streamIds);
 
 const ms = (n: number) => `${n.toFixed(1)} ms`;
 console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? '?'}, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
@@ -157,5 +147,5 @@ console.log(`REST GET /api/webhooks, 10 connections, ${REST_SECONDS} s: alone p9
 database.close();
 server.child.kill('SIGTERM');
 await new Promise((r) => server.child.once('exit', r));
-receiver.close();
+receiverProcess.child.kill('SIGTERM');
 rmSync(dir, { recursive: true, force: true });
