@@ -214,30 +214,49 @@ export function enqueueNewEvents(db: Db, clock: Clock, upToSeq: number): number 
   ).all({ end: upToSeq });
   let queued = 0;
   const now = clock.now().toISOString();
+  // Prepared once, run per row: cheaper than building a multi-row insert for every batch.
+  const insertDelivery = preparedFor(db, 'webhooks:enqueue', () =>
+    db
+      .insert(webhookDeliveries)
+      .values({
+        id: sql.placeholder('id'),
+        tenantId: sql.placeholder('tenantId'),
+        subscriptionId: sql.placeholder('subscriptionId'),
+        eventSeq: sql.placeholder('eventSeq'),
+        messageId: sql.placeholder('messageId'),
+        eventType: sql.placeholder('eventType'),
+        body: sql.placeholder('body'),
+        status: 'pending',
+        nextAttemptAt: sql.placeholder('now'),
+        createdAt: sql.placeholder('now'),
+      } as never)
+      .prepare(),
+  );
+  const moveCursor = preparedFor(db, 'webhooks:cursor', () =>
+    db
+      .update(webhookSubscriptions)
+      .set({ cursorSeq: sql.placeholder('cursor') } as never)
+      .where(eq(webhookSubscriptions.id, sql.placeholder('id')))
+      .prepare(),
+  );
   for (const sub of subscriptions) {
     inTransaction(db, (tx) => {
       const rows: EventRow[] = eventsAfter(tx, sub.tenantId, sub.cursorSeq, ENQUEUE_BATCH, subscriptionEventTypes(sub) ?? undefined);
       // Fewer than a batch: every event up to `upToSeq` has been seen (ours or not ours).
       const cursor = rows.length < ENQUEUE_BATCH ? upToSeq : rows[rows.length - 1]!.seq;
-      if (rows.length > 0) {
-        tx.insert(webhookDeliveries)
-          .values(
-            rows.map((e) => ({
-              id: newId(),
-              tenantId: sub.tenantId,
-              subscriptionId: sub.id,
-              eventSeq: e.seq,
-              messageId: e.id,
-              eventType: e.type,
-              body: eventMessageBody(e),
-              status: 'pending' as const,
-              nextAttemptAt: now,
-              createdAt: now,
-            })),
-          )
-          .run();
+      for (const e of rows) {
+        insertDelivery.run({
+          id: newId(),
+          tenantId: sub.tenantId,
+          subscriptionId: sub.id,
+          eventSeq: e.seq,
+          messageId: e.id,
+          eventType: e.type,
+          body: eventMessageBody(e),
+          now,
+        });
       }
-      tx.update(webhookSubscriptions).set({ cursorSeq: cursor }).where(eq(webhookSubscriptions.id, sub.id)).run();
+      moveCursor.run({ cursor, id: sub.id });
       queued += rows.length;
     });
   }
