@@ -39,6 +39,7 @@ export function createApp(deps: Deps): OpenAPIHono<AppEnv> {
   app.use('*', utf8JsonBodies());
 
   for (const area of areas) app.route('/', area.router);
+  for (const area of areas) area.document?.(app);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',

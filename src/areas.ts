@@ -18,6 +18,7 @@ import { sequencingArea } from './sequencing';
 import { systemArea } from './system';
 import { tenantsArea } from './tenants';
 import { usersArea } from './users';
+import { webhooksArea } from './webhooks';
 
 export const areas: readonly Area[] = [
   systemArea,
@@ -36,6 +37,7 @@ export const areas: readonly Area[] = [
   dashboardArea,
   metricsArea,
   backupArea,
+  webhooksArea,
 ];
 
 /** The tenant-wide rights every area defines, as GET /api/users/me/permissions reports them. */

@@ -43,6 +43,12 @@ const configSchema = z.object({
   metricsToken: z.string().trim().min(16, 'must be at least 16 characters').optional(),
   /** Backups in DATA_DIR/backups kept by the rotation (the newest); 0 keeps every one. */
   backupKeep: wholeNumber(0).default(7),
+  /** Webhook targets may be `http://` (otherwise `https://` only). */
+  webhookAllowHttp: bool.default(false),
+  /** Webhook targets may resolve to loopback, private or other non-public addresses (tests, a local receiver). */
+  webhookAllowPrivateTargets: bool.default(false),
+  /** Webhook deliveries in flight at once, over every subscription (each has at most one). */
+  webhookConcurrency: wholeNumber(1, 1000).default(16),
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -75,6 +81,9 @@ const envNames: Record<keyof Config, string> = {
   shutdownTimeoutMs: 'SHUTDOWN_TIMEOUT_MS',
   metricsToken: 'METRICS_TOKEN',
   backupKeep: 'BACKUP_KEEP',
+  webhookAllowHttp: 'WEBHOOK_ALLOW_HTTP',
+  webhookAllowPrivateTargets: 'WEBHOOK_ALLOW_PRIVATE_TARGETS',
+  webhookConcurrency: 'WEBHOOK_CONCURRENCY',
 };
 
 export class ConfigError extends Error {}

@@ -15,6 +15,7 @@ import type { ModuleCleanup } from './courses/structure';
 import type { DocumentSearchIndex } from './documents/search';
 import type { Backups } from './backup/service';
 import type { Metrics } from './metrics/registry';
+import type { WebhookWorker } from './webhooks/delivery';
 
 /** Optional capabilities report whether they work here; `/api/system/features` shows them. */
 export interface Capability {
@@ -34,6 +35,8 @@ export interface Deps {
   documents: DocumentStore;
   /** Full-text search over documents, following every body change from the start. */
   search: DocumentSearchIndex;
+  /** Sends webhook deliveries; the server starts it, tests drive it with runDue()/drain(). */
+  webhooks: WebhookWorker;
   /** Tenant-wide rights by name, from every area's policy (GET /api/users/me/permissions). */
   permissions: PermissionRules;
   /** What areas that hang rows on a course module delete with it, in the module's transaction. */
@@ -62,4 +65,6 @@ export interface AppEnv {
 export interface Area {
   router: OpenAPIHono<AppEnv>;
   permissions?: PermissionRules;
+  /** Adds to the app's OpenAPI document what a mounted router cannot carry (OpenAPI webhooks, whose names are not paths). */
+  document?: (app: OpenAPIHono<AppEnv>) => void;
 }

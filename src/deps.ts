@@ -18,8 +18,16 @@ import { Backups } from './backup/service';
 import { Metrics } from './metrics/registry';
 import { pendingLogRows } from './metrics/sources';
 import { bootstrap } from './tenants/service';
+import { WebhookWorker, type WebhookWorkerOptions } from './webhooks/delivery';
 
-export async function buildDeps(opts: { database: Database_; config: Config; clock: Clock; logger: Logger }): Promise<Deps> {
+export async function buildDeps(opts: {
+  database: Database_;
+  config: Config;
+  clock: Clock;
+  logger: Logger;
+  /** Test seams of the webhook worker (a fake resolver, pinned jitter). */
+  webhooks?: Partial<Pick<WebhookWorkerOptions, 'resolver' | 'random' | 'timeoutMs'>>;
+}): Promise<Deps> {
   const { database, config, clock, logger } = opts;
   const { db, sqlite } = database;
   await bootstrap({ db, clock, config, logger });
@@ -46,6 +54,15 @@ export async function buildDeps(opts: { database: Database_; config: Config; clo
     },
     documents,
     search,
+    webhooks: new WebhookWorker({
+      db,
+      clock,
+      logger,
+      allowHttp: config.webhookAllowHttp,
+      allowPrivate: config.webhookAllowPrivateTargets,
+      concurrency: config.webhookConcurrency,
+      ...opts.webhooks,
+    }),
     permissions: tenantPermissions,
     // Activities first: they delete their own edges; then the edges into and out of the module.
     moduleCleanups: [deleteModuleActivities, deleteModuleEdges],

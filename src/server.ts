@@ -81,6 +81,8 @@ async function main(): Promise<void> {
     onCheckpoint: deps.metrics ? (seconds) => deps.metrics!.checkpointed(seconds) : undefined,
   });
   running.attach(createApp(deps), createCollabHub(deps));
+  // Pending deliveries (a crash mid-delivery included) are due again from the first pass.
+  deps.webhooks.start();
   const enabled = (await features(deps)).features;
   held.release(() =>
     logger.info(
@@ -108,6 +110,7 @@ async function main(): Promise<void> {
     const deadline = setTimeout(() => {
       timedOut = true;
       logger.warn('shutdown did not finish in time; stopping anyway');
+      void deps.webhooks.stop();
       flushPendingWrites(deps);
       database.close();
       void closeLog(logger).then(() => process.exit(1));
@@ -116,6 +119,8 @@ async function main(): Promise<void> {
       // A backup in progress is stopped, its partial file removed: never a truncated backup.
       await deps.backups.stop();
       await running.close();
+      // Attempts in flight are abandoned, not lost: their deliveries stay pending for the next start.
+      await deps.webhooks.stop();
       await checkpoints.stop();
     } finally {
       if (!timedOut) {
