@@ -1,9 +1,12 @@
 // Every functional area of the server, in the order the app mounts them. A new area is one folder
 // with an index.ts, and one line here.
 import { collabArea } from '../collab';
+import { exportArea } from '../export';
 import type { PermissionRules } from './auth/access';
 import type { Area } from './context';
 import { apiKeysArea } from './api-keys';
+import { commentsArea } from './comments';
+import { templatesArea } from './templates';
 import { authArea } from './auth';
 import { coursesArea } from './courses';
 import { documentsArea } from './documents';
@@ -26,6 +29,9 @@ export const areas: readonly Area[] = [
   coursesArea,
   enrollmentsArea,
   documentsArea,
+  commentsArea,
+  exportArea,
+  templatesArea,
 ];
 
 /** The tenant-wide rights every area defines, as GET /api/users/me/permissions reports them. */

@@ -13,6 +13,7 @@ import type { FailureLimiter } from './http/rate-limit';
 import type { PermissionRules } from './auth/access';
 import type { ModuleCleanup } from './courses/structure';
 import type { DocumentSearchIndex } from './documents/search';
+import type { PdfExporter } from '../export/pdf';
 
 /** Optional capabilities report whether they work here; `/api/system/features` shows them. */
 export interface Capability {
@@ -32,6 +33,8 @@ export interface Deps {
   documents: DocumentStore;
   /** Full-text search over documents, following every body change from the start. */
   search: DocumentSearchIndex;
+  /** PDF export: one lazily launched, pooled Chromium; unavailable when no Chromium is installed. */
+  pdf: PdfExporter;
   /** Tenant-wide rights by name, from every area's policy (GET /api/users/me/permissions). */
   permissions: PermissionRules;
   /** What areas that hang rows on a course module delete with it, in the module's transaction. */

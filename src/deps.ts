@@ -5,6 +5,7 @@ import { documentCollabAccess } from './documents/collab-access';
 import { CollabHub } from '../collab/hub';
 import { DocumentStore } from '../collab/store';
 import { DocumentSearchIndex } from './documents/search';
+import { PdfExporter, findChromium } from '../export/pdf';
 import { tenantPermissions } from './areas';
 import { Authenticator } from './auth/authenticator';
 import { TokenSigner } from './auth/tokens';
@@ -24,6 +25,14 @@ export async function buildDeps(opts: { database: Database_; config: Config; clo
   const search = new DocumentSearchIndex(db, documents, { logger });
   // Bodies left unindexed by a crash before a debounced refresh are caught up now.
   search.reindexStale();
+  const pdf = new PdfExporter({
+    executablePath: findChromium(config.chromiumPath),
+    concurrency: config.pdfConcurrency,
+    queueLimit: config.pdfQueueLimit,
+    timeoutMs: config.pdfTimeoutMs,
+    maxPages: config.pdfMaxPages,
+    logger,
+  });
   return {
     db,
     sqlite,
@@ -38,9 +47,10 @@ export async function buildDeps(opts: { database: Database_; config: Config; clo
     },
     documents,
     search,
+    pdf,
     permissions: tenantPermissions,
     moduleCleanups: [],
-    capabilities: {},
+    capabilities: { pdf_export: { available: () => pdf.available() } },
     startedAt: clock.now(),
   };
 }

@@ -66,6 +66,7 @@ async function main(): Promise<void> {
     try {
       await running.close();
       await checkpoints.stop();
+      await deps.pdf.close();
     } finally {
       if (!timedOut) {
         clearTimeout(deadline);

@@ -97,6 +97,9 @@ export const apiTags = [
   { name: 'Course structure', description: 'Sections and modules of a course, in order.' },
   { name: 'Enrollments', description: 'Who takes or teaches a course, and their progress.' },
   { name: 'Documents', description: 'Documents, their sharing, contexts, favourites, change history and named versions.' },
+  { name: 'Comments', description: 'Comment threads on documents, anchored to text that follows edits.' },
+  { name: 'Export', description: 'A document as Markdown, HTML, plain text, Word, JSON or PDF.' },
+  { name: 'Templates', description: "The tenant's document templates, their variables, rendering and new documents made from them." },
 ] as const satisfies ReadonlyArray<{ name: string; description: string }>;
 
 export type ApiTag = (typeof apiTags)[number]['name'];
