@@ -5,7 +5,8 @@
 const unsafe = /[\u0000-\u001f\u007f<>:"/\\|?*\u2028\u2029]/g;
 
 function baseName(title: string): string {
-  const cleaned = title.replace(unsafe, ' ').replace(/\s+/g, ' ').trim().replace(/^\.+/, '').slice(0, 120).trim();
+  // Leading dots would hide the file or climb a directory; trailing ones Windows drops.
+  const cleaned = title.replace(unsafe, ' ').replace(/\s+/g, ' ').replace(/^[\s.]+/, '').slice(0, 120).replace(/[\s.]+$/, '');
   return cleaned || 'document';
 }
 
@@ -17,7 +18,8 @@ export function contentDisposition(title: string, extension: string): string {
     .replace(/[\u0300-\u036f]/g, '')
     .replace(/[^\x20-\x7e]/g, '_')
     .replace(/[%;]/g, '_');
-  const fallback = /^[_\s]*\./.test(ascii) ? `document.${extension}` : ascii;
+  // A title with no ASCII letter or digit at all falls back to a generic name.
+  const fallback = /[A-Za-z0-9]/.test(ascii.slice(0, -extension.length - 1)) ? ascii : `document.${extension}`;
   if (fallback === name) return `attachment; filename="${name}"`;
   const encoded = encodeURIComponent(name).replace(/['()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`);
   return `attachment; filename="${fallback}"; filename*=UTF-8''${encoded}`;
