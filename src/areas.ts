@@ -13,6 +13,7 @@ import { documentsArea } from './documents';
 import { enrollmentsArea } from './enrollments';
 import { gradebookArea } from './gradebook';
 import { groupsArea } from './groups';
+import { sequencingArea } from './sequencing';
 import { systemArea } from './system';
 import { tenantsArea } from './tenants';
 import { usersArea } from './users';
@@ -28,6 +29,7 @@ export const areas: readonly Area[] = [
   gradebookArea,
   coursesArea,
   enrollmentsArea,
+  sequencingArea,
   documentsArea,
   commentsArea,
   exportArea,

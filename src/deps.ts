@@ -1,5 +1,6 @@
 // Assembles the app's dependencies from an open database and a config; shared by server and tests.
 import type { Logger } from 'pino';
+import { deleteModuleEdges } from './sequencing/edges';
 import type { Database_ } from '../db/client';
 import { documentCollabAccess } from './documents/collab-access';
 import { CollabHub } from '../collab/hub';
@@ -49,7 +50,7 @@ export async function buildDeps(opts: { database: Database_; config: Config; clo
     search,
     pdf,
     permissions: tenantPermissions,
-    moduleCleanups: [],
+    moduleCleanups: [deleteModuleEdges],
     capabilities: { pdf_export: { available: () => pdf.available() } },
     startedAt: clock.now(),
   };

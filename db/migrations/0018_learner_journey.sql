@@ -23,7 +23,7 @@ CREATE TABLE `activities` (
 );
 --> statement-breakpoint
 CREATE INDEX `activities_module_position_idx` ON `activities` (`module_id`,`position`);--> statement-breakpoint
-CREATE INDEX `activities_course_idx` ON `activities` (`course_id`,`tenant_id`);--> statement-breakpoint
+CREATE INDEX `activities_course_module_position_idx` ON `activities` (`course_id`,`module_id`,`position`);--> statement-breakpoint
 CREATE INDEX `activities_tenant_idx` ON `activities` (`tenant_id`);--> statement-breakpoint
 CREATE INDEX `activities_created_by_idx` ON `activities` (`created_by`);--> statement-breakpoint
 CREATE TABLE `activity_states` (
@@ -98,6 +98,7 @@ CREATE TABLE `sequencing_edges` (
 );
 --> statement-breakpoint
 CREATE UNIQUE INDEX `sequencing_edges_course_from_to_uq` ON `sequencing_edges` (`course_id`,`from_node_id`,`to_node_id`);--> statement-breakpoint
+CREATE INDEX `sequencing_edges_course_cover_idx` ON `sequencing_edges` (`course_id`,`from_node_id`,`to_node_id`,`min_score`);--> statement-breakpoint
 CREATE INDEX `sequencing_edges_from_idx` ON `sequencing_edges` (`from_node_id`);--> statement-breakpoint
 CREATE INDEX `sequencing_edges_to_idx` ON `sequencing_edges` (`to_node_id`);--> statement-breakpoint
 CREATE INDEX `sequencing_edges_tenant_idx` ON `sequencing_edges` (`tenant_id`);--> statement-breakpoint

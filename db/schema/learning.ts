@@ -43,7 +43,8 @@ export const activities = sqliteTable(
   },
   (t) => [
     index('activities_module_position_idx').on(t.moduleId, t.position),
-    index('activities_course_idx').on(t.courseId, t.tenantId),
+    // A course's activities in module order: the course-state engine reads them without a sort.
+    index('activities_course_module_position_idx').on(t.courseId, t.moduleId, t.position),
     index('activities_tenant_idx').on(t.tenantId),
     index('activities_created_by_idx').on(t.createdBy),
   ],
@@ -124,6 +125,8 @@ export const sequencingEdges = sqliteTable(
   },
   (t) => [
     uniqueIndex('sequencing_edges_course_from_to_uq').on(t.courseId, t.fromNodeId, t.toNodeId),
+    // Covers the course-state engine's read of a course's edges: no table lookups per edge.
+    index('sequencing_edges_course_cover_idx').on(t.courseId, t.fromNodeId, t.toNodeId, t.minScore),
     index('sequencing_edges_from_idx').on(t.fromNodeId),
     index('sequencing_edges_to_idx').on(t.toNodeId),
     index('sequencing_edges_tenant_idx').on(t.tenantId),

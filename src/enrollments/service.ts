@@ -10,7 +10,7 @@ import type { Actor } from '../auth/authenticator';
 import type { Clock } from '../lib/clock';
 import { EMPTY_JSON_ARRAY, jsonArrayFrom, jsonObject, selectJsonArray } from '../lib/json-sql';
 import { preparedFor } from '../lib/prepared';
-import { listCourseModules } from '../courses/structure';
+import { learnerCourseState } from '../sequencing/state';
 import { conflict, notFound, unprocessable } from '../http/errors';
 import { pageBounds, sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../lib/ids';
@@ -406,19 +406,19 @@ export interface EnrollmentProgress {
 }
 
 /**
- * Progress of a learner in the course: the share of the course's required activities they have
- * completed, overall and per module. Until activities exist a course requires nothing, so this is
- * 0 of 0 (percent 0) with every module, in course order, at 0.
+ * Progress of a learner in the course, from the course-state engine: the share of the course's
+ * required activities they have completed, overall and per module (0 when nothing is required),
+ * the experience points earned in it and when they last touched one of its activities.
  */
 export function enrollmentProgress(db: Db, enrollment: EnrollmentView): EnrollmentProgress {
-  const modules = listCourseModules(db, { id: enrollment.courseId }).rows;
+  const state = learnerCourseState(db, { tenantId: enrollment.tenantId, courseId: enrollment.courseId, userId: enrollment.userId });
   return {
     enrollment_id: enrollment.id,
-    percent: 0,
-    completed: 0,
-    total_required: 0,
-    xp: 0,
-    last_activity_at: null,
-    modules: modules.map((m) => ({ module_id: m.id, percent: 0 })),
+    percent: state?.percent ?? 0,
+    completed: state?.completedRequired ?? 0,
+    total_required: state?.totalRequired ?? 0,
+    xp: state?.xpEarned ?? 0,
+    last_activity_at: state?.lastActivityAt ?? null,
+    modules: (state?.modules ?? []).map((m) => ({ module_id: m.moduleId, percent: m.percent })),
   };
 }

@@ -96,6 +96,7 @@ export const apiTags = [
   { name: 'Courses', description: 'The course catalogue: create, publish, update, delete.' },
   { name: 'Course structure', description: 'Sections and modules of a course, in order.' },
   { name: 'Enrollments', description: 'Who takes or teaches a course, and their progress.' },
+  { name: 'Sequencing', description: "Prerequisites between a course's modules and activities, and where each learner stands." },
   { name: 'Documents', description: 'Documents, their sharing, contexts, favourites, change history and named versions.' },
   { name: 'Comments', description: 'Comment threads on documents, anchored to text that follows edits.' },
   { name: 'Export', description: 'A document as Markdown, HTML, plain text, Word, JSON or PDF.' },

@@ -860,6 +860,105 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/courses/{id}/sequencing/edges": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A course's sequencing edges (teaching staff) */
+        get: operations["listSequencingEdges"];
+        put?: never;
+        /**
+         * Make one node of the course wait for another (instructors)
+         * @description Nodes are the modules and activities of the course. `to` becomes available once `from` is completed (with at least `min_score` percent when given). An edge that would close a cycle is 409, its detail naming the cycle; an edge from a node to itself, to an unknown node or to a node of another course is 422; a repeated edge is 409.
+         */
+        post: operations["createSequencingEdge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sequencing/edges/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One sequencing edge (teaching staff) */
+        get: operations["getSequencingEdge"];
+        put?: never;
+        post?: never;
+        /** Remove a sequencing edge (instructors) */
+        delete: operations["deleteSequencingEdge"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/courses/{id}/sequencing/graph": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The course's nodes in a topological order, and its edges (teaching staff)
+         * @description Every node comes after all the nodes it waits for; among nodes free to come next, course order decides (modules in order, each followed by its activities).
+         */
+        get: operations["getSequencingGraph"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/courses/{id}/state": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where a learner stands in the course: every node's status, and what blocks the locked ones
+         * @description For the caller, or for `user_id` (teaching staff and admins). A node is available when the course is published, the learner's enrollment is active, and every prerequisite is met (an activity also needs its module available); a prerequisite is met when its node is completed, with at least the edge's `min_score` percent when it has one (the gradebook grade of an assignment tied to an activity when there is one, else the score given at completion; for a module, the mean of its completed activities' scores). A module is completed when all its required activities are. `unmet` lists the prerequisites not met, `reasons` says in sentences what blocks a node. Nodes come in a topological order.
+         */
+        get: operations["getCourseState"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/courses/{id}/nodes/{node_id}/availability": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether one module or activity is available to a learner, and if not, why
+         * @description The same rules as the course state, for one node. `user_id`: teaching staff and admins may ask for a learner of the course.
+         */
+        get: operations["getNodeAvailability"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/documents": {
         parameters: {
             query?: never;
@@ -2098,6 +2197,108 @@ export interface components {
                 module_id: string;
                 percent: number;
             }[];
+        };
+        SequencingEdge: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            course_id: string;
+            /** Format: uuid */
+            from_node_id: string;
+            /** @enum {string} */
+            from_node_type: "module" | "activity";
+            /** Format: uuid */
+            to_node_id: string;
+            /** @enum {string} */
+            to_node_type: "module" | "activity";
+            /** @description A percentage 0..100 the `from` node must reach; null: completion alone */
+            min_score: number | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            created_at: string;
+        };
+        SequencingGraph: {
+            /** Format: uuid */
+            course_id: string;
+            nodes: {
+                /** Format: uuid */
+                node_id: string;
+                /** @enum {string} */
+                node_type: "module" | "activity";
+                /**
+                 * Format: uuid
+                 * @description An activity's module; null for modules
+                 */
+                module_id: string | null;
+                title: string;
+            }[];
+            edges: components["schemas"]["SequencingEdge"][];
+        };
+        CourseState: {
+            /** Format: uuid */
+            course_id: string;
+            /** Format: uuid */
+            user_id: string;
+            /** @enum {string} */
+            status: "not_started" | "in_progress" | "completed";
+            /** @description What blocks the whole course for this learner (not published, enrollment not active); empty when nothing does */
+            reasons: string[];
+            percent: number;
+            completed_required: number;
+            total_required: number;
+            xp: number;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            last_activity_at: string | null;
+            modules: {
+                /** Format: uuid */
+                module_id: string;
+                percent: number;
+                completed: boolean;
+            }[];
+            nodes: components["schemas"]["NodeState"][];
+        };
+        NodeState: {
+            /** Format: uuid */
+            node_id: string;
+            /** @enum {string} */
+            node_type: "module" | "activity";
+            /** Format: uuid */
+            module_id: string | null;
+            title: string;
+            /** @enum {string} */
+            status: "locked" | "available" | "in_progress" | "completed" | "skipped";
+            available: boolean;
+            score: number | null;
+            /** @description The prerequisites not met yet, each with a sentence for the learner (an activity's include its module's) */
+            unmet: components["schemas"]["UnmetPrerequisite"][];
+        };
+        UnmetPrerequisite: {
+            /** Format: uuid */
+            node_id: string;
+            /** @enum {string} */
+            node_type: "module" | "activity";
+            title: string;
+            min_score: number | null;
+            score: number | null;
+            message: string;
+        };
+        NodeAvailability: {
+            /** Format: uuid */
+            node_id: string;
+            /** @enum {string} */
+            node_type: "module" | "activity";
+            /** Format: uuid */
+            user_id: string;
+            available: boolean;
+            /** @enum {string} */
+            status: "locked" | "available" | "in_progress" | "completed" | "skipped";
+            reasons: string[];
+            unmet: components["schemas"]["UnmetPrerequisite"][];
         };
         Document: {
             /** Format: uuid */
@@ -6691,6 +6892,477 @@ export interface operations {
             };
             /** @description Missing, invalid or expired credential (unauthorized) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listSequencingEdges: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (at most 1000000000) */
+                page?: number;
+                /** @description Items per page, 1 to 100 */
+                per_page?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Edges, oldest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SequencingEdge"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createSequencingEdge: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description A module or activity of the course, to be completed first
+                     */
+                    from_node_id: string;
+                    /**
+                     * Format: uuid
+                     * @description A module or activity of the course that waits for `from`
+                     */
+                    to_node_id: string;
+                    min_score?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The edge */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SequencingEdge"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but not acceptable (validation_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSequencingEdge: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The edge */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SequencingEdge"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteSequencingEdge: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSequencingGraph: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The graph */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SequencingGraph"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getCourseState: {
+        parameters: {
+            query?: {
+                /** @description Whose state (teaching staff and admins); default the caller's */
+                user_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The course state */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CourseState"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getNodeAvailability: {
+        parameters: {
+            query?: {
+                /** @description Whose state (teaching staff and admins); default the caller's */
+                user_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+                node_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Availability */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeAvailability"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,0 +1,152 @@
+// Sequencing edges and course state through the HTTP API, on a course of modules: edges refused
+// when they would close a cycle (named), join a node to itself, name an unknown node or one of
+// another course; the graph's topological order; and what the state says to a learner.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MISSING_ID, expectProblem, makeTestApp, type TestApp, type TestUser } from './helpers/app';
+
+describe('sequencing', () => {
+  let t: TestApp;
+  let teacher: TestUser;
+  let learner: TestUser;
+
+  beforeAll(async () => {
+    t = await makeTestApp();
+    teacher = await t.newUser({ name: 'Teacher' });
+    learner = await t.newUser({ name: 'Learner' });
+  });
+  afterAll(() => t.close());
+
+  async function courseWithModules(titles: string[], opts: { publish?: boolean; enrol?: boolean } = {}) {
+    const course = await t.call('POST', '/api/courses', { as: teacher, body: { title: 'Sequenced' } });
+    expect(course.status).toBe(201);
+    const modules: string[] = [];
+    for (const title of titles) {
+      const res = await t.call('POST', `/api/courses/${course.body.id}/modules`, { as: teacher, body: { title } });
+      expect(res.status).toBe(201);
+      modules.push(res.body.id);
+    }
+    if (opts.publish ?? true) expect((await t.call('POST', `/api/courses/${course.body.id}/publish`, { as: teacher })).status).toBe(200);
+    if (opts.enrol ?? true)
+      expect((await t.call('POST', `/api/enrollments/course/${course.body.id}/enroll`, { as: teacher, body: { user_id: learner.user.id } })).status).toBe(201);
+    return { courseId: course.body.id as string, modules };
+  }
+  const addEdge = (courseId: string, from: string, to: string, extra: Record<string, unknown> = {}) =>
+    t.call('POST', `/api/courses/${courseId}/sequencing/edges`, { as: teacher, body: { from_node_id: from, to_node_id: to, ...extra } });
+
+  it('creates, lists, reads and deletes an edge', async () => {
+    const { courseId, modules } = await courseWithModules(['One', 'Two']);
+    const created = await addEdge(courseId, modules[0]!, modules[1]!, { min_score: 70 });
+    expect(created.status).toBe(201);
+    expect(created.headers.get('location')).toBe(`/api/sequencing/edges/${created.body.id}`);
+    expect(created.body).toMatchObject({
+      course_id: courseId,
+      from_node_id: modules[0],
+      from_node_type: 'module',
+      to_node_id: modules[1],
+      to_node_type: 'module',
+      min_score: 70,
+    });
+    const list = await t.call('GET', `/api/courses/${courseId}/sequencing/edges`, { as: teacher });
+    expect(list.status).toBe(200);
+    expect(list.body.data).toEqual([created.body]);
+    expect(list.body.pagination.total).toBe(1);
+    expect((await t.call('GET', `/api/sequencing/edges/${created.body.id}`, { as: teacher })).body).toEqual(created.body);
+    expect((await t.call('DELETE', `/api/sequencing/edges/${created.body.id}`, { as: teacher })).status).toBe(204);
+    expectProblem(await t.call('GET', `/api/sequencing/edges/${created.body.id}`, { as: teacher }), 404, 'not_found');
+    expect((await t.call('GET', `/api/courses/${courseId}/sequencing/edges`, { as: teacher })).body.data).toEqual([]);
+  });
+
+  it('refuses an edge that would close a cycle with 409 naming the cycle, and changes nothing', async () => {
+    const { courseId, modules } = await courseWithModules(['Alpha', 'Beta', 'Gamma']);
+    const [a, b, c] = modules as [string, string, string];
+    expect((await addEdge(courseId, a, b)).status).toBe(201);
+    expect((await addEdge(courseId, b, c)).status).toBe(201);
+    const res = await addEdge(courseId, c, a);
+    expectProblem(res, 409, 'conflict');
+    expect(res.body.detail).toBe(`This edge would close a cycle: “Alpha” (${a}) → “Beta” (${b}) → “Gamma” (${c}) → “Alpha” (${a})`);
+    expect((await t.call('GET', `/api/courses/${courseId}/sequencing/edges`, { as: teacher })).body.pagination.total).toBe(2);
+    // A two-node cycle too.
+    expect((await addEdge(courseId, b, a)).status).toBe(409);
+  });
+
+  it('refuses a self-edge, an unknown node, a node of another course (422) and a repeated edge (409)', async () => {
+    const first = await courseWithModules(['X', 'Y']);
+    const second = await courseWithModules(['Z']);
+    const [x, y] = first.modules as [string, string];
+    const self = await addEdge(first.courseId, x, x);
+    expectProblem(self, 422, 'validation_failed');
+    expect(self.body.errors).toEqual([{ path: 'to_node_id', message: 'must differ from from_node_id' }]);
+    const unknown = await addEdge(first.courseId, x, MISSING_ID);
+    expectProblem(unknown, 422, 'validation_failed');
+    expect(unknown.body.errors[0].path).toBe('to_node_id');
+    const across = await addEdge(first.courseId, second.modules[0]!, y);
+    expectProblem(across, 422, 'validation_failed');
+    expect(across.body.detail).toContain('another course');
+    expect((await addEdge(first.courseId, x, y)).status).toBe(201);
+    expectProblem(await addEdge(first.courseId, x, y), 409, 'conflict');
+    expectProblem(await addEdge(first.courseId, x, y, { min_score: 101 }), 400, 'validation_failed');
+    expectProblem(await addEdge(first.courseId, x, y, { min_score: -1 }), 400, 'validation_failed');
+    expect((await t.call('GET', `/api/courses/${first.courseId}/sequencing/edges`, { as: teacher })).body.pagination.total).toBe(1);
+  });
+
+  it('answers the graph with every node after the nodes it waits for, course order among equals', async () => {
+    const { courseId, modules } = await courseWithModules(['M0', 'M1', 'M2', 'M3']);
+    const [m0, m1, m2, m3] = modules as [string, string, string, string];
+    // M3 before M0, M2 before M1.
+    expect((await addEdge(courseId, m3, m0)).status).toBe(201);
+    expect((await addEdge(courseId, m2, m1)).status).toBe(201);
+    const graph = await t.call('GET', `/api/courses/${courseId}/sequencing/graph`, { as: teacher });
+    expect(graph.status).toBe(200);
+    expect(graph.body.nodes.map((n: { node_id: string }) => n.node_id)).toEqual([m2, m1, m3, m0]);
+    expect(graph.body.nodes[0]).toEqual({ node_id: m2, node_type: 'module', module_id: null, title: 'M2' });
+    expect(graph.body.edges).toHaveLength(2);
+  });
+
+  it("counts a module that requires nothing as completed, so what waits for it is available", async () => {
+    const { courseId, modules } = await courseWithModules(['Basics', 'Advanced']);
+    const [basics, advanced] = modules as [string, string];
+    expect((await addEdge(courseId, basics, advanced)).status).toBe(201);
+    // Modules without required activities are complete at once, so Advanced is available.
+    const state = await t.call('GET', `/api/courses/${courseId}/state`, { as: learner });
+    expect(state.status).toBe(200);
+    expect(state.body).toMatchObject({ course_id: courseId, user_id: learner.user.id, status: 'not_started', percent: 0, total_required: 0 });
+    expect(state.body.nodes.map((n: { status: string }) => n.status)).toEqual(['completed', 'completed']);
+    const availability = await t.call('GET', `/api/courses/${courseId}/nodes/${advanced}/availability`, { as: learner });
+    expect(availability.body).toMatchObject({ node_id: advanced, available: true, reasons: [], unmet: [] });
+  });
+
+  it('locks everything in a draft course or for someone not actively enrolled, and says why', async () => {
+    const draft = await courseWithModules(['Only'], { publish: false });
+    const mine = await t.call('GET', `/api/courses/${draft.courseId}/nodes/${draft.modules[0]}/availability`, { as: learner });
+    expect(mine.status).toBe(200);
+    expect(mine.body.available).toBe(false);
+    expect(mine.body.reasons).toEqual(['This course is not open yet: it has not been published.']);
+
+    const open = await courseWithModules(['Only'], { enrol: false });
+    const stranger = await t.newUser({ name: 'Stranger' });
+    const res = await t.call('GET', `/api/courses/${open.courseId}/nodes/${open.modules[0]}/availability`, { as: stranger });
+    expect(res.body.reasons).toEqual(['You are not enrolled in this course.']);
+  });
+
+  it('lets teaching staff read a learner’s state with user_id; a learner only their own (403); an unknown learner 404', async () => {
+    const { courseId } = await courseWithModules(['One']);
+    const asTeacher = await t.call('GET', `/api/courses/${courseId}/state?user_id=${learner.user.id}`, { as: teacher });
+    expect(asTeacher.status).toBe(200);
+    expect(asTeacher.body.user_id).toBe(learner.user.id);
+    expect((await t.call('GET', `/api/courses/${courseId}/state?user_id=${learner.user.id}`, { as: learner })).status).toBe(200);
+    expectProblem(await t.call('GET', `/api/courses/${courseId}/state?user_id=${teacher.user.id}`, { as: learner }), 403, 'forbidden');
+    expectProblem(await t.call('GET', `/api/courses/${courseId}/state?user_id=${MISSING_ID}`, { as: teacher }), 404, 'not_found');
+    expectProblem(await t.call('GET', `/api/courses/${courseId}/nodes/${MISSING_ID}/availability`, { as: learner }), 404, 'not_found');
+    expectProblem(await t.call('GET', `/api/courses/${courseId}/state?user_id=nope`, { as: teacher }), 400, 'validation_failed');
+  });
+
+  it("removes a module's edges with the module", async () => {
+    const { courseId, modules } = await courseWithModules(['A', 'B', 'C']);
+    expect((await addEdge(courseId, modules[0]!, modules[1]!)).status).toBe(201);
+    expect((await addEdge(courseId, modules[1]!, modules[2]!)).status).toBe(201);
+    expect((await addEdge(courseId, modules[0]!, modules[2]!)).status).toBe(201);
+    expect((await t.call('DELETE', `/api/modules/${modules[1]}`, { as: teacher })).status).toBe(204);
+    const edges = await t.call('GET', `/api/courses/${courseId}/sequencing/edges`, { as: teacher });
+    expect(edges.body.data.map((e: { from_node_id: string; to_node_id: string }) => [e.from_node_id, e.to_node_id])).toEqual([[modules[0], modules[2]]]);
+  });
+});
