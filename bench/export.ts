@@ -4,15 +4,21 @@
 // Targets: PDF median under 300 ms and p95 under 600 ms with the number of Chromium processes
 // bounded (sampled every 25 ms during the run: the browser and all its descendants); DOCX and HTML
 // median under 20 ms. The document is built until Chromium prints it on exactly 5 A4 pages.
+// Baselines measured in the same run, since the machine is shared and noisy: bare Chromium (its own
+// browser and four pages, no sandboxing, the same HTML and print options, no server) at the same
+// concurrency, and docx's fixed cost (a one-paragraph document packed).
 //   npx tsx bench/export.ts
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { serve } from '@hono/node-server';
+import { Document, Packer, Paragraph } from 'docx';
+import puppeteer from 'puppeteer-core';
 import { openDatabase } from '../db/client';
 import { tenants } from '../db/schema';
-import { pageCount } from '../export/pdf';
+import { markdownToHtml, standalonePage } from '../export/markdown';
+import { CHROMIUM_ARGS, pageCount } from '../export/pdf';
 import { createApp } from '../src/app';
 import { createDocument, documentServices } from '../src/documents/service';
 import { listUsers } from '../src/users/service';
@@ -147,6 +153,39 @@ console.log(
     `${((PDF_EXPORTS / wall) * 1000).toFixed(1)} exports/s; Chromium processes ${idleProcesses} warm, at most ${peakProcesses} during the run; browsers launched ${launches}`,
 );
 
+// ---- baseline: bare Chromium, same HTML and print options, same concurrency ----
+const html = standalonePage('Respiration workbook', markdownToHtml(markdown));
+const bare = await puppeteer.launch({ executablePath: deps.pdf.executablePath, headless: true, pipe: true, args: CHROMIUM_ARGS });
+const barePages = await Promise.all(Array.from({ length: PDF_CONCURRENCY }, () => bare.newPage()));
+const printOptions = {
+  format: 'A4' as const,
+  printBackground: true,
+  displayHeaderFooter: true,
+  headerTemplate: '<div style="font-size:8px;width:100%;padding:0 16mm">Respiration workbook</div>',
+  footerTemplate: '<div style="font-size:8px;width:100%;text-align:center"><span class="pageNumber"></span> / <span class="totalPages"></span></div>',
+  margin: { top: '20mm', bottom: '20mm', left: '16mm', right: '16mm' },
+};
+const bareOnce = async (page: (typeof barePages)[number]) => {
+  const start = performance.now();
+  await page.setContent(html, { waitUntil: 'load' });
+  await page.pdf(printOptions);
+  return performance.now() - start;
+};
+for (const page of barePages) for (let i = 0; i < 2; i++) await bareOnce(page);
+const bareSamples: number[] = [];
+let bareNext = 0;
+await Promise.all(
+  barePages.map(async (page) => {
+    while (bareNext < PDF_EXPORTS) {
+      bareNext += 1;
+      bareSamples.push(await bareOnce(page));
+    }
+  }),
+);
+await bare.close();
+const barePdf = stats(bareSamples);
+console.log(`baseline, bare Chromium: median ${barePdf.median.toFixed(0)} ms, p95 ${barePdf.p95.toFixed(0)} ms (ours: ${(pdf.median / barePdf.median).toFixed(2)}× its median)`);
+
 // ---- DOCX and HTML ----
 const files: Record<string, ReturnType<typeof stats>> = {};
 for (const format of ['docx', 'html']) {
@@ -157,6 +196,14 @@ for (const format of ['docx', 'html']) {
   files[format] = stats(samples);
   console.log(`${format.toUpperCase()}: ${FILE_EXPORTS} sequential exports: median ${files[format]!.median.toFixed(1)} ms, p95 ${files[format]!.p95.toFixed(1)} ms`);
 }
+
+const packed: number[] = [];
+for (let i = 0; i < 100; i++) {
+  const start = performance.now();
+  await Packer.toBuffer(new Document({ sections: [{ children: [new Paragraph('x')] }] }));
+  if (i >= 20) packed.push(performance.now() - start);
+}
+console.log(`baseline, docx packing a one-paragraph document: median ${stats(packed).median.toFixed(1)} ms`);
 
 server.close();
 await deps.pdf.close();

@@ -186,7 +186,14 @@ export class PdfExporter {
     if (this.closed) throw new PdfUnavailableError('the server is shutting down');
     const launching = this.launch();
     this.browser = launching;
-    return launching;
+    try {
+      return await launching;
+    } catch (err) {
+      // A binary that does not start (broken install, missing libraries): unavailable, not a 500.
+      this.options.logger?.error({ err, executablePath: this.executablePath }, 'Chromium could not be started');
+      if (this.browser === launching) this.browser = null;
+      throw new PdfUnavailableError(`Chromium (${this.executablePath}) could not be started; check that it runs, or set PUPPETEER_EXECUTABLE_PATH to one that does`);
+    }
   }
 
   private async launch(): Promise<Browser> {

@@ -212,6 +212,19 @@ describe('without Chromium', () => {
     expect((await bare.call('GET', `/api/documents/${doc.id}/export?format=txt`, { as: user })).status).toBe(200);
   });
 
+  it('a binary that does not start as Chromium is 503, not 500', async () => {
+    const broken = await makeTestApp({ config: { chromiumPath: '/bin/false' } });
+    try {
+      const user = await broken.newUser();
+      const doc = await createDoc(broken, user, { title: 'Broken browser', content: 'x' });
+      const res = await broken.call('GET', `/api/documents/${doc.id}/export/pdf`, { as: user });
+      expectProblem(res, 503, 'service_unavailable');
+      expect(res.body.detail).toMatch(/could not be started/);
+    } finally {
+      await broken.close();
+    }
+  });
+
   it('with Chromium installed, pdf_export is true before any export launched it', async () => {
     const fresh = await makeTestApp();
     try {
