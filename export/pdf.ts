@@ -13,7 +13,7 @@
 // limit: Chromium prints at most one page past the limit, and a PDF that has it is refused.
 import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
-import puppeteer, { type Browser, type HTTPRequest, type Page } from 'puppeteer-core';
+import type { Browser, HTTPRequest, Page } from 'puppeteer-core';
 import { escapeHtml, markdownToHtml, standalonePage } from './markdown';
 
 /** Headless in a container: no sandbox, no GPU, nothing fetched in the background. */
@@ -198,6 +198,8 @@ export class PdfExporter {
 
   private async launch(): Promise<Browser> {
     this.launches += 1;
+    // Loaded on the first launch only: a server that never exports a PDF never loads it.
+    const { default: puppeteer } = await import('puppeteer-core');
     const browser = await puppeteer.launch({
       executablePath: this.executablePath,
       headless: true,
