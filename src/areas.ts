@@ -4,6 +4,7 @@ import { collabArea } from '../collab';
 import { exportArea } from '../export';
 import type { PermissionRules } from './auth/access';
 import type { Area } from './context';
+import { activitiesArea } from './activities';
 import { apiKeysArea } from './api-keys';
 import { commentsArea } from './comments';
 import { templatesArea } from './templates';
@@ -28,6 +29,7 @@ export const areas: readonly Area[] = [
   collabArea,
   gradebookArea,
   coursesArea,
+  activitiesArea,
   enrollmentsArea,
   sequencingArea,
   documentsArea,

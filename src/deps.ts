@@ -1,5 +1,6 @@
 // Assembles the app's dependencies from an open database and a config; shared by server and tests.
 import type { Logger } from 'pino';
+import { deleteModuleActivities } from './activities/service';
 import { deleteModuleEdges } from './sequencing/edges';
 import type { Database_ } from '../db/client';
 import { documentCollabAccess } from './documents/collab-access';
@@ -50,7 +51,8 @@ export async function buildDeps(opts: { database: Database_; config: Config; clo
     search,
     pdf,
     permissions: tenantPermissions,
-    moduleCleanups: [deleteModuleEdges],
+    // Activities first: they delete their own edges; then the edges into and out of the module.
+    moduleCleanups: [deleteModuleActivities, deleteModuleEdges],
     capabilities: { pdf_export: { available: () => pdf.available() } },
     startedAt: clock.now(),
   };
