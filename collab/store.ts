@@ -465,6 +465,14 @@ export class DocumentStore {
     return this.with(documentId, (loaded) => loaded.doc.getText(CONTENT_FIELD).toString());
   }
 
+  /**
+   * Reads the document's Y.Doc: the live one while editors hold it open, else a transient load.
+   * `fn` must not change it (comments resolve their anchors against it this way).
+   */
+  read<T>(documentId: string, fn: (doc: Y.Doc) => T): T {
+    return this.with(documentId, (loaded) => fn(loaded.doc));
+  }
+
   /** The full encoded state (what a named version keeps), or what a peer at `stateVector` lacks. */
   encodeState(documentId: string, stateVector?: Uint8Array): Uint8Array {
     return this.with(documentId, (loaded) => encode(loaded, stateVector));

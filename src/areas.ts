@@ -1,10 +1,13 @@
 // Every functional area of the server, in the order the app mounts them. A new area is one folder
 // with an index.ts, and one line here.
 import { collabArea } from '../collab';
+import { exportArea } from '../export';
 import type { PermissionRules } from './auth/access';
 import type { Area } from './context';
 import { activitiesArea } from './activities';
 import { apiKeysArea } from './api-keys';
+import { commentsArea } from './comments';
+import { templatesArea } from './templates';
 import { authArea } from './auth';
 import { backupArea } from './backup';
 import { coursesArea } from './courses';
@@ -38,6 +41,9 @@ export const areas: readonly Area[] = [
   metricsArea,
   backupArea,
   webhooksArea,
+  commentsArea,
+  exportArea,
+  templatesArea,
 ];
 
 /** The tenant-wide rights every area defines, as GET /api/users/me/permissions reports them. */

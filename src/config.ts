@@ -49,6 +49,14 @@ const configSchema = z.object({
   webhookAllowPrivateTargets: bool.default(false),
   /** Webhook deliveries in flight at once, over every subscription (each has at most one). */
   webhookConcurrency: wholeNumber(1, 1000).default(16),
+  /** The Chromium that renders PDFs; unset: /usr/bin/chromium (and the other usual paths). */
+  chromiumPath: z.string().min(1).optional(),
+  /** PDF exports rendered at once (pages of the shared browser), and how many more may wait. */
+  pdfConcurrency: wholeNumber(1, 64).default(4),
+  pdfQueueLimit: wholeNumber(0).default(32),
+  /** Longest a PDF export may render, and most pages it may have (past it: 422). */
+  pdfTimeoutMs: wholeNumber(1000).default(30_000),
+  pdfMaxPages: wholeNumber(1).default(200),
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -84,6 +92,11 @@ const envNames: Record<keyof Config, string> = {
   webhookAllowHttp: 'WEBHOOK_ALLOW_HTTP',
   webhookAllowPrivateTargets: 'WEBHOOK_ALLOW_PRIVATE_TARGETS',
   webhookConcurrency: 'WEBHOOK_CONCURRENCY',
+  chromiumPath: 'PUPPETEER_EXECUTABLE_PATH',
+  pdfConcurrency: 'PDF_CONCURRENCY',
+  pdfQueueLimit: 'PDF_QUEUE_LIMIT',
+  pdfTimeoutMs: 'PDF_TIMEOUT_MS',
+  pdfMaxPages: 'PDF_MAX_PAGES',
 };
 
 export class ConfigError extends Error {}

@@ -16,6 +16,7 @@ import type { DocumentSearchIndex } from './documents/search';
 import type { Backups } from './backup/service';
 import type { Metrics } from './metrics/registry';
 import type { WebhookWorker } from './webhooks/delivery';
+import type { PdfExporter } from '../export/pdf';
 
 /** Optional capabilities report whether they work here; `/api/system/features` shows them. */
 export interface Capability {
@@ -37,6 +38,8 @@ export interface Deps {
   search: DocumentSearchIndex;
   /** Sends webhook deliveries; the server starts it, tests drive it with runDue()/drain(). */
   webhooks: WebhookWorker;
+  /** PDF export: one lazily launched, pooled Chromium; unavailable when no Chromium is installed. */
+  pdf: PdfExporter;
   /** Tenant-wide rights by name, from every area's policy (GET /api/users/me/permissions). */
   permissions: PermissionRules;
   /** What areas that hang rows on a course module delete with it, in the module's transaction. */

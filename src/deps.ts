@@ -7,6 +7,7 @@ import { documentCollabAccess } from './documents/collab-access';
 import { CollabHub } from '../collab/hub';
 import { DocumentStore } from '../collab/store';
 import { DocumentSearchIndex } from './documents/search';
+import { PdfExporter, findChromium } from '../export/pdf';
 import { tenantPermissions } from './areas';
 import { Authenticator } from './auth/authenticator';
 import { TokenSigner } from './auth/tokens';
@@ -40,6 +41,14 @@ export async function buildDeps(opts: {
   const search = new DocumentSearchIndex(db, documents, { logger });
   // Bodies left unindexed by a crash before a debounced refresh are caught up now.
   search.reindexStale();
+  const pdf = new PdfExporter({
+    executablePath: findChromium(config.chromiumPath),
+    concurrency: config.pdfConcurrency,
+    queueLimit: config.pdfQueueLimit,
+    timeoutMs: config.pdfTimeoutMs,
+    maxPages: config.pdfMaxPages,
+    logger,
+  });
   return {
     db,
     sqlite,
@@ -63,10 +72,11 @@ export async function buildDeps(opts: {
       concurrency: config.webhookConcurrency,
       ...opts.webhooks,
     }),
+    pdf,
     permissions: tenantPermissions,
     // Activities first: they delete their own edges; then the edges into and out of the module.
     moduleCleanups: [deleteModuleActivities, deleteModuleEdges],
-    capabilities: {},
+    capabilities: { pdf_export: { available: () => pdf.available() } },
     startedAt: clock.now(),
     metrics,
     backups: new Backups({ sqlite, dataDir: config.dataDir, keep: config.backupKeep, clock, logger }),

@@ -122,6 +122,7 @@ async function main(): Promise<void> {
       // Attempts in flight are abandoned, not lost: their deliveries stay pending for the next start.
       await deps.webhooks.stop();
       await checkpoints.stop();
+      await deps.pdf.close();
     } finally {
       if (!timedOut) {
         clearTimeout(deadline);

@@ -4,6 +4,7 @@
 import { sql } from 'drizzle-orm';
 import { blob, check, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 import { groups, tenants, users } from './core';
+import { documentTemplates } from './templates';
 
 export const documents = sqliteTable(
   'documents',
@@ -18,6 +19,8 @@ export const documents = sqliteTable(
       .notNull()
       .references(() => users.id),
     forkedFrom: text('forked_from'),
+    /** The template it was made from, if any (kept as null once that template is deleted). */
+    templateId: text('template_id').references(() => documentTemplates.id, { onDelete: 'set null' }),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
     /** Set while the document is in the trash. */
@@ -27,6 +30,7 @@ export const documents = sqliteTable(
     index('documents_tenant_idx').on(t.tenantId, t.trashedAt),
     index('documents_created_by_idx').on(t.createdBy),
     index('documents_tenant_category_idx').on(t.tenantId, t.category),
+    index('documents_template_idx').on(t.templateId),
   ],
 );
 

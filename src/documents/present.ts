@@ -13,6 +13,7 @@ export const presentDocument = (row: DocumentRow, viewer: { role: DocumentRole; 
   category: row.category,
   created_by: row.createdBy,
   forked_from: row.forkedFrom,
+  template_id: row.templateId,
   created_at: row.createdAt,
   updated_at: row.updatedAt,
   trashed_at: row.trashedAt,

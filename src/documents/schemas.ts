@@ -21,6 +21,7 @@ export const documentSchema = z
     category: z.string().nullable(),
     created_by: uuid(),
     forked_from: uuid().nullable(),
+    template_id: uuid().nullable().openapi({ description: 'The template it was made from (null once that template is deleted)' }),
     created_at: timestamp,
     updated_at: timestamp.openapi({ description: 'Last change of the metadata or the body' }),
     trashed_at: timestamp.nullable(),
@@ -33,7 +34,7 @@ export const documentWithContent = documentSchema
   .extend({ content: z.string().optional().openapi({ description: 'The Markdown body, with ?include=content' }) })
   .openapi('DocumentWithContent');
 
-const contextRef = z
+export const contextRef = z
   .object({
     context_type: z.enum([...documentContextTypes, 'personal']),
     context_id: uuid().nullable().optional(),

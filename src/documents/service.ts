@@ -59,13 +59,16 @@ export interface CreateDocumentInput {
   content?: string;
   /** Where the document goes; none (or `personal`) keeps it in the creator's personal space. */
   context?: ContextRef | null;
+  /** The template the body was rendered from (templates' instantiate). */
+  templateId?: string;
 }
 
 /** A new document owned by the caller, with its body and optional context link, in one transaction. */
 export function createDocument(svc: DocumentServices, actor: DocumentActor, input: CreateDocumentInput): DocumentRow {
   const target = input.context ? resolveContext(svc.db, actor, input.context) : null;
   const content = input.content ?? '';
-  return insertOwnedDocument(svc, actor, { tenantId: actor.tenantId, title: input.title, category: input.category ?? null }, (tx, doc) => {
+  const fields = { tenantId: actor.tenantId, title: input.title, category: input.category ?? null, templateId: input.templateId ?? null };
+  return insertOwnedDocument(svc, actor, fields, (tx, doc) => {
     if (target) linkContext(tx, svc.clock, actor, doc, target);
     svc.store.createBody(doc, content, actor.userId);
     svc.search.write(doc.id, content);
@@ -94,7 +97,7 @@ export function copyDocument(svc: DocumentServices, actor: DocumentActor, source
 function insertOwnedDocument(
   svc: DocumentServices,
   actor: DocumentActor,
-  fields: Pick<typeof documents.$inferInsert, 'tenantId' | 'title' | 'category' | 'forkedFrom'>,
+  fields: Pick<typeof documents.$inferInsert, 'tenantId' | 'title' | 'category' | 'forkedFrom' | 'templateId'>,
   fill: (tx: Db, doc: DocumentRow) => void,
 ): DocumentRow {
   const now = svc.clock.now().toISOString();

@@ -6,6 +6,9 @@ import { z } from '@hono/zod-openapi';
 const id = z.string().uuid();
 const when = z.string().datetime({ offset: true });
 
+/** A comment event names the comment, its thread (the root's id) and the document. */
+const comment = z.object({ comment_id: id, thread_id: id, document_id: id, title: z.string() });
+
 export const eventCatalogue = {
   'activity.completed': {
     description: 'A learner completed an activity.',
@@ -76,6 +79,22 @@ export const eventCatalogue = {
   'webhook.disabled': {
     description: 'A webhook subscription was disabled by the server: every delivery attempt had failed for 3 days.',
     data: z.object({ webhook_id: id, url: z.string(), reason: z.string(), failing_since: when }),
+  },
+  'comment.created': {
+    description: "A comment thread was opened on a document; in the feed of the document's owners.",
+    data: comment,
+  },
+  'comment.replied': {
+    description: "A reply was added to a comment thread; in the feed of the document's owners and the thread's participants.",
+    data: comment,
+  },
+  'comment.resolved': {
+    description: "A comment thread was resolved; in the feed of the document's owners and the thread's participants.",
+    data: comment,
+  },
+  'comment.reopened': {
+    description: "A resolved comment thread was reopened; in the feed of the document's owners and the thread's participants.",
+    data: comment,
   },
 } as const;
 

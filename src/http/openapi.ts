@@ -103,6 +103,9 @@ export const apiTags = [
   { name: 'Dashboard', description: "A learner's dashboard: what to do next, their shelf, feed and summary." },
   { name: 'Operations', description: 'Running the server: Prometheus metrics and online backups of the database.' },
   { name: 'Webhooks', description: "Outbound webhooks (Standard Webhooks): admins subscribe endpoints to the tenant's events; the messages are listed under webhooks." },
+  { name: 'Comments', description: 'Comment threads on documents, anchored to text that follows edits.' },
+  { name: 'Export', description: 'A document as Markdown, HTML, plain text, Word, JSON or PDF.' },
+  { name: 'Templates', description: "The tenant's document templates, their variables, rendering and new documents made from them." },
 ] as const satisfies ReadonlyArray<{ name: string; description: string }>;
 
 export type ApiTag = (typeof apiTags)[number]['name'];

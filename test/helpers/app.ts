@@ -184,6 +184,10 @@ export async function makeTestApp(
     newTenant,
     signIn,
     newApiKey,
-    close: () => database.close(),
+    /** Closes the database, and the PDF exporter's browser if an export launched one. */
+    close: (): Promise<void> => {
+      database.close();
+      return deps.pdf.close();
+    },
   };
 }

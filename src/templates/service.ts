@@ -1,0 +1,145 @@
+// Templates of a tenant: create, list (by category), read, replace, delete, category counts,
+// render, and instantiate (a new document made through the documents service, `template_id`
+// recorded). A body is checked against its variables whenever it is written (engine.ts).
+import { and, asc, eq, sql } from 'drizzle-orm';
+import { inTransaction, type Db } from '../../db/client';
+import { documentTemplates, documents, type TemplateVariable } from '../../db/schema';
+import { notFound, unprocessable } from '../http/errors';
+import { sqlPageBounds, type PageQuery } from '../http/pagination';
+import type { Clock } from '../lib/clock';
+import { newId } from '../lib/ids';
+import { countAll } from '../lib/sql';
+import type { ContextRef } from '../documents/contexts';
+import { createDocument, type DocumentActor, type DocumentRow, type DocumentServices } from '../documents/service';
+import { checkBody, renderTemplate, type VariableValue } from './engine';
+
+export type TemplateRow = typeof documentTemplates.$inferSelect;
+
+export interface TemplateInput {
+  name: string;
+  category?: string | null;
+  description?: string | null;
+  body: string;
+  variables: TemplateVariable[];
+}
+
+function checkInput(input: TemplateInput): void {
+  const seen = new Set<string>();
+  const duplicates = input.variables.filter((v) => (seen.has(v.name) ? true : (seen.add(v.name), false)));
+  if (duplicates.length > 0) {
+    throw unprocessable(
+      `variables must have distinct names: ${duplicates.map((v) => v.name).join(', ')}`,
+      duplicates.map((v) => ({ path: 'variables', message: `"${v.name}" is declared twice` })),
+    );
+  }
+  checkBody(input.body, input.variables);
+}
+
+const normalizedVariables = (variables: TemplateVariable[]): TemplateVariable[] =>
+  variables.map((v) => ({ name: v.name, label: v.label ?? null, required: v.required ?? false, default: v.default ?? null }));
+
+export function createTemplate(db: Db, clock: Clock, actor: DocumentActor, input: TemplateInput): TemplateRow {
+  checkInput(input);
+  const now = clock.now().toISOString();
+  return db
+    .insert(documentTemplates)
+    .values({
+      id: newId(),
+      tenantId: actor.tenantId,
+      name: input.name,
+      category: input.category ?? null,
+      description: input.description ?? null,
+      body: input.body,
+      variables: normalizedVariables(input.variables),
+      createdBy: actor.userId,
+      createdAt: now,
+      updatedAt: now,
+    })
+    .returning()
+    .get();
+}
+
+export function replaceTemplate(db: Db, clock: Clock, template: TemplateRow, input: TemplateInput): TemplateRow {
+  checkInput(input);
+  return db
+    .update(documentTemplates)
+    .set({
+      name: input.name,
+      category: input.category ?? null,
+      description: input.description ?? null,
+      body: input.body,
+      variables: normalizedVariables(input.variables),
+      updatedAt: clock.now().toISOString(),
+    })
+    .where(eq(documentTemplates.id, template.id))
+    .returning()
+    .get()!;
+}
+
+/** Documents made from it keep their body; their `template_id` becomes null. */
+export function deleteTemplate(db: Db, template: TemplateRow): void {
+  inTransaction(db, (tx) => {
+    tx.update(documents).set({ templateId: null }).where(eq(documents.templateId, template.id)).run();
+    tx.delete(documentTemplates).where(eq(documentTemplates.id, template.id)).run();
+  });
+}
+
+/** A template of the caller's tenant; another tenant's is 404 as if it did not exist. */
+export function getTemplate(db: Db, tenantId: string, id: string): TemplateRow {
+  const row = db
+    .select()
+    .from(documentTemplates)
+    .where(and(eq(documentTemplates.id, id), eq(documentTemplates.tenantId, tenantId)))
+    .get();
+  if (!row) throw notFound('Template');
+  return row;
+}
+
+/** By name; `category` filters (an empty one: the uncategorised). */
+export function listTemplates(db: Db, tenantId: string, filter: { category?: string }, page: PageQuery) {
+  const where = and(
+    eq(documentTemplates.tenantId, tenantId),
+    filter.category !== undefined ? eq(documentTemplates.category, filter.category) : undefined,
+  );
+  const { limit, offset } = sqlPageBounds(page);
+  const rows = db.select().from(documentTemplates).where(where).orderBy(asc(documentTemplates.name), asc(documentTemplates.id)).limit(limit).offset(offset).all();
+  const total = db.select({ n: countAll }).from(documentTemplates).where(where).get()?.n ?? 0;
+  return { rows, total };
+}
+
+/** `[{category, count}]` over the tenant's templates; uncategorised as null, last. */
+export function templateCategories(db: Db, tenantId: string, page: PageQuery) {
+  const where = eq(documentTemplates.tenantId, tenantId);
+  const { limit, offset } = sqlPageBounds(page);
+  const rows = db
+    .select({ category: documentTemplates.category, count: countAll })
+    .from(documentTemplates)
+    .where(where)
+    .groupBy(documentTemplates.category)
+    .orderBy(sql`${documentTemplates.category} IS NULL`, asc(documentTemplates.category))
+    .limit(limit)
+    .offset(offset)
+    .all();
+  const total =
+    db.select({ n: sql<number>`count(DISTINCT coalesce(${documentTemplates.category}, char(0)))`.mapWith(Number) }).from(documentTemplates).where(where).get()?.n ?? 0;
+  return { rows, total };
+}
+
+export const render = (template: TemplateRow, values: Record<string, VariableValue>) => renderTemplate(template, values);
+
+/** A new document owned by the caller: the rendered Markdown as its body, the template's category, `template_id` set. */
+export function instantiateTemplate(
+  svc: DocumentServices,
+  actor: DocumentActor,
+  template: TemplateRow,
+  input: { title?: string; variables: Record<string, VariableValue>; context?: ContextRef | null },
+): DocumentRow {
+  const { content } = renderTemplate(template, input.variables);
+  return createDocument(svc, actor, {
+    title: input.title ?? template.name,
+    category: template.category,
+    content,
+    context: input.context,
+    templateId: template.id,
+  });
+}
