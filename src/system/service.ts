@@ -43,6 +43,8 @@ export async function features(deps: Deps) {
     features: {
       collab: (await capabilityState(deps, 'collab')) === 'ok',
       pdf_export: (await capabilityState(deps, 'pdf_export')) === 'ok',
+      gamification: true,
+      sequencing: true,
       webhooks: true,
       lti: false,
       saml: false,
