@@ -12,7 +12,8 @@ import { appendEvent, type EventRow } from '../events/log';
 import { AppError, conflict, notFound, unprocessable } from '../http/errors';
 import type { Clock } from '../lib/clock';
 import { learnerCourseState } from '../sequencing/state';
-import { applyRewards, currentStreak, learnerStatsOf, levelForXp, localDay, timezoneOf, type BadgeAward } from './rewards';
+import { localDay } from '../lib/timezone';
+import { applyRewards, currentStreak, learnerStatsOf, levelForXp, timezoneOf, type BadgeAward } from './rewards';
 import type { ActivityRow, ActivityStateRow } from './service';
 
 const immediate = { behavior: 'immediate' } as const;
