@@ -7,6 +7,7 @@ import type { ModuleCleanup } from './courses/structure';
 import { activitiesArea } from './activities';
 import { apiKeysArea } from './api-keys';
 import { authArea } from './auth';
+import { competenciesArea } from './competencies';
 import { coursesArea } from './courses';
 import { documentsArea } from './documents';
 import { enrollmentsArea } from './enrollments';
@@ -27,6 +28,8 @@ export const areas: readonly Area[] = [
   collabArea,
   gradebookArea,
   coursesArea,
+  // Before activities: its module cleanup reads the module's activities, which activities' cleanup deletes.
+  competenciesArea,
   activitiesArea,
   enrollmentsArea,
   sequencingArea,
