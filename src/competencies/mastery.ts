@@ -17,7 +17,8 @@
 //
 // Evidence is read in a handful of set-based queries (alignments, competencies, learners,
 // assignments, grades, activities, completions), then computed in memory: never a query per
-// learner or per competency. One course's summary for 500 learners reads each table once.
+// learner or per competency. One course's summary for 500 learners reads each table once, its
+// grades and completions as one row per learner.
 import type { Database } from 'better-sqlite3';
 import type { Db } from '../../db/client';
 import { preparedFor } from '../lib/prepared';
@@ -65,11 +66,11 @@ interface Evidence {
   learners: string[];
   /** [id, score_maximum] */
   assignments: Row[];
-  /** [student_id, assignment_id, score] */
+  /** [student_id, 'assignment_id:score,…'] (one row per learner, joined by SQLite) */
   grades: Row[];
   /** [id, module_id, required, due_at] */
   activities: Row[];
-  /** [user_id, activity_id] */
+  /** [user_id, 'activity_id,…'] (one row per learner) */
   completions: Row[];
 }
 
@@ -92,15 +93,22 @@ function courseEvidence(db: Db, tenantId: string, courseId: string): Evidence {
       (r) => r[0] as string,
     ),
     assignments: raw(db, 'course:assignments', 'SELECT id, score_maximum FROM gradebook_assignments WHERE course_id = ? AND tenant_id = ?').all(...p) as Row[],
-    grades: raw(db, 'course:grades', 'SELECT student_id, assignment_id, score FROM gradebook_grades WHERE course_id = ? AND tenant_id = ?').all(...p) as Row[],
+    grades: raw(
+      db,
+      'course:grades',
+      "SELECT student_id, group_concat(assignment_id || ':' || score) FROM gradebook_grades WHERE course_id = ? AND tenant_id = ? GROUP BY student_id",
+    ).all(...p) as Row[],
     activities: raw(db, 'course:activities', 'SELECT id, module_id, required, due_at FROM activities WHERE course_id = ? AND tenant_id = ?').all(...p) as Row[],
+    // The course is the caller's tenant's (checked by the route): no tenant filter, which would
+    // tempt the planner into the tenant index of a table that one tenant fills.
     completions: raw(
       db,
       'course:completions',
-      "SELECT user_id, activity_id FROM activity_states WHERE course_id = ? AND tenant_id = ? AND status = 'completed'",
-    ).all(...p) as Row[],
+      "SELECT user_id, group_concat(activity_id) FROM activity_states WHERE course_id = ? AND status = 'completed' GROUP BY user_id",
+    ).all(courseId) as Row[],
   };
 }
+
 
 /**
  * One learner's evidence over the courses they are a student of record in (or one of them), and
@@ -132,7 +140,11 @@ function learnerEvidence(db: Db, tenantId: string, userId: string, courseId: str
     ) as Row[],
     learners: [userId],
     assignments: raw(db, 'learner:assignments', `SELECT id, score_maximum FROM gradebook_assignments WHERE ${inCourses} AND tenant_id = ?`).all(json, tenantId) as Row[],
-    grades: raw(db, 'learner:grades', `SELECT student_id, assignment_id, score FROM gradebook_grades WHERE student_id = ? AND ${inCourses} AND tenant_id = ?`).all(
+    grades: raw(
+      db,
+      'learner:grades',
+      `SELECT student_id, group_concat(assignment_id || ':' || score) FROM gradebook_grades WHERE student_id = ? AND ${inCourses} AND tenant_id = ? GROUP BY student_id`,
+    ).all(
       userId,
       json,
       tenantId,
@@ -141,7 +153,7 @@ function learnerEvidence(db: Db, tenantId: string, userId: string, courseId: str
     completions: raw(
       db,
       'learner:completions',
-      `SELECT user_id, activity_id FROM activity_states WHERE user_id = ? AND ${inCourses} AND status = 'completed'`,
+      `SELECT user_id, group_concat(activity_id) FROM activity_states WHERE user_id = ? AND ${inCourses} AND status = 'completed' GROUP BY user_id`,
     ).all(userId, json) as Row[],
   };
 }
@@ -249,19 +261,28 @@ function compute(e: Evidence, now: string, each: LearnerResult): Computed {
   const learnerIndex = new Map(e.learners.map((id, i) => [id, i]));
   const values = new Float64Array(nl * nt).fill(NaN);
   const moduleDone = new Int32Array(nl * nt);
-  for (const g of e.grades) {
-    const l = learnerIndex.get(g[0] as string);
-    const t = targetIndex.get(g[1] as string);
-    if (l === undefined || t === undefined || targetKind[t] !== 'assignment') continue;
-    const max = targetMax[t]!;
-    values[l * nt + t] = max > 0 ? Math.min(1, Math.max(0, (g[2] as number) / max)) : 0;
+  // Grades and completions come one row per learner with their items joined by SQLite: tens of
+  // thousands of rows cost far more to hand over one by one than a few hundred strings to split.
+  for (const [learner, joined] of e.grades) {
+    const l = learnerIndex.get(learner as string);
+    if (l === undefined || typeof joined !== 'string') continue;
+    for (const part of joined.split(',')) {
+      const colon = part.lastIndexOf(':');
+      const t = targetIndex.get(part.slice(0, colon));
+      if (t === undefined || targetKind[t] !== 'assignment') continue;
+      const max = targetMax[t]!;
+      values[l * nt + t] = max > 0 ? Math.min(1, Math.max(0, Number(part.slice(colon + 1)) / max)) : 0;
+    }
   }
-  for (const c of e.completions) {
-    const l = learnerIndex.get(c[0] as string);
-    const feeds = activityFeeds.get(c[1] as string);
-    if (l === undefined || !feeds) continue;
-    if (feeds[0] !== -1) values[l * nt + feeds[0]] = 1;
-    if (feeds[1] !== -1) moduleDone[l * nt + feeds[1]]!++;
+  for (const [learner, joined] of e.completions) {
+    const l = learnerIndex.get(learner as string);
+    if (l === undefined || typeof joined !== 'string') continue;
+    for (const activityId of joined.split(',')) {
+      const feeds = activityFeeds.get(activityId);
+      if (!feeds) continue;
+      if (feeds[0] !== -1) values[l * nt + feeds[0]] = 1;
+      if (feeds[1] !== -1) moduleDone[l * nt + feeds[1]]!++;
+    }
   }
   for (let t = 0; t < nt; t++) {
     const kind = targetKind[t];
