@@ -3,7 +3,6 @@
 import { collabArea } from '../collab';
 import type { PermissionRules } from './auth/access';
 import type { Area } from './context';
-import type { ModuleCleanup } from './courses/structure';
 import { activitiesArea } from './activities';
 import { apiKeysArea } from './api-keys';
 import { authArea } from './auth';
@@ -28,7 +27,6 @@ export const areas: readonly Area[] = [
   collabArea,
   gradebookArea,
   coursesArea,
-  // Before activities: its module cleanup reads the module's activities, which activities' cleanup deletes.
   competenciesArea,
   activitiesArea,
   enrollmentsArea,
@@ -38,6 +36,3 @@ export const areas: readonly Area[] = [
 
 /** The tenant-wide rights every area defines, as GET /api/users/me/permissions reports them. */
 export const tenantPermissions: PermissionRules = Object.assign({}, ...areas.map((area) => area.permissions ?? {}));
-
-/** What every area deletes with a course module (activities, and the edges touching them). */
-export const moduleCleanups = (): ModuleCleanup[] => areas.flatMap((area) => area.moduleCleanups ?? []);

@@ -1,12 +1,14 @@
 // Assembles the app's dependencies from an open database and a config; shared by server and tests.
 import type { Logger } from 'pino';
+import { deleteModuleActivities } from './activities/service';
+import { deleteModuleAlignments } from './competencies/cleanup';
 import { deleteModuleEdges } from './sequencing/edges';
 import type { Database_ } from '../db/client';
 import { documentCollabAccess } from './documents/collab-access';
 import { CollabHub } from '../collab/hub';
 import { DocumentStore } from '../collab/store';
 import { DocumentSearchIndex } from './documents/search';
-import { moduleCleanups, tenantPermissions } from './areas';
+import { tenantPermissions } from './areas';
 import { Authenticator } from './auth/authenticator';
 import { TokenSigner } from './auth/tokens';
 import type { Clock } from './lib/clock';
@@ -40,8 +42,8 @@ export async function buildDeps(opts: { database: Database_; config: Config; clo
     documents,
     search,
     permissions: tenantPermissions,
-    // Sequencing's edges of the module first, then what the areas hang on it (activities).
-    moduleCleanups: [deleteModuleEdges, ...moduleCleanups()],
+    // Activities first: they delete their own edges and alignments; then the module's.
+    moduleCleanups: [deleteModuleActivities, deleteModuleEdges, deleteModuleAlignments],
     capabilities: {},
     startedAt: clock.now(),
   };

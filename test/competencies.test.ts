@@ -295,16 +295,22 @@ describe('alignments and mastery', () => {
     expect((await progress()).LATE).toMatchObject({ status: 'mastered', score: 1 });
   });
 
-  it('deleting the aligned module or assignment removes its alignments', async () => {
+  it('deleting the aligned activity, module (with its activities) or assignment removes its alignments', async () => {
     const course = await newCourse(0);
     const week = await newModule(course);
+    const inWeek = await newActivity(course, week);
+    const other = await newActivity(course, await newModule(course, 'Week 2'));
     const quiz = await newAssignment(course);
     const f = await newFramework('Cleanup');
     const c = await newCompetency(f.id, { code: 'C', title: 'C' });
-    await align(c.id, course.instructor, { target_type: 'module', target_id: week });
-    await align(c.id, course.instructor, { target_type: 'assignment', target_id: quiz });
-    expect((await ok('GET', `/api/competencies/${c.id}/alignments`, admin)).pagination.total).toBe(2);
+    for (const [target_type, target_id] of [['module', week], ['activity', inWeek], ['activity', other], ['assignment', quiz]]) {
+      expect((await align(c.id, course.instructor, { target_type, target_id })).status).toBe(201);
+    }
+    expect((await ok('GET', `/api/competencies/${c.id}/alignments`, admin)).pagination.total).toBe(4);
+    expect((await t.call('DELETE', `/api/activities/${other}`, { as: course.instructor })).status).toBe(204);
+    expect((await ok('GET', `/api/competencies/${c.id}/alignments`, admin)).pagination.total).toBe(3);
     expect((await t.call('DELETE', `/api/modules/${week}`, { as: course.instructor })).status).toBe(204);
+    expect((await ok('GET', `/api/competencies/${c.id}/alignments`, admin)).pagination.total).toBe(1);
     expect((await t.call('DELETE', `/api/gradebook/assignments/${quiz}`, { as: course.instructor })).status).toBe(204);
     expect((await ok('GET', `/api/competencies/${c.id}/alignments`, admin)).pagination.total).toBe(0);
   });

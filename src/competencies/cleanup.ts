@@ -1,9 +1,9 @@
 // Alignments point at course content without a foreign key (the target is an activity, a module
 // or an assignment): whoever deletes such content removes the alignments to it in the same
 // transaction. This file imports nothing but the schema, so any area can call it.
-import { eq, inArray } from 'drizzle-orm';
+import { inArray } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { activities, competencyAlignments } from '../../db/schema';
+import { competencyAlignments } from '../../db/schema';
 
 export function deleteAlignmentsTo(tx: Db, targetIds: string[]): void {
   for (let i = 0; i < targetIds.length; i += 500) {
@@ -11,8 +11,7 @@ export function deleteAlignmentsTo(tx: Db, targetIds: string[]): void {
   }
 }
 
-/** A module's cleanup (Deps.moduleCleanups): the alignments to the module and to its activities. */
+/** A module's cleanup (Deps.moduleCleanups): the alignments to the module (its activities' go with them). */
 export function deleteModuleAlignments(tx: Db, module: { id: string }): void {
-  const activityIds = tx.select({ id: activities.id }).from(activities).where(eq(activities.moduleId, module.id)).all().map((a) => a.id);
-  deleteAlignmentsTo(tx, [module.id, ...activityIds]);
+  deleteAlignmentsTo(tx, [module.id]);
 }

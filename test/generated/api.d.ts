@@ -718,6 +718,193 @@ export interface paths {
         patch: operations["updateModule"];
         trace?: never;
     };
+    "/api/modules/{id}/activities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A module's activities in order; a learner of the course sees their state and availability on each */
+        get: operations["listModuleActivities"];
+        put?: never;
+        /**
+         * Create an activity in a module (instructor), at the end or at `position` (the others shift)
+         * @description A priority out of 0..100, an unknown type, a deep link that is not an absolute http(s) URL or an empty title is a 422 naming the field.
+         */
+        post: operations["createModuleActivity"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/activities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's activities across the courses they are actively enrolled in (as a student), by priority
+         * @description Ordered by priority (the default, `sort=priority`): first by tier, then by score, highest first. Tiers: available activities (not started or in progress) first, then locked ones (a prerequisite, the course or the enrollment blocks them; `locked: true`), then skipped ones, then completed ones. Score = the instructor's priority (0..100) + 25 if required + 100 if overdue (due date passed, not completed), or, when due within 7 days, up to 50 growing linearly as the due date nears + 10 if in progress. Ties: the earlier due date first (none last), then the activity id (creation order).
+         */
+        get: operations["listActivities"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/activities/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One activity, with the caller's state, its availability and the rewards on offer (for learners of the course) */
+        get: operations["getActivity"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an activity (instructor): learners' states on it and the sequencing edges touching it go with it
+         * @description Gradebook assignments graded on it stay, no longer tied to an activity. The activities after it move up.
+         */
+        delete: operations["deleteActivity"];
+        options?: never;
+        head?: never;
+        /** Update an activity (instructor); `position` moves it within its module */
+        patch: operations["updateActivity"];
+        trace?: never;
+    };
+    "/api/activities/{id}/deep-link-click": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record that the learner opened the deep link; the first puts the activity in progress
+         * @description Only students actively enrolled in the course (403 for anyone else, instructors included; 409 when the enrollment is dropped or completed). An activity without a deep link is a 409.
+         */
+        post: operations["recordActivityDeepLinkClick"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/activities/{id}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete an activity and collect its rewards (XP, level, streak, badges), once
+         * @description Only students actively enrolled in the course (403 for anyone else, instructors included; 409 when the enrollment is dropped or completed). A locked activity (a prerequisite not met, the course not published) is a 409 whose detail says what blocks it. Completing again awards nothing (200, `xp_awarded: 0`); a higher `score` given then is kept. A skipped activity can be completed. Rewards: see src/activities/rewards.ts (XP with an on-time bonus of half the activity's XP and a streak multiplier of +0.1 per streak day up to 1.5; level n at 50·n·(n−1) XP; streaks in the learner's time zone).
+         */
+        post: operations["completeActivity"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/activities/{id}/help": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for help on an activity: the request appears in the feed of the course's instructors
+         * @description Only students actively enrolled in the course (403 for anyone else, instructors included; 409 when the enrollment is dropped or completed).
+         */
+        post: operations["requestActivityHelp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/activities/{id}/save": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Save an activity for later (on the caller's shelf), with an optional reminder
+         * @description Only students actively enrolled in the course (403 for anyone else, instructors included; 409 when the enrollment is dropped or completed). Saving puts a not-started activity in progress. Saving again keeps when it was saved and replaces the reminder. `remind_at` must be in the future (422). A completed activity cannot be saved (409).
+         */
+        post: operations["saveActivity"];
+        /**
+         * Take an activity off the caller's shelf (404 when it is not on it)
+         * @description Only students actively enrolled in the course (403 for anyone else, instructors included; 409 when the enrollment is dropped or completed). `shelf_days` records how long it was there.
+         */
+        delete: operations["unsaveActivity"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/activities/{id}/skip": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Skip an activity, with an optional reason; it can still be completed later
+         * @description Only students actively enrolled in the course (403 for anyone else, instructors included; 409 when the enrollment is dropped or completed). A completed activity cannot be skipped (409). Skipping does not meet a prerequisite.
+         */
+        post: operations["skipActivity"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/dashboard/next-up": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The next activities to do: available ones (not completed or skipped) across active enrollments, by priority
+         * @description The same order as GET /api/activities. Ordered by priority (the default, `sort=priority`): first by tier, then by score, highest first. Tiers: available activities (not started or in progress) first, then locked ones (a prerequisite, the course or the enrollment blocks them; `locked: true`), then skipped ones, then completed ones. Score = the instructor's priority (0..100) + 25 if required + 100 if overdue (due date passed, not completed), or, when due within 7 days, up to 50 growing linearly as the due date nears + 10 if in progress. Ties: the earlier due date first (none last), then the activity id (creation order).
+         */
+        get: operations["getDashboardNextUp"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/enrollments": {
         parameters: {
             query?: never;
@@ -1882,6 +2069,225 @@ export interface components {
             section_id?: string | null;
             position?: number;
         };
+        Activity: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            course_id: string;
+            /** Format: uuid */
+            module_id: string;
+            title: string;
+            /** @enum {string} */
+            type: "reading" | "video" | "quiz" | "assignment" | "discussion" | "external";
+            priority: number;
+            xp: number;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            due_at: string | null;
+            required: boolean;
+            deep_link_url: string | null;
+            estimated_minutes: number | null;
+            min_seat_seconds: number | null;
+            /** @description Place within its module, from 0 */
+            position: number;
+            /** Format: uuid */
+            created_by: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            updated_at: string;
+        };
+        CreateActivity: {
+            title: string;
+            /** @enum {string} */
+            type: "reading" | "video" | "quiz" | "assignment" | "discussion" | "external";
+            /** @description The instructor's priority, 0..100 (default 50) */
+            priority?: number;
+            /** @description Experience points for completing it (default 10) */
+            xp?: number;
+            /** Format: date-time */
+            due_at?: string | null;
+            required?: boolean;
+            deep_link_url?: string | null;
+            estimated_minutes?: number | null;
+            min_seat_seconds?: number | null;
+            /** @description Where to insert; past the end (or absent) means at the end */
+            position?: number;
+        };
+        ModuleActivity: components["schemas"]["Activity"] & {
+            state: components["schemas"]["ActivityLearnerState"];
+            available: boolean | null;
+            locked: boolean | null;
+        };
+        ActivityLearnerState: {
+            /** @enum {string} */
+            status: "not_started" | "in_progress" | "completed" | "skipped";
+            score: number | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            started_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            completed_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            skipped_at: string | null;
+            skip_reason: string | null;
+            clicks: number;
+            saved: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            saved_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            remind_at: string | null;
+            completed_from_shelf: boolean;
+            shelf_days: number | null;
+            xp_awarded: number;
+        } | null;
+        LearnerActivity: components["schemas"]["Activity"] & {
+            state: components["schemas"]["ActivityLearnerState"];
+            available: boolean;
+            /** @description A prerequisite, the course or the enrollment blocks it (not completed or skipped) */
+            locked: boolean;
+            overdue: boolean;
+            /** @description The score the priority order uses (see the operation description) */
+            priority_score: number;
+        };
+        ActivityDetails: components["schemas"]["Activity"] & {
+            state: components["schemas"]["ActivityLearnerState"] & unknown;
+            availability: components["schemas"]["ActivityAvailability"];
+            rewards: components["schemas"]["RewardsOnOffer"];
+        };
+        /** @description For learners of the course; null for others */
+        ActivityAvailability: {
+            available: boolean;
+            reasons: string[];
+            unmet: components["schemas"]["UnmetPrerequisite"][];
+        } | null;
+        UnmetPrerequisite: {
+            /** Format: uuid */
+            node_id: string;
+            /** @enum {string} */
+            node_type: "module" | "activity";
+            title: string;
+            min_score: number | null;
+            score: number | null;
+            message: string;
+        };
+        /** @description What completing it would award the caller now; null for others, and once completed */
+        RewardsOnOffer: {
+            /** @description The activity's experience points */
+            xp: number;
+            /** @description Added when completed by the due date (0 once it has passed, or without one) */
+            on_time_bonus: number;
+            /** @description The multiplier a completion now would get from the daily streak */
+            streak_multiplier: number;
+            xp_if_completed_now: number;
+            /** @description Badges a completion now would earn */
+            badges: string[];
+        } | null;
+        UpdateActivity: {
+            title?: string;
+            /** @enum {string} */
+            type?: "reading" | "video" | "quiz" | "assignment" | "discussion" | "external";
+            priority?: number;
+            xp?: number;
+            /** Format: date-time */
+            due_at?: string | null;
+            required?: boolean;
+            deep_link_url?: string | null;
+            estimated_minutes?: number | null;
+            min_seat_seconds?: number | null;
+            /** @description Move within the module; past the end means last */
+            position?: number;
+        };
+        DeepLinkClick: {
+            deep_link_url: string;
+            clicks: number;
+        };
+        CompletionResult: {
+            state: components["schemas"]["ActivityLearnerState"];
+            rewards: {
+                /** @description 0 when it was already completed: rewards are given once */
+                xp_awarded: number;
+                total_xp: number;
+                level: number;
+                level_up: boolean;
+                streak_days: number;
+                badges_awarded: components["schemas"]["BadgeAward"][];
+            };
+        };
+        BadgeAward: {
+            /** @enum {string} */
+            badge: "first_completion" | "streak_3" | "streak_7" | "streak_30" | "module_completed" | "course_completed";
+            /**
+             * Format: uuid
+             * @description The module or course it is for; null for the others
+             */
+            scope_id: string | null;
+        };
+        CompleteActivity: {
+            /** @description A percentage */
+            score?: number;
+        };
+        HelpRequestedEvent: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            type: "help.requested";
+            /** Format: uuid */
+            actor_id: string | null;
+            subject: {
+                type: string;
+                /** Format: uuid */
+                id: string;
+            };
+            /** Format: uuid */
+            course_id: string | null;
+            data: {
+                /** Format: uuid */
+                activity_id: string;
+                /** Format: uuid */
+                course_id: string;
+                /** Format: uuid */
+                user_id: string;
+                message: string;
+            };
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            occurred_at: string;
+        };
+        HelpRequest: {
+            message: string;
+        };
+        SaveActivity: {
+            /** Format: date-time */
+            remind_at?: string | null;
+        };
+        SkipActivity: {
+            reason?: string | null;
+        };
         Enrollment: {
             /** Format: uuid */
             id: string;
@@ -2043,16 +2449,6 @@ export interface components {
             score: number | null;
             /** @description The prerequisites not met yet, each with a sentence for the learner (an activity's include its module's) */
             unmet: components["schemas"]["UnmetPrerequisite"][];
-        };
-        UnmetPrerequisite: {
-            /** Format: uuid */
-            node_id: string;
-            /** @enum {string} */
-            node_type: "module" | "activity";
-            title: string;
-            min_score: number | null;
-            score: number | null;
-            message: string;
         };
         NodeAvailability: {
             /** Format: uuid */
@@ -5974,6 +6370,970 @@ export interface operations {
             };
             /** @description Well-formed but not acceptable (validation_failed) */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listModuleActivities: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (at most 1000000000) */
+                page?: number;
+                /** @description Items per page, 1 to 100 */
+                per_page?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of activities */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ModuleActivity"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createModuleActivity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateActivity"];
+            };
+        };
+        responses: {
+            /** @description The new activity */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Activity"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but not acceptable (validation_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listActivities: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (at most 1000000000) */
+                page?: number;
+                /** @description Items per page, 1 to 100 */
+                per_page?: number;
+                /** @description Only this course */
+                course_id?: string;
+                /** @description locked: blocked (not completed or skipped); available: can be worked on now (not completed or skipped) */
+                status?: "not_started" | "in_progress" | "completed" | "skipped" | "locked" | "available";
+                /** @description Ordered by priority (the default, `sort=priority`): first by tier, then by score, highest first. Tiers: available activities (not started or in progress) first, then locked ones (a prerequisite, the course or the enrollment blocks them; `locked: true`), then skipped ones, then completed ones. Score = the instructor's priority (0..100) + 25 if required + 100 if overdue (due date passed, not completed), or, when due within 7 days, up to 50 growing linearly as the due date nears + 10 if in progress. Ties: the earlier due date first (none last), then the activity id (creation order). */
+                sort?: "priority";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of activities */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["LearnerActivity"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getActivity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The activity */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ActivityDetails"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteActivity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateActivity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateActivity"];
+            };
+        };
+        responses: {
+            /** @description The activity */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Activity"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but not acceptable (validation_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    recordActivityDeepLinkClick: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Where to go, and how many times the caller went */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeepLinkClick"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    completeActivity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CompleteActivity"];
+            };
+        };
+        responses: {
+            /** @description The state and what this completion awarded */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompletionResult"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but not acceptable (validation_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    requestActivityHelp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["HelpRequest"];
+            };
+        };
+        responses: {
+            /** @description The help request, as the feed shows it */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HelpRequestedEvent"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but not acceptable (validation_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    saveActivity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SaveActivity"];
+            };
+        };
+        responses: {
+            /** @description The caller's state on it */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ActivityLearnerState"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but not acceptable (validation_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    unsaveActivity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's state on it */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ActivityLearnerState"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    skipActivity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SkipActivity"];
+            };
+        };
+        responses: {
+            /** @description The caller's state on it */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ActivityLearnerState"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but not acceptable (validation_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getDashboardNextUp: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (at most 1000000000) */
+                page?: number;
+                /** @description Items per page, 1 to 100 */
+                per_page?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of activities, the first to do first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["LearnerActivity"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };
