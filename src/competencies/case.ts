@@ -148,6 +148,8 @@ export function parseCasePackage(body: unknown): ParsedPackage {
 
 export interface ImportResult {
   framework: FrameworkRow;
+  /** The package's CFDocument was not imported before: the framework was created. */
+  isNew: boolean;
   created: number;
   updated: number;
   /** Competencies from an earlier import that this package no longer lists: kept as they were. */
@@ -241,7 +243,7 @@ export function importCasePackage(db: Db, clock: Clock, tenantId: string, userId
       tx.update(competencies).set({ parentId }).where(eq(competencies.id, id)).run();
     }
     const listed = new Set(idOf.values());
-    return { framework, created, updated, notInPackage: current.filter((c) => !listed.has(c.id)).length };
+    return { framework, isNew: !existing, created, updated, notInPackage: current.filter((c) => !listed.has(c.id)).length };
   });
 }
 

@@ -214,8 +214,7 @@ export const competenciesRouter = newRouter()
         updated: result.updated,
         not_in_package: result.notInPackage,
       };
-      const isNew = result.framework.createdAt === result.framework.updatedAt && result.created > 0 && result.updated === 0 && result.notInPackage === 0;
-      if (isNew) {
+      if (result.isNew) {
         c.header('Location', `/api/competencies/frameworks/${result.framework.id}`);
         return c.json(body, 201);
       }
