@@ -32,6 +32,8 @@ export function createApp(deps: Deps): OpenAPIHono<AppEnv> {
   const documentBodies: BodyLimitRule[] = [
     { method: 'POST', pattern: /^\/api\/documents\/?$/, maxBytes: deps.config.documentBodyLimitBytes },
     { method: 'PUT', pattern: /^\/api\/documents\/[^/]+\/content$/, maxBytes: deps.config.documentBodyLimitBytes },
+    // A published CASE framework runs to thousands of items.
+    { method: 'POST', pattern: /^\/api\/competencies\/frameworks\/import$/, maxBytes: deps.config.documentBodyLimitBytes },
   ];
   app.use('*', requestBodies(deps.config.bodyLimitBytes, documentBodies));
   app.use('/api/*', authenticate);

@@ -10,6 +10,7 @@ import { commentsArea } from './comments';
 import { templatesArea } from './templates';
 import { authArea } from './auth';
 import { backupArea } from './backup';
+import { competenciesArea } from './competencies';
 import { coursesArea } from './courses';
 import { dashboardArea } from './dashboard';
 import { documentsArea } from './documents';
@@ -33,6 +34,7 @@ export const areas: readonly Area[] = [
   collabArea,
   gradebookArea,
   coursesArea,
+  competenciesArea,
   activitiesArea,
   enrollmentsArea,
   sequencingArea,

@@ -1,6 +1,7 @@
 // Assembles the app's dependencies from an open database and a config; shared by server and tests.
 import type { Logger } from 'pino';
 import { deleteModuleActivities } from './activities/service';
+import { deleteModuleAlignments } from './competencies/cleanup';
 import { deleteModuleEdges } from './sequencing/edges';
 import type { Database_ } from '../db/client';
 import { documentCollabAccess } from './documents/collab-access';
@@ -74,8 +75,8 @@ export async function buildDeps(opts: {
     }),
     pdf,
     permissions: tenantPermissions,
-    // Activities first: they delete their own edges; then the edges into and out of the module.
-    moduleCleanups: [deleteModuleActivities, deleteModuleEdges],
+    // Activities first: they delete their own edges and alignments; then the module's.
+    moduleCleanups: [deleteModuleActivities, deleteModuleEdges, deleteModuleAlignments],
     capabilities: { pdf_export: { available: () => pdf.available() } },
     startedAt: clock.now(),
     metrics,

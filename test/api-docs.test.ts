@@ -71,6 +71,9 @@ describe('the reference in a browser', () => {
       if (response.status() >= 400 && !response.url().endsWith('/favicon.ico')) failed.push(`${response.status()} ${response.url()}`);
     });
 
+    // Swagger UI renders only what is in view once tags and operations number 150 or more (and
+    // schemas 100 or more): a window tall enough for the whole list shows every operation.
+    await page.setViewport({ width: 1280, height: 30_000 });
     await page.goto(`${base}/api/docs`, { waitUntil: 'networkidle0' });
     await page.waitForSelector('.swagger-ui .info .title', { timeout: 15_000 });
     const title = await page.$eval('.swagger-ui .info .title', (element) => element.textContent ?? '');

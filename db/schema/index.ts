@@ -8,3 +8,4 @@ export * from './gradebook';
 export * from './learning';
 export * from './events';
 export * from './webhooks';
+export * from './competencies';

@@ -16,6 +16,7 @@ import type { Clock } from '../lib/clock';
 import { newId } from '../lib/ids';
 import { countAll } from '../lib/sql';
 import { membershipOf } from '../memberships/service';
+import { deleteAlignmentsTo } from '../competencies/cleanup';
 import { deleteEdgesTouching } from '../sequencing/edges';
 import type { ActivityAccess } from './policy';
 
@@ -170,6 +171,7 @@ function removeActivities(tx: Db, ids: string[]): void {
   tx.delete(activityStates).where(inArray(activityStates.activityId, ids)).run();
   tx.update(gradebookAssignments).set({ activityId: null }).where(inArray(gradebookAssignments.activityId, ids)).run();
   deleteEdgesTouching(tx, ids);
+  deleteAlignmentsTo(tx, ids);
   tx.delete(activities).where(inArray(activities.id, ids)).run();
 }
 

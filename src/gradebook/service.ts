@@ -17,6 +17,7 @@ import {
   type CourseStatus,
 } from '../../db/schema';
 import type { Clock } from '../lib/clock';
+import { deleteAlignmentsTo } from '../competencies/cleanup';
 import { getCourse } from '../courses/service';
 import { membershipOf } from '../memberships/service';
 import { appendEvent } from '../events/log';
@@ -226,9 +227,12 @@ export function updateAssignment(db: Db, clock: Clock, assignment: AssignmentRow
   });
 }
 
-/** Deletes the assignment with its grades and their history (foreign keys cascade). */
+/** Deletes the assignment with its grades and their history (foreign keys cascade), and the competency alignments to it. */
 export function deleteAssignment(db: Db, assignment: AssignmentRow): void {
-  db.delete(gradebookAssignments).where(eq(gradebookAssignments.id, assignment.id)).run();
+  inTransaction(db, (tx) => {
+    deleteAlignmentsTo(tx, [assignment.id]);
+    tx.delete(gradebookAssignments).where(eq(gradebookAssignments.id, assignment.id)).run();
+  });
 }
 
 // ---------------------------------------------------------------- grades

@@ -99,6 +99,7 @@ export const apiTags = [
   { name: 'Dashboard', description: "A learner's dashboard: what to do next, their shelf, feed and summary." },
   { name: 'Enrollments', description: 'Who takes or teaches a course, and their progress.' },
   { name: 'Sequencing', description: "Prerequisites between a course's modules and activities, and where each learner stands." },
+  { name: 'Competencies', description: 'Competency frameworks (authored or imported from IMS CASE 1.0), alignments to course content, and mastery.' },
   { name: 'Documents', description: 'Documents, their sharing, contexts, favourites, change history and named versions.' },
   { name: 'Dashboard', description: "A learner's dashboard: what to do next, their shelf, feed and summary." },
   { name: 'Operations', description: 'Running the server: Prometheus metrics and online backups of the database.' },

@@ -721,6 +721,301 @@ export interface paths {
         patch: operations["updateModule"];
         trace?: never;
     };
+    "/competencies/progress": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's progress per competency (the specification's path)
+         * @description Every competency of the tenant (or of `framework_id`), with the caller's score and status over all the courses they take as a student. Mastery: each alignment gives, per learner, a piece of evidence normalised to 0..1: an assignment its grade / score_maximum (absent while ungraded); an activity 1 once completed, 0 once its due date has passed uncompleted, absent otherwise; a module 1 once all its required activities are completed, 0 once the latest due date of its required activities has passed uncompleted, absent otherwise. A competency's score is the weighted mean of its present evidence (alignment weights), each child competency with a score counting as one more piece of weight 1 (parents roll up their children). status: not_started (no evidence, score null), mastered (score >= mastery_threshold), in_progress otherwise. Computed from live grades and completions.
+         */
+        get: operations["getCompetencyProgress"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/competencies/progress": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's progress per competency
+         * @description Every competency of the tenant (or of `framework_id`), with the caller's score and status over all the courses they take as a student. Mastery: each alignment gives, per learner, a piece of evidence normalised to 0..1: an assignment its grade / score_maximum (absent while ungraded); an activity 1 once completed, 0 once its due date has passed uncompleted, absent otherwise; a module 1 once all its required activities are completed, 0 once the latest due date of its required activities has passed uncompleted, absent otherwise. A competency's score is the weighted mean of its present evidence (alignment weights), each child competency with a score counting as one more piece of weight 1 (parents roll up their children). status: not_started (no evidence, score null), mastered (score >= mastery_threshold), in_progress otherwise. Computed from live grades and completions.
+         */
+        get: operations["getMyCompetencyProgress"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/competencies/mastery-summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's mastered / in progress / not started counts, per framework
+         * @description Mastery: each alignment gives, per learner, a piece of evidence normalised to 0..1: an assignment its grade / score_maximum (absent while ungraded); an activity 1 once completed, 0 once its due date has passed uncompleted, absent otherwise; a module 1 once all its required activities are completed, 0 once the latest due date of its required activities has passed uncompleted, absent otherwise. A competency's score is the weighted mean of its present evidence (alignment weights), each child competency with a score counting as one more piece of weight 1 (parents roll up their children). status: not_started (no evidence, score null), mastered (score >= mastery_threshold), in_progress otherwise. Computed from live grades and completions.
+         */
+        get: operations["getCompetencyMasterySummary"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/competencies/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Competencies by code or title
+         * @description Case-insensitive; ranked: exact code, then code prefix, then title prefix, then any code or title containing q; by code within a rank.
+         */
+        get: operations["searchCompetencies"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/competencies/frameworks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Competency frameworks of the tenant */
+        get: operations["listCompetencyFrameworks"];
+        put?: never;
+        /** Create a framework (admin) */
+        post: operations["createCompetencyFramework"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/competencies/frameworks/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import a framework from an IMS CASE 1.0 JSON package (admin)
+         * @description CFDocument becomes the framework, each CFItem a competency (humanCodingScheme its code, fullStatement its title), and each isChildOf association places an item under its parent (an item or the CFDocument). A re-import of the same CFDocument identifier updates the framework and its competencies in place by CASE identifier (alignments stay). A package that does not hold together (a missing identifier or fullStatement, a repeated code, an association naming an unknown item, a second parent, a cycle) is 422 naming the offending item, and nothing is imported. 201 for a new framework, 200 for a re-import.
+         */
+        post: operations["importCompetencyFramework"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/competencies/frameworks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One framework */
+        get: operations["getCompetencyFramework"];
+        put?: never;
+        post?: never;
+        /** Delete a framework (admin); 409 while it holds competencies, unless cascade=true */
+        delete: operations["deleteCompetencyFramework"];
+        options?: never;
+        head?: never;
+        /** Change a framework (admin) */
+        patch: operations["updateCompetencyFramework"];
+        trace?: never;
+    };
+    "/api/competencies/frameworks/{id}/case": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The framework as an IMS CASE 1.0 JSON package
+         * @description Imported items keep their CASE identifiers and URIs; competencies made here use their ids and URLs of this server. Every item has one isChildOf association (to its parent, or to the CFDocument).
+         */
+        get: operations["exportCompetencyFramework"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/competencies/frameworks/{id}/competencies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A framework's competencies, flat, by code */
+        get: operations["listFrameworkCompetencies"];
+        put?: never;
+        /**
+         * Add a competency to a framework (admin)
+         * @description parent_id must be a competency of the same framework (422); a code already used in the framework is 409.
+         */
+        post: operations["createCompetency"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/competencies/frameworks/{id}/tree": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A framework's competencies as a nested tree, each level by code */
+        get: operations["getCompetencyTree"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/competencies/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One competency */
+        get: operations["getCompetency"];
+        put?: never;
+        post?: never;
+        /** Delete a competency (admin); 409 while it has children or alignments, unless cascade=true */
+        delete: operations["deleteCompetency"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a competency (admin)
+         * @description A parent in another framework, or one that would make a cycle, is 422; a code already used in the framework is 409.
+         */
+        patch: operations["updateCompetency"];
+        trace?: never;
+    };
+    "/api/competencies/{id}/alignments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What evidences a competency: the alignments in the courses the caller teaches (admins: all) */
+        get: operations["listCompetencyAlignments"];
+        put?: never;
+        /**
+         * Align an activity, module or assignment to the competency (instructors of its course)
+         * @description The target must be an activity, module or gradebook assignment of the tenant (422 otherwise); the caller must teach its course (403). The same target twice is 409.
+         */
+        post: operations["createCompetencyAlignment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/competencies/{id}/alignments/{alignment_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove an alignment (instructors of its course) */
+        delete: operations["deleteCompetencyAlignment"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/courses/{id}/competencies/progress": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A learner's progress on the competencies aligned in a course (the caller's, or user_id for its instructors)
+         * @description The competencies aligned to the course's content and their ancestors, scored from this course's evidence only. Mastery: each alignment gives, per learner, a piece of evidence normalised to 0..1: an assignment its grade / score_maximum (absent while ungraded); an activity 1 once completed, 0 once its due date has passed uncompleted, absent otherwise; a module 1 once all its required activities are completed, 0 once the latest due date of its required activities has passed uncompleted, absent otherwise. A competency's score is the weighted mean of its present evidence (alignment weights), each child competency with a score counting as one more piece of weight 1 (parents roll up their children). status: not_started (no evidence, score null), mastered (score >= mastery_threshold), in_progress otherwise. Computed from live grades and completions.
+         */
+        get: operations["getCourseCompetencyProgress"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/courses/{id}/competency-mastery": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Per competency aligned in the course: its students mastered / in progress / not started (instructors)
+         * @description Over the course's students (active or completed enrollments), each aligned competency and its ancestors, from this course's evidence. Mastery: each alignment gives, per learner, a piece of evidence normalised to 0..1: an assignment its grade / score_maximum (absent while ungraded); an activity 1 once completed, 0 once its due date has passed uncompleted, absent otherwise; a module 1 once all its required activities are completed, 0 once the latest due date of its required activities has passed uncompleted, absent otherwise. A competency's score is the weighted mean of its present evidence (alignment weights), each child competency with a score counting as one more piece of weight 1 (parents roll up their children). status: not_started (no evidence, score null), mastered (score >= mastery_threshold), in_progress otherwise. Computed from live grades and completions.
+         */
+        get: operations["getCourseCompetencyMastery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/modules/{id}/activities": {
         parameters: {
             query?: never;
@@ -3116,6 +3411,200 @@ export interface components {
              */
             section_id?: string | null;
             position?: number;
+        };
+        CompetencyProgress: {
+            /** Format: uuid */
+            competency_id: string;
+            /** Format: uuid */
+            framework_id: string;
+            /** Format: uuid */
+            parent_id: string | null;
+            code: string;
+            title: string;
+            mastery_threshold: number;
+            /** @description 0..1; null without evidence */
+            score: number | null;
+            /** @enum {string} */
+            status: "mastered" | "in_progress" | "not_started";
+            mastered: boolean;
+            /** @description Pieces of evidence present: aligned items with evidence and children with a score */
+            evidence_count: number;
+            alignment_count: number;
+        };
+        CompetencyFrameworkSummary: {
+            /** Format: uuid */
+            framework_id: string;
+            title: string;
+            total: number;
+            mastered: number;
+            in_progress: number;
+            not_started: number;
+        };
+        CompetencySearchHit: components["schemas"]["Competency"] & {
+            /** @description 0 exact code, 1 code prefix, 2 title prefix, 3 contains */
+            rank: number;
+        };
+        Competency: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            framework_id: string;
+            /** Format: uuid */
+            parent_id: string | null;
+            code: string;
+            title: string;
+            description: string | null;
+            /** @description CASE CFItemType */
+            item_type: string | null;
+            case_identifier: string | null;
+            mastery_threshold: number;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            updated_at: string;
+        };
+        CompetencyFramework: {
+            /** Format: uuid */
+            id: string;
+            title: string;
+            description: string | null;
+            creator: string | null;
+            version: string | null;
+            /** @description CFDocument identifier of an imported framework; a re-import updates this framework */
+            case_identifier: string | null;
+            case_uri: string | null;
+            competency_count: number;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            updated_at: string;
+        };
+        CaseImportResult: {
+            framework: components["schemas"]["CompetencyFramework"];
+            created: number;
+            updated: number;
+            /** @description Competencies of an earlier import that this package no longer lists; kept */
+            not_in_package: number;
+        };
+        CaseImport: {
+            /** @description identifier, title (required), uri, creator, version, description, lastChangeDateTime */
+            CFDocument: {
+                [key: string]: unknown;
+            };
+            /** @description identifier and fullStatement required; humanCodingScheme (the code), CFItemType, notes, uri, lastChangeDateTime */
+            CFItems: unknown[];
+            /** @description isChildOf associations give the tree: originNodeURI.identifier (the child) under destinationNodeURI.identifier (an item or the CFDocument); other types are ignored */
+            CFAssociations?: unknown[];
+        } & {
+            [key: string]: unknown;
+        };
+        CasePackage: {
+            CFDocument: {
+                identifier: string;
+                uri: string;
+                creator: string;
+                title: string;
+                lastChangeDateTime: string;
+                version?: string;
+                description?: string;
+                CFPackageURI: {
+                    identifier: string;
+                    uri: string;
+                    title: string;
+                };
+            };
+            CFItems: {
+                identifier: string;
+                uri: string;
+                fullStatement: string;
+                humanCodingScheme: string;
+                CFItemType?: string;
+                notes?: string;
+                CFDocumentURI: {
+                    identifier: string;
+                    uri: string;
+                    title: string;
+                };
+                lastChangeDateTime: string;
+            }[];
+            CFAssociations: {
+                identifier: string;
+                /** @enum {string} */
+                associationType: "isChildOf";
+                originNodeURI: {
+                    identifier: string;
+                    uri: string;
+                    title: string;
+                };
+                destinationNodeURI: {
+                    identifier: string;
+                    uri: string;
+                    title: string;
+                };
+                CFDocumentURI: {
+                    identifier: string;
+                    uri: string;
+                    title: string;
+                };
+                lastChangeDateTime: string;
+            }[];
+        };
+        CompetencyTree: {
+            framework: components["schemas"]["CompetencyFramework"];
+            competencies: components["schemas"]["CompetencyTreeNode"][];
+        };
+        CompetencyTreeNode: components["schemas"]["Competency"] & {
+            children: components["schemas"]["CompetencyTreeNode"][];
+        };
+        CompetencyAlignment: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            competency_id: string;
+            /** Format: uuid */
+            course_id: string;
+            /** @enum {string} */
+            target_type: "activity" | "module" | "assignment";
+            /** Format: uuid */
+            target_id: string;
+            target_title: string | null;
+            weight: number;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            created_at: string;
+        };
+        CourseCompetencyMastery: {
+            /** Format: uuid */
+            competency_id: string;
+            /** Format: uuid */
+            framework_id: string;
+            /** Format: uuid */
+            parent_id: string | null;
+            code: string;
+            title: string;
+            mastery_threshold: number;
+            alignment_count: number;
+            learners: number;
+            mastered: number;
+            in_progress: number;
+            not_started: number;
+            /** @description mastered / learners × 100 (0 without learners) */
+            percent_mastered: number;
+            mean_score: number | null;
         };
         Activity: {
             /** Format: uuid */
@@ -8328,6 +8817,1472 @@ export interface operations {
             };
             /** @description Well-formed but not acceptable (validation_failed) */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getCompetencyProgress: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (at most 1000000000) */
+                page?: number;
+                /** @description Items per page, 1 to 100 */
+                per_page?: number;
+                /** @description Only this framework (404 when there is no such framework) */
+                framework_id?: string;
+                status?: "mastered" | "in_progress" | "not_started";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Progress per competency, by framework then code */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CompetencyProgress"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getMyCompetencyProgress: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (at most 1000000000) */
+                page?: number;
+                /** @description Items per page, 1 to 100 */
+                per_page?: number;
+                /** @description Only this framework (404 when there is no such framework) */
+                framework_id?: string;
+                status?: "mastered" | "in_progress" | "not_started";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Progress per competency, by framework then code */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CompetencyProgress"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getCompetencyMasterySummary: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (at most 1000000000) */
+                page?: number;
+                /** @description Items per page, 1 to 100 */
+                per_page?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One row per framework of the tenant, by title */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CompetencyFrameworkSummary"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    searchCompetencies: {
+        parameters: {
+            query: {
+                /** @description Page number, from 1 (at most 1000000000) */
+                page?: number;
+                /** @description Items per page, 1 to 100 */
+                per_page?: number;
+                /** @description Part of a code or title (case ignored) */
+                q: string;
+                framework_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Matches, best first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CompetencySearchHit"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listCompetencyFrameworks: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (at most 1000000000) */
+                page?: number;
+                /** @description Items per page, 1 to 100 */
+                per_page?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Frameworks by title */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CompetencyFramework"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createCompetencyFramework: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    title: string;
+                    description?: string | null;
+                    creator?: string | null;
+                    version?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The framework */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompetencyFramework"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    importCompetencyFramework: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CaseImport"];
+            };
+        };
+        responses: {
+            /** @description The framework, updated */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CaseImportResult"];
+                };
+            };
+            /** @description The framework, created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CaseImportResult"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but not acceptable (validation_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getCompetencyFramework: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The framework */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompetencyFramework"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteCompetencyFramework: {
+        parameters: {
+            query?: {
+                /** @description Also delete what it holds (children, competencies, alignments) */
+                cascade?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateCompetencyFramework: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    title?: string;
+                    description?: string | null;
+                    creator?: string | null;
+                    version?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The framework */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompetencyFramework"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    exportCompetencyFramework: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The package */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CasePackage"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listFrameworkCompetencies: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (at most 1000000000) */
+                page?: number;
+                /** @description Items per page, 1 to 100 */
+                per_page?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Competencies */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Competency"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createCompetency: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    code: string;
+                    title: string;
+                    description?: string | null;
+                    /** Format: uuid */
+                    parent_id?: string | null;
+                    /** @description Score (0..1) at or above which the competency is mastered; default 0.8 */
+                    mastery_threshold?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The competency */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Competency"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but not acceptable (validation_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getCompetencyTree: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tree */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompetencyTree"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getCompetency: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The competency */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Competency"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteCompetency: {
+        parameters: {
+            query?: {
+                /** @description Also delete what it holds (children, competencies, alignments) */
+                cascade?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateCompetency: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    code?: string;
+                    title?: string;
+                    description?: string | null;
+                    /** Format: uuid */
+                    parent_id?: string | null;
+                    /** @description Score (0..1) at or above which the competency is mastered; default 0.8 */
+                    mastery_threshold?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The competency */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Competency"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but not acceptable (validation_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listCompetencyAlignments: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (at most 1000000000) */
+                page?: number;
+                /** @description Items per page, 1 to 100 */
+                per_page?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Alignments, oldest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CompetencyAlignment"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createCompetencyAlignment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    target_type: "activity" | "module" | "assignment";
+                    /** Format: uuid */
+                    target_id: string;
+                    /** @description Weight of this evidence in the mean, default 1 */
+                    weight?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The alignment */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompetencyAlignment"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but not acceptable (validation_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteCompetencyAlignment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                alignment_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getCourseCompetencyProgress: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (at most 1000000000) */
+                page?: number;
+                /** @description Items per page, 1 to 100 */
+                per_page?: number;
+                /** @description Whose progress (the course's instructors); default the caller's */
+                user_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Progress per competency, by framework then code */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CompetencyProgress"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getCourseCompetencyMastery: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (at most 1000000000) */
+                page?: number;
+                /** @description Items per page, 1 to 100 */
+                per_page?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Per competency, by framework then code */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CourseCompetencyMastery"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
