@@ -205,33 +205,36 @@ describe('dashboard feed', () => {
   });
 
   it("an instructor sees their course's help requests in their feed; the learner and others do not", async () => {
-    // Help requests are appended by the activities area (POST /api/activities/{id}/help); here the
-    // event is appended as that route does, with the course's instructors as its recipients.
-    const module = insertModule(t.db, { tenantId: t.defaultTenantId, courseId: course.id });
-    const activity = insertActivity(t.db, { tenantId: t.defaultTenantId, courseId: course.id, moduleId: module.id, createdBy: instructor.user.id });
+    // A second instructor of the course gets it too; the TA does not (help goes to instructors).
+    const coInstructor = await t.newUser({ name: 'Cora Co-instructor' });
+    const ta = await t.newUser({ name: 'Tom TA' });
+    insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: course.id, userId: coInstructor.user.id, role: 'instructor' });
+    insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: course.id, userId: ta.user.id, role: 'ta' });
+    const module = await t.call('POST', `/api/courses/${course.id}/modules`, { as: instructor, body: { title: 'Week 1' } });
+    expect(module.status, module.text).toBe(201);
+    const activity = await t.call('POST', `/api/modules/${module.body.id}/activities`, { as: instructor, body: { title: 'Problem set', type: 'assignment' } });
+    expect(activity.status, activity.text).toBe(201);
     clock.advance(1000);
-    const event = appendEvent(t.db, clock, {
-      tenantId: t.defaultTenantId,
-      type: 'help.requested',
-      actorId: learner.user.id,
-      subject: { type: 'activity', id: activity.id },
-      courseId: course.id,
-      data: { activity_id: activity.id, course_id: course.id, user_id: learner.user.id, message: 'I am stuck on question 3' },
-      recipients: [instructor.user.id],
-    });
-    const [newest] = (await feedOf(instructor)).data;
-    expect(newest).toEqual({
-      id: event.id,
+    const help = await t.call('POST', `/api/activities/${activity.body.id}/help`, { as: learner, body: { message: 'I am stuck on question 3' } });
+    expect(help.status, help.text).toBe(201);
+    const expected = {
+      id: help.body.id,
       type: 'help.requested',
       actor_id: learner.user.id,
-      subject: { type: 'activity', id: activity.id },
+      subject: { type: 'activity', id: activity.body.id },
       course_id: course.id,
-      data: { activity_id: activity.id, course_id: course.id, user_id: learner.user.id, message: 'I am stuck on question 3' },
+      data: { activity_id: activity.body.id, course_id: course.id, user_id: learner.user.id, message: 'I am stuck on question 3' },
       occurred_at: clock.now().toISOString(),
       read: false,
+    };
+    for (const teacher of [instructor, coInstructor]) expect((await feedOf(teacher)).data[0]).toEqual(expected);
+    for (const other of [learner, classmate, ta]) expect((await feedOf(other)).data.map((e) => e.id)).not.toContain(help.body.id);
+    // It counts as unread for the instructor until they mark it read.
+    expect((await t.call('GET', '/api/dashboard/summary', { as: instructor })).body.unread_feed_count).toBe(1);
+    expect((await t.call('POST', '/api/dashboard/feed/read', { as: instructor, body: { up_to: help.body.id } })).body).toEqual({
+      read_up_to: help.body.id,
+      unread_count: 0,
     });
-    expect((await feedOf(learner)).data.map((e) => e.id)).not.toContain(event.id);
-    expect((await feedOf(classmate)).data.map((e) => e.id)).not.toContain(event.id);
   });
 
   it('is newest first and paginated like every list', async () => {

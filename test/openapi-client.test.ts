@@ -307,7 +307,7 @@ describe('the dashboard through the typed client, every answer checked against t
       params: { path: { id: doc.data!.id } },
       body: { principal_type: 'user', principal_id: learner.user.id, role: 'viewer' },
     });
-    // The activities area's events (completion, badge, level, help request), appended as it does.
+    // A completion's events (completion, badge, level), appended as the activities area does, so that every type shows.
     const module = insertModule(t.db, { tenantId: t.defaultTenantId, courseId: course.id });
     const activity = insertActivity(t.db, {
       tenantId: t.defaultTenantId,
@@ -322,7 +322,8 @@ describe('the dashboard through the typed client, every answer checked against t
     appendEvent(t.db, t.clock, { ...of, type: 'activity.completed', recipients: [learner.user.id], data: { activity_id: activity.id, module_id: module.id, course_id: course.id, user_id: learner.user.id, score: null, xp_awarded: 10, completed_at: t.clock.now().toISOString() } });
     appendEvent(t.db, t.clock, { ...of, type: 'badge.awarded', recipients: [learner.user.id], data: { user_id: learner.user.id, badge: 'first_completion', scope_id: null, course_id: null } });
     appendEvent(t.db, t.clock, { ...of, type: 'level.reached', recipients: [learner.user.id], data: { user_id: learner.user.id, level: 2, total_xp: 100 } });
-    appendEvent(t.db, t.clock, { ...of, type: 'help.requested', recipients: [instructor.user.id], data: { activity_id: activity.id, course_id: course.id, user_id: learner.user.id, message: 'Help' } });
+    const help = await t.call('POST', `/api/activities/${activity.id}/help`, { as: learner, body: { message: 'Help' } });
+    expect(help.status, help.text).toBe(201);
 
     const api = client(learner.token);
     validated.clear();

@@ -9,7 +9,8 @@ import { notFound } from '../http/errors';
 import { pageBounds, sqlPageBounds, type PageQuery } from '../http/pagination';
 import type { Clock } from '../lib/clock';
 import { countAll } from '../lib/sql';
-import { localDay, previousDay } from '../lib/timezone';
+import { localDay } from '../lib/timezone';
+import { currentStreak } from '../activities/rewards';
 import { learnerCourseStates, type LearnerCourseState } from '../sequencing/state';
 
 /** Whose dashboard: the caller. */
@@ -241,8 +242,6 @@ export function summary(db: Db, clock: Clock, learner: Learner): Summary {
     .where(and(eq(learnerStats.userId, learner.userId), eq(learnerStats.tenantId, learner.tenantId)))
     .get();
   const timezone = db.select({ timezone: users.timezone }).from(users).where(eq(users.id, learner.userId)).get()?.timezone ?? null;
-  const today = localDay(now, timezone);
-  const streakAlive = stats?.lastActiveDay === today || stats?.lastActiveDay === previousDay(today);
   const badges =
     db
       .select({ n: countAll })
@@ -279,7 +278,7 @@ export function summary(db: Db, clock: Clock, learner: Learner): Summary {
   return {
     xp: stats?.totalXp ?? 0,
     level: stats?.level ?? 1,
-    streakDays: streakAlive ? (stats?.streakDays ?? 0) : 0,
+    streakDays: currentStreak(stats, localDay(now, timezone)),
     longestStreak: stats?.longestStreak ?? 0,
     lastActiveDay: stats?.lastActiveDay ?? null,
     badges,
