@@ -16,6 +16,7 @@ import {
 import { newId } from '../src/lib/ids';
 import { expectProblem, makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { insertCourse, insertEnrollment } from './helpers/courses';
+import { insertActivity } from './helpers/dashboard-fixtures';
 import { contentOf, createDoc, liveAppend, newGroup, share, type DocumentJson } from './helpers/documents';
 
 let t: TestApp;
@@ -571,6 +572,7 @@ describe('contexts', () => {
       { context_type: 'course', context_id: dropped.id },
       { context_type: 'course', context_id: newId() },
       { context_type: 'module', context_id: newId() },
+      // An unknown activity, like an unknown module (activities are tested further below).
       { context_type: 'activity', context_id: newId() },
     ]) {
       const res = await t.call('POST', `/api/documents/${doc.id}/contexts`, { as: user, body });
@@ -636,6 +638,133 @@ describe('contexts', () => {
     });
     expect(ok.status).toBe(201);
     expect(ok.body).toMatchObject({ context_type: 'module', context_id: modules.notEnrolled, course_id: notEnrolled.id });
+  });
+
+  it('links documents to activities like modules: titles, filters, counts, and the link leaves with the activity', async () => {
+    const teacher = await t.newUser();
+    const course = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id, title: 'Ctx Optics course' });
+    insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: course.id, userId: teacher.user.id, role: 'instructor' });
+    const moduleId = insertModule(course.id, t.defaultTenantId, 'Lenses');
+    const of = { tenantId: t.defaultTenantId, courseId: course.id, moduleId, createdBy: teacher.user.id };
+    const prism = insertActivity(t.db, { ...of, title: 'Prism lab' });
+    const mirror = insertActivity(t.db, { ...of, title: 'Mirror quiz', position: 1 });
+
+    const lab = await createDoc(t, teacher, { title: 'Prism worksheet' });
+    const link = await t.call('POST', `/api/documents/${lab.id}/contexts`, { as: teacher, body: { context_type: 'activity', context_id: prism.id } });
+    expect(link.status, link.text).toBe(201);
+    expect(link.headers.get('location')).toBe(`/api/documents/${lab.id}/contexts/activity/${prism.id}`);
+    expect(link.body).toMatchObject({ context_type: 'activity', context_id: prism.id, title: 'Prism lab', course_id: course.id, created_by: teacher.user.id });
+    const followed = await t.call('GET', link.headers.get('location')!, { as: teacher });
+    expect(followed.status).toBe(200);
+    expect(followed.body).toEqual(link.body);
+    const again = await t.call('POST', `/api/documents/${lab.id}/contexts`, { as: teacher, body: { context_type: 'activity', context_id: prism.id } });
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(link.body);
+    // A link names the activity under its own type only.
+    expect((await t.call('GET', `/api/documents/${lab.id}/contexts/module/${prism.id}`, { as: teacher })).status).toBe(404);
+
+    // Created straight into an activity, too.
+    const notes = await createDoc(t, teacher, { title: 'Mirror notes', context: { context_type: 'activity', context_id: mirror.id } });
+    t.clock.advance(1000);
+    await t.call('POST', `/api/documents/${lab.id}/contexts`, { as: teacher, body: { context_type: 'module', context_id: moduleId } });
+
+    const labContexts = await t.call('GET', `/api/documents/${lab.id}/contexts`, { as: teacher });
+    expect(labContexts.status).toBe(200);
+    expect(labContexts.body.data.map((c: { context_type: string; title: string; course_id: string }) => [c.context_type, c.title, c.course_id])).toEqual([
+      ['activity', 'Prism lab', course.id],
+      ['module', 'Lenses', course.id],
+    ]);
+    expect(labContexts.body.pagination.total).toBe(2);
+    const inPrism = await t.call('GET', `/api/documents?context_type=activity&context_id=${prism.id}`, { as: teacher });
+    expect(idsOf(inPrism)).toEqual([lab.id]);
+    expect(idsOf(await t.call('GET', `/api/documents?context_type=activity&context_id=${mirror.id}`, { as: teacher }))).toEqual([notes.id]);
+    expect(idsOf(await t.call('GET', '/api/documents?context_type=personal', { as: teacher }))).toEqual([]);
+    expect((await t.call('GET', '/api/documents/courses', { as: teacher })).body.data).toEqual([
+      { course_id: course.id, title: 'Ctx Optics course', slug: course.slug, count: 2 },
+    ]);
+
+    // Deleting the activity hides every link to it, as deleting a module does.
+    expect((await t.call('DELETE', `/api/activities/${prism.id}`, { as: teacher })).status).toBe(204);
+    const after = await t.call('GET', `/api/documents/${lab.id}/contexts`, { as: teacher });
+    expect(after.body.data.map((c: { context_type: string }) => c.context_type)).toEqual(['module']);
+    expect(after.body.pagination.total).toBe(1);
+    expect((await t.call('GET', `/api/documents/${lab.id}/contexts/activity/${prism.id}`, { as: teacher })).status).toBe(404);
+    expect(idsOf(await t.call('GET', `/api/documents?context_type=activity&context_id=${prism.id}`, { as: teacher }))).toEqual([]);
+    // Gone with its module: the last link of `notes` was to an activity of it, so it is personal again.
+    expect((await t.call('DELETE', `/api/modules/${moduleId}`, { as: teacher })).status).toBe(204);
+    expect((await t.call('GET', `/api/documents/${notes.id}/contexts`, { as: teacher })).body.data).toEqual([]);
+    expect((await t.call('GET', `/api/documents/${notes.id}/contexts/activity/${mirror.id}`, { as: teacher })).status).toBe(404);
+    expect(idsOf(await t.call('GET', `/api/documents?context_type=activity&context_id=${mirror.id}`, { as: teacher }))).toEqual([]);
+    expect(idsOf(await t.call('GET', '/api/documents?context_type=personal', { as: teacher })).sort()).toEqual([lab.id, notes.id].sort());
+    expect((await t.call('GET', '/api/documents/courses', { as: teacher })).body.data).toEqual([]);
+  });
+
+  it('refuses an activity of another tenant, an unknown one, or one of a course the caller may not add to with 422; non-owners with 403', async () => {
+    const user = await t.newUser();
+    const notEnrolled = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id });
+    const dropped = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id });
+    const enrollment = insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: dropped.id, userId: user.user.id });
+    t.db.update(enrollments).set({ status: 'dropped' }).where(eq(enrollments.id, enrollment.id)).run();
+    const deleted = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id });
+    insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: deleted.id, userId: user.user.id });
+    const otherTenantCourse = insertCourse(t.db, { tenantId: other.tenantId, createdBy: other.admin.user.id });
+    insertEnrollment(t.db, { tenantId: other.tenantId, courseId: otherTenantCourse.id, userId: user.user.id });
+    const activityIn = (courseId: string, tenantId = t.defaultTenantId) =>
+      insertActivity(t.db, { tenantId, courseId, moduleId: insertModule(courseId, tenantId), createdBy: t.admin.user.id }).id;
+    const activitiesOf = {
+      notEnrolled: activityIn(notEnrolled.id),
+      dropped: activityIn(dropped.id),
+      deletedCourse: activityIn(deleted.id),
+      otherTenant: activityIn(otherTenantCourse.id, other.tenantId),
+      unknown: newId(),
+    };
+    expect((await t.call('DELETE', `/api/courses/${deleted.id}`, { as: t.admin })).status).toBe(204);
+    const doc = await createDoc(t, user);
+    const before = (await t.call('GET', '/api/documents', { as: user })).body.pagination.total;
+
+    for (const [name, activityId] of Object.entries(activitiesOf)) {
+      const body = { context_type: 'activity', context_id: activityId };
+      const res = await t.call('POST', `/api/documents/${doc.id}/contexts`, { as: user, body });
+      expect(res.status, name).toBe(422);
+      expect(res.body.code).toBe('validation_failed');
+      expect(res.body.errors).toEqual([{ path: 'context_id', message: 'no such activity among your contexts' }]);
+      expect(res.headers.get('location')).toBeNull();
+      const onCreate = await t.call('POST', '/api/documents', { as: user, body: { title: 'x', context: body } });
+      expect(onCreate.status, name).toBe(422);
+    }
+    expect((await t.call('GET', `/api/documents/${doc.id}/contexts`, { as: user })).body.data).toEqual([]);
+    expect(t.db.select().from(documentContexts).where(eq(documentContexts.documentId, doc.id)).all()).toEqual([]);
+    expect((await t.call('GET', '/api/documents', { as: user })).body.pagination.total).toBe(before);
+    // The other tenant's admin cannot link this tenant's activity either.
+    const foreignDoc = await createDoc(t, other.admin);
+    const foreign = await t.call('POST', `/api/documents/${foreignDoc.id}/contexts`, {
+      as: other.admin,
+      body: { context_type: 'activity', context_id: activitiesOf.notEnrolled },
+    });
+    expect(foreign.status).toBe(422);
+
+    // Linkable once the caller is active in its course (a student too), and by a tenant admin anywhere.
+    insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: notEnrolled.id, userId: user.user.id });
+    const ok = await t.call('POST', `/api/documents/${doc.id}/contexts`, { as: user, body: { context_type: 'activity', context_id: activitiesOf.notEnrolled } });
+    expect(ok.status).toBe(201);
+    expect(ok.body).toMatchObject({ context_type: 'activity', context_id: activitiesOf.notEnrolled, course_id: notEnrolled.id });
+    const adminDoc = await createDoc(t, t.admin);
+    const byAdmin = await t.call('POST', `/api/documents/${adminDoc.id}/contexts`, {
+      as: t.admin,
+      body: { context_type: 'activity', context_id: activitiesOf.dropped },
+    });
+    expect(byAdmin.status).toBe(201);
+
+    // An editor of the document, active in the course, may not change its links; nor unlink.
+    const editor = await t.newUser();
+    insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: notEnrolled.id, userId: editor.user.id });
+    await share(t, user, doc.id, { user: editor }, 'editor');
+    const otherActivity = activityIn(notEnrolled.id);
+    const refused = await t.call('POST', `/api/documents/${doc.id}/contexts`, { as: editor, body: { context_type: 'activity', context_id: otherActivity } });
+    expect(refused.status).toBe(403);
+    expect((await t.call('DELETE', `/api/documents/${doc.id}/contexts/activity/${activitiesOf.notEnrolled}`, { as: editor })).status).toBe(403);
+    expect((await t.call('DELETE', `/api/documents/${doc.id}/contexts/activity/${activitiesOf.notEnrolled}`, { as: user })).status).toBe(204);
+    expect((await t.call('GET', `/api/documents/${doc.id}/contexts`, { as: user })).body.data).toEqual([]);
   });
 
   it('leaves courses of a dropped enrollment and deleted courses out of the available contexts', async () => {

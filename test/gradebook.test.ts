@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enrollments, type EnrollmentRole } from '../db/schema';
 import { MISSING_ID, expectProblem, makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { insertCourse, insertEnrollment } from './helpers/courses';
+import { insertActivity, insertModule } from './helpers/dashboard-fixtures';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -40,6 +41,12 @@ async function newOffering(studentCount = 2): Promise<Offering> {
 
 function setEnrollmentStatus(courseId: string, userId: string, status: 'active' | 'completed' | 'dropped') {
   t.db.update(enrollments).set({ status }).where(and(eq(enrollments.courseId, courseId), eq(enrollments.userId, userId))).run();
+}
+
+/** An activity of the course (in a module of its own); activities are tested through their API elsewhere. */
+function activityOf(courseId: string, createdBy: string, title = 'Activity', tenantId = t.defaultTenantId): string {
+  const module = insertModule(t.db, { tenantId, courseId });
+  return insertActivity(t.db, { tenantId, courseId, moduleId: module.id, createdBy, title }).id;
 }
 
 const assignmentsPath = (offeringId: string) => `/api/gradebook/offerings/${offeringId}/assignments`;
@@ -148,13 +155,14 @@ describe('GET /api/gradebook/offerings/{offering_id}/assignments (the spec endpo
     const late = await createAssignment(o, { label: 'Late', position: 5 });
     const tieB = await createAssignment(o, { label: 'Tie first', position: 2 });
     const tieA = await createAssignment(o, { label: 'Tie second', position: 2 });
+    const activityId = activityOf(o.id, o.instructor.user.id);
     const early = await createAssignment(o, {
       label: 'Early',
       position: 0,
       tag: 'exam',
       resource_id: 'res-1',
       resource_link_id: 'link-1',
-      activity_id: MISSING_ID,
+      activity_id: activityId,
       grade_metadata: { score_maximum: 50, weight: 2.5, category: 'exams', due_at: '2026-03-01T12:00:00+02:00', grading_type: 'letter' },
     });
     const res = await t.call('GET', assignmentsPath(o.id), { as: o.instructor });
@@ -166,7 +174,7 @@ describe('GET /api/gradebook/offerings/{offering_id}/assignments (the spec endpo
       resource_link_id: 'link-1',
       tag: 'exam',
       resource_id: 'res-1',
-      activity_id: MISSING_ID,
+      activity_id: activityId,
       position: 0,
       grade_metadata: { score_maximum: 50, weight: 2.5, category: 'exams', due_at: '2026-03-01T10:00:00.000Z', grading_type: 'letter' },
       created_at: expect.any(String),
@@ -262,6 +270,47 @@ describe('assignments: create, read, change, delete', () => {
     expect(res.body.updated_at > a.updated_at).toBe(true);
     expect((await t.call('PATCH', `/api/gradebook/assignments/${a.id}`, { as: o.instructor, body: {} })).status).toBe(400);
     expect((await t.call('PATCH', `/api/gradebook/assignments/${a.id}`, { as: o.instructor, body: { grade_metadata: { score_maximum: 0 } } })).status).toBe(400);
+  });
+
+  it('ties an assignment only to an activity of its own offering: 422 naming activity_id otherwise, and nothing changes', async () => {
+    const o = await newOffering(0);
+    const own = activityOf(o.id, o.instructor.user.id, 'Own quiz');
+    const sibling = await newOffering(0);
+    const siblings = activityOf(sibling.id, sibling.instructor.user.id);
+    const foreign = activityOf(foreignOfferingId, otherTenant.admin.user.id, 'Foreign', otherTenant.tenantId);
+    const strangers = { unknown: MISSING_ID, anotherCourse: siblings, anotherTenant: foreign };
+
+    for (const [name, activityId] of Object.entries(strangers)) {
+      const res = await t.call('POST', assignmentsPath(o.id), { as: o.instructor, body: { label: 'Tied', grade_metadata: { score_maximum: 10 }, activity_id: activityId } });
+      expectProblem(res, 422, 'validation_failed');
+      expect(res.body.errors, name).toEqual([{ path: 'activity_id', message: 'no such activity in this offering' }]);
+      expect(res.headers.get('location')).toBeNull();
+    }
+    expect((await t.call('GET', assignmentsPath(o.id), { as: o.instructor })).body.pagination.total).toBe(0);
+
+    const tied = await createAssignment(o, { label: 'Tied', activity_id: own });
+    expect(tied.activity_id).toBe(own);
+    const plain = await createAssignment(o, { label: 'Plain' });
+    for (const a of [tied, plain]) {
+      for (const [name, activityId] of Object.entries(strangers)) {
+        const res = await t.call('PATCH', `/api/gradebook/assignments/${a.id}`, { as: o.instructor, body: { label: 'Changed', activity_id: activityId } });
+        expectProblem(res, 422, 'validation_failed');
+        expect(res.body.errors, name).toEqual([{ path: 'activity_id', message: 'no such activity in this offering' }]);
+      }
+      const unchanged = await t.call('GET', `/api/gradebook/assignments/${a.id}`, { as: o.instructor });
+      expect(unchanged.body).toEqual(a);
+    }
+    // Its own offering's activity, and null to untie, are fine; so is naming the one it has.
+    const retied = await t.call('PATCH', `/api/gradebook/assignments/${plain.id}`, { as: o.instructor, body: { activity_id: own } });
+    expect(retied.status).toBe(200);
+    expect(retied.body.activity_id).toBe(own);
+    const untied = await t.call('PATCH', `/api/gradebook/assignments/${tied.id}`, { as: o.instructor, body: { activity_id: null } });
+    expect(untied.status).toBe(200);
+    expect(untied.body.activity_id).toBeNull();
+    expect((await t.call('PATCH', `/api/gradebook/assignments/${plain.id}`, { as: o.instructor, body: { activity_id: own, label: 'Same' } })).status).toBe(200);
+    // A tenant admin gets the same answer for another course's activity.
+    const byAdmin = await t.call('POST', assignmentsPath(o.id), { as: t.admin, body: { label: 'x', grade_metadata: { score_maximum: 1 }, activity_id: siblings } });
+    expectProblem(byAdmin, 422, 'validation_failed');
   });
 
   it('refuses (409) a change that would make recorded grades invalid', async () => {

@@ -1,8 +1,11 @@
-// Where a document belongs: links to courses and modules the caller may add documents to, and
-// the contexts a caller may choose from.
-import { and, asc, eq, inArray, isNotNull, isNull, or, type SQL } from 'drizzle-orm';
+// Where a document belongs: links to courses, modules and activities the caller may add documents
+// to, and the contexts a caller may choose from. Modules and activities are read from their tables
+// here (not through their areas, which would make a folder cycle); a link whose module or activity
+// is deleted stays as a row but joins nothing, so it drops out of every view.
+import { and, asc, eq, inArray, isNotNull, isNull, or, sql, type SQL } from 'drizzle-orm';
 import { type Db } from '../../db/client';
 import {
+  activities,
   courseModules,
   courses,
   documentContexts,
@@ -54,9 +57,9 @@ export function resolveContext(db: Db, actor: DocumentActor, ref: ContextRef): C
     if (!mod || !mayAddToCourse(db, actor, mod.courseId)) throw notLinkable(ref);
     return { type: 'module', id: mod.id, courseId: mod.courseId, title: mod.title };
   }
-  throw unprocessable('Documents cannot be linked to activities yet', [
-    { path: 'context_type', message: 'activity contexts are not available' },
-  ]);
+  const activity = activityOf(db, actor.tenantId, ref.id);
+  if (!activity || !mayAddToCourse(db, actor, activity.courseId)) throw notLinkable(ref);
+  return { type: 'activity', id: activity.id, courseId: activity.courseId, title: activity.title };
 }
 
 /** A module of a live course of the tenant. */
@@ -66,6 +69,16 @@ function moduleOf(db: Db, tenantId: string, moduleId: string) {
     .from(courseModules)
     .innerJoin(courses, eq(courses.id, courseModules.courseId))
     .where(and(eq(courseModules.id, moduleId), eq(courseModules.tenantId, tenantId), isNull(courses.deletedAt)))
+    .get();
+}
+
+/** An activity of a live course of the tenant. */
+function activityOf(db: Db, tenantId: string, activityId: string) {
+  return db
+    .select({ id: activities.id, courseId: activities.courseId, title: activities.title })
+    .from(activities)
+    .innerJoin(courses, eq(courses.id, activities.courseId))
+    .where(and(eq(activities.id, activityId), eq(activities.tenantId, tenantId), isNull(courses.deletedAt)))
     .get();
 }
 
@@ -107,11 +120,26 @@ export interface LinkedContext {
   createdAt: string;
 }
 
-/** A document's links whose target still exists (a deleted course or module drops out of sight). */
-// A link joins the row its type names; the ones whose target is gone join nothing.
+/** A document's links whose target still exists (a deleted course, module or activity drops out of sight). */
+// A link joins the row its type names; the ones whose target is gone join nothing. Every query
+// over links left-joins all three and keeps `linkTargetExists`.
 export const linkedCourse = and(eq(documentContexts.contextType, 'course'), eq(courses.id, documentContexts.contextId), isNull(courses.deletedAt));
 export const linkedModule = and(eq(documentContexts.contextType, 'module'), eq(courseModules.id, documentContexts.contextId));
-export const linkTargetExists = or(isNotNull(courses.id), isNotNull(courseModules.id));
+export const linkedActivity = and(eq(documentContexts.contextType, 'activity'), eq(activities.id, documentContexts.contextId));
+export const linkTargetExists = or(isNotNull(courses.id), isNotNull(courseModules.id), isNotNull(activities.id));
+/** The course a live link belongs to, whatever its type. */
+export const courseOfLink = sql<string>`coalesce(${courses.id}, ${courseModules.courseId}, ${activities.courseId})`;
+
+/** The ids of the documents with a live link matching `where` (as a subquery for lists filtered by context). */
+export function documentsLinked(db: Db, where: SQL | undefined) {
+  return db
+    .select({ id: documentContexts.documentId })
+    .from(documentContexts)
+    .leftJoin(courses, linkedCourse)
+    .leftJoin(courseModules, linkedModule)
+    .leftJoin(activities, linkedActivity)
+    .where(and(where, linkTargetExists));
+}
 
 /** A document's links with the titles of what they point at; `where` narrows them. */
 function linkedContexts(db: Db, where: SQL | undefined) {
@@ -121,13 +149,15 @@ function linkedContexts(db: Db, where: SQL | undefined) {
       id: documentContexts.contextId,
       courseTitle: courses.title,
       moduleTitle: courseModules.title,
-      moduleCourseId: courseModules.courseId,
+      activityTitle: activities.title,
+      courseId: courseOfLink,
       createdBy: documentContexts.createdBy,
       createdAt: documentContexts.createdAt,
     })
     .from(documentContexts)
     .leftJoin(courses, linkedCourse)
     .leftJoin(courseModules, linkedModule)
+    .leftJoin(activities, linkedActivity)
     .where(and(where, linkTargetExists));
 }
 
@@ -135,8 +165,8 @@ function toLinkedContext(r: ReturnType<ReturnType<typeof linkedContexts>['all']>
   return {
     type: r.type,
     id: r.id,
-    title: (r.type === 'course' ? r.courseTitle : r.moduleTitle) ?? '',
-    courseId: r.type === 'course' ? r.id : r.moduleCourseId!,
+    title: (r.type === 'course' ? r.courseTitle : r.type === 'module' ? r.moduleTitle : r.activityTitle) ?? '',
+    courseId: r.courseId,
     createdBy: r.createdBy,
     createdAt: r.createdAt,
   };
@@ -151,8 +181,14 @@ export function listDocumentContexts(db: Db, doc: DocumentRow, page: PageQuery):
     .offset(offset)
     .all();
   const total =
-    db.select({ n: countAll }).from(documentContexts).leftJoin(courses, linkedCourse).leftJoin(courseModules, linkedModule).where(where).get()
-      ?.n ?? 0;
+    db
+      .select({ n: countAll })
+      .from(documentContexts)
+      .leftJoin(courses, linkedCourse)
+      .leftJoin(courseModules, linkedModule)
+      .leftJoin(activities, linkedActivity)
+      .where(where)
+      .get()?.n ?? 0;
   return { rows: rows.map(toLinkedContext), total };
 }
 

@@ -116,7 +116,7 @@ export const documentsRouter = router
       summary: 'Documents the caller can see',
       description:
         'Documents shared with the caller or their groups, most recently changed first. Filters: `category`, ' +
-        '`context_type` + `context_id` (`personal`: linked to no context), `favorite`, `trashed` (the trash ' +
+        '`context_type` + `context_id` (`course`, `module` or `activity`; `personal`: linked to no existing context), `favorite`, `trashed` (the trash ' +
         'instead of live documents: those the caller owns, who may restore or erase them), `q` (words matched as prefixes in titles and bodies).',
       request: { query: listDocumentsQuery },
       responses: { 200: jsonContent(pageOf(documentSchema), 'A page of documents') },
@@ -200,7 +200,7 @@ export const documentsRouter = router
       operationId: 'listDocumentCourses',
       tags,
       summary: 'Courses with the number of visible documents linked to each',
-      description: 'A document counts once per course, whether linked to the course or to one of its modules.',
+      description: 'A document counts once per course, whether linked to the course or to one of its modules or activities.',
       request: { query: paginationQuery },
       responses: { 200: jsonContent(pageOf(courseCountSchema), 'Courses') },
     }),
@@ -454,7 +454,8 @@ export const documentsRouter = router
       path: '/api/documents/{id}/contexts',
       operationId: 'listDocumentContexts',
       tags,
-      summary: 'Courses and modules the document is linked to',
+      summary: 'Courses, modules and activities the document is linked to',
+      description: 'Links whose course, module or activity has been deleted are left out.',
       request: { params: idParams, query: paginationQuery },
       responses: { 200: jsonContent(pageOf(linkedContextSchema), 'Linked contexts'), ...errorResponses(404) },
     }),
@@ -470,10 +471,10 @@ export const documentsRouter = router
       path: '/api/documents/{id}/contexts',
       operationId: 'linkDocumentContext',
       tags,
-      summary: 'Link the document to a course or module (owner); 201 for a new link, 200 if already linked',
+      summary: 'Link the document to a course, module or activity (owner); 201 for a new link, 200 if already linked',
       description:
-        'The course (or the module\'s course) must be one the caller may add documents to (GET /api/documents/contexts), else 422. ' +
-        '`activity` is a valid type, but activities cannot be linked yet (422).',
+        'The course (or the module\'s or activity\'s course) must be one the caller may add documents to ' +
+        '(GET /api/documents/contexts), else 422; so is a module or activity that does not exist in the caller\'s tenant.',
       request: { params: idParams, ...jsonBody(linkContextBody) },
       responses: {
         200: jsonContent(linkedContextSchema, 'The existing link'),
@@ -500,7 +501,7 @@ export const documentsRouter = router
       path: '/api/documents/{id}/contexts/{context_type}/{context_id}',
       operationId: 'getDocumentContext',
       tags,
-      summary: 'One link of the document to a course or module (the Location of a new link)',
+      summary: 'One link of the document to a course, module or activity (the Location of a new link)',
       request: { params: contextParams },
       responses: { 200: jsonContent(linkedContextSchema, 'The link'), ...errorResponses(404) },
     }),

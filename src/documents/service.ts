@@ -9,6 +9,7 @@
 import { and, asc, desc, eq, inArray, isNotNull, isNull, notInArray, sql, type SQL } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import {
+  activities,
   courseModules,
   courses,
   documentContexts,
@@ -28,7 +29,17 @@ import { newId } from '../lib/ids';
 import { countAll } from '../lib/sql';
 import { ftsPrefixQuery, matchesText, suggestDocuments, type DocumentSearchIndex, type Suggestion } from './search';
 import { favoritesAmong } from './favorites';
-import { linkContext, linkedCourse, linkedModule, linkTargetExists, resolveContext, type ContextRef } from './contexts';
+import {
+  courseOfLink,
+  documentsLinked,
+  linkContext,
+  linkedActivity,
+  linkedCourse,
+  linkedModule,
+  linkTargetExists,
+  resolveContext,
+  type ContextRef,
+} from './contexts';
 import { grantsTo, principalsOf, rolesOn, visibleTo } from './access';
 
 export type DocumentRow = typeof documents.$inferSelect;
@@ -179,14 +190,15 @@ export function listDocuments(db: Db, actor: DocumentActor, filter: DocumentFilt
   if (filter.category !== undefined) conditions.push(eq(documents.category, filter.category));
   if (filter.context) {
     const ctx = filter.context;
-    const linked = db.select({ id: documentContexts.documentId }).from(documentContexts);
+    // Only live links count: one whose course, module or activity is gone leaves the document personal.
     if (ctx.type === 'personal') {
-      conditions.push(notInArray(documents.id, linked.where(eq(documentContexts.tenantId, actor.tenantId))));
+      conditions.push(notInArray(documents.id, documentsLinked(db, eq(documentContexts.tenantId, actor.tenantId))));
     } else {
       conditions.push(
         inArray(
           documents.id,
-          linked.where(
+          documentsLinked(
+            db,
             and(eq(documentContexts.tenantId, actor.tenantId), eq(documentContexts.contextType, ctx.type), eq(documentContexts.contextId, ctx.id)),
           ),
         ),
@@ -233,17 +245,17 @@ export function categoryCounts(db: Db, actor: DocumentActor, page: PageQuery) {
 
 /**
  * Courses with the number of the caller's visible documents (outside the trash) linked to each,
- * directly or through one of the course's modules; courses with none are left out.
+ * directly or through one of the course's modules or activities; courses with none are left out.
  */
 export function courseCounts(db: Db, actor: DocumentActor, page: PageQuery) {
   const p = principalsOf(db, actor);
-  const courseOfLink = sql<string>`coalesce(${courses.id}, ${courseModules.courseId})`;
   const links = db
     .select({ courseId: courseOfLink.as('course_id'), documentId: documentContexts.documentId })
     .from(documentContexts)
     .innerJoin(documents, eq(documents.id, documentContexts.documentId))
     .leftJoin(courses, linkedCourse)
     .leftJoin(courseModules, linkedModule)
+    .leftJoin(activities, linkedActivity)
     .where(
       and(
         eq(documentContexts.tenantId, actor.tenantId),

@@ -132,11 +132,11 @@ export const gradebookRouter = newRouter()
       operationId: 'createGradebookAssignment',
       tags,
       summary: 'Create an assignment, optionally tied to an activity',
-      description: `resource_link_id is unique within the offering (409).${instructorOnly}`,
+      description: `resource_link_id is unique within the offering (409). activity_id must name an activity of this offering (422).${instructorOnly}`,
       request: { params: offeringParams, ...jsonBody(createAssignmentBody) },
       responses: {
         201: jsonContent(assignmentSchema, 'The new assignment'),
-        ...errorResponses(403, 404, 409),
+        ...errorResponses(403, 404, 409, 422),
       },
     }),
     (c) => {
@@ -187,14 +187,14 @@ export const gradebookRouter = newRouter()
       summary: 'Change an assignment',
       description:
         'grade_metadata fields may be given one by one. Lowering score_maximum below a recorded score, or making ' +
-        `pass_fail an assignment with partial scores, is 409.${instructorOnly}`,
+        `pass_fail an assignment with partial scores, is 409. activity_id must name an activity of the assignment's offering (422).${instructorOnly}`,
       request: { params: idParams, ...jsonBody(updateAssignmentBody) },
-      responses: { 200: jsonContent(assignmentSchema, 'The assignment'), ...errorResponses(403, 404, 409) },
+      responses: { 200: jsonContent(assignmentSchema, 'The assignment'), ...errorResponses(403, 404, 409, 422) },
     }),
     (c) => {
       const { db, clock } = c.get('deps');
-      const { assignment } = instructorAssignment(db, c.get('actor'), c.req.valid('param').id);
-      const updated = updateAssignment(db, clock, assignment, assignmentChanges(c.req.valid('json')));
+      const { assignment, offering } = instructorAssignment(db, c.get('actor'), c.req.valid('param').id);
+      const updated = updateAssignment(db, clock, offering, assignment, assignmentChanges(c.req.valid('json')));
       return c.json(presentAssignment(updated), 200);
     },
   )

@@ -67,7 +67,7 @@ export const createAssignmentBody = z
     resource_link_id: singleLineText().trim().min(1).max(255).optional().openapi({ description: 'Defaults to the assignment id' }),
     tag: optionalText,
     resource_id: optionalText,
-    activity_id: uuid().nullable().optional(),
+    activity_id: uuid().nullable().optional().openapi({ description: 'An activity of this offering it is graded on (else 422)' }),
     position: z.number().int().min(0).max(1_000_000).optional().openapi({ description: 'Defaults to after the last assignment' }),
     grade_metadata: gradeMetadataInput,
   })
@@ -80,7 +80,7 @@ export const updateAssignmentBody = z
     resource_link_id: singleLineText().trim().min(1).max(255).optional(),
     tag: optionalText,
     resource_id: optionalText,
-    activity_id: uuid().nullable().optional(),
+    activity_id: uuid().nullable().optional().openapi({ description: 'An activity of the offering it is graded on (else 422); null unties it' }),
     position: z.number().int().min(0).max(1_000_000).optional(),
     grade_metadata: z
       .object({

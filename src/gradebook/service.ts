@@ -5,6 +5,7 @@
 import { and, asc, desc, eq, getTableColumns, gt, inArray, isNull, max, ne, type SQL, sql } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import {
+  activities,
   courses,
   enrollments,
   gradebookAssignments,
@@ -162,10 +163,30 @@ export function getAssignment(db: Db, tenantId: string, id: string): { assignmen
   return { assignment, offering: { id: assignment.courseId, tenantId: assignment.tenantId, slug, status } };
 }
 
+/**
+ * An assignment may only be graded on an activity of its own offering: anything else (unknown,
+ * another course's, another tenant's) is 422 naming activity_id, saying no more than that. The
+ * activities table is read directly, as the activities area itself writes gradebook ties.
+ */
+function requireActivityOf(tx: Db, offering: Offering, activityId: string | null | undefined): void {
+  if (activityId == null) return;
+  const found = tx
+    .select({ id: activities.id })
+    .from(activities)
+    .where(and(eq(activities.id, activityId), eq(activities.tenantId, offering.tenantId), eq(activities.courseId, offering.id)))
+    .get();
+  if (!found) {
+    throw unprocessable('activity_id does not name an activity of this offering', [
+      { path: 'activity_id', message: 'no such activity in this offering' },
+    ]);
+  }
+}
+
 export function createAssignment(db: Db, clock: Clock, offering: Offering, createdBy: string, input: NewAssignment): AssignmentRow {
   const id = newId();
   const now = clock.now().toISOString();
   return inTransaction(db, (tx) => {
+    requireActivityOf(tx, offering, input.activityId);
     const position =
       input.position ??
       (tx
@@ -190,10 +211,18 @@ export function createAssignment(db: Db, clock: Clock, offering: Offering, creat
 
 /**
  * Changes an assignment. Its existing grades must stay valid: lowering score_maximum below a
- * recorded score, or making pass_fail an assignment with partial scores, is a 409.
+ * recorded score, or making pass_fail an assignment with partial scores, is a 409. A new
+ * activity_id must name an activity of the offering (422).
  */
-export function updateAssignment(db: Db, clock: Clock, assignment: AssignmentRow, changes: Partial<AssignmentFields>): AssignmentRow {
+export function updateAssignment(
+  db: Db,
+  clock: Clock,
+  offering: Offering,
+  assignment: AssignmentRow,
+  changes: Partial<AssignmentFields>,
+): AssignmentRow {
   return inTransaction(db, (tx) => {
+    requireActivityOf(tx, offering, changes.activityId);
     const scoreMaximum = changes.scoreMaximum ?? assignment.scoreMaximum;
     const gradingType = changes.gradingType ?? assignment.gradingType;
     if (scoreMaximum !== assignment.scoreMaximum || gradingType !== assignment.gradingType) {

@@ -376,7 +376,7 @@ export interface paths {
         put?: never;
         /**
          * Create an assignment, optionally tied to an activity
-         * @description resource_link_id is unique within the offering (409). Instructors of the offering and tenant admins only (403 "Instructor access required").
+         * @description resource_link_id is unique within the offering (409). activity_id must name an activity of this offering (422). Instructors of the offering and tenant admins only (403 "Instructor access required").
          */
         post: operations["createGradebookAssignment"];
         delete?: never;
@@ -408,7 +408,7 @@ export interface paths {
         head?: never;
         /**
          * Change an assignment
-         * @description grade_metadata fields may be given one by one. Lowering score_maximum below a recorded score, or making pass_fail an assignment with partial scores, is 409. Instructors of the offering and tenant admins only (403 "Instructor access required").
+         * @description grade_metadata fields may be given one by one. Lowering score_maximum below a recorded score, or making pass_fail an assignment with partial scores, is 409. activity_id must name an activity of the assignment's offering (422). Instructors of the offering and tenant admins only (403 "Instructor access required").
          */
         patch: operations["updateGradebookAssignment"];
         trace?: never;
@@ -1453,7 +1453,7 @@ export interface paths {
         };
         /**
          * Documents the caller can see
-         * @description Documents shared with the caller or their groups, most recently changed first. Filters: `category`, `context_type` + `context_id` (`personal`: linked to no context), `favorite`, `trashed` (the trash instead of live documents: those the caller owns, who may restore or erase them), `q` (words matched as prefixes in titles and bodies).
+         * @description Documents shared with the caller or their groups, most recently changed first. Filters: `category`, `context_type` + `context_id` (`course`, `module` or `activity`; `personal`: linked to no existing context), `favorite`, `trashed` (the trash instead of live documents: those the caller owns, who may restore or erase them), `q` (words matched as prefixes in titles and bodies).
          */
         get: operations["listDocuments"];
         put?: never;
@@ -1517,7 +1517,7 @@ export interface paths {
         };
         /**
          * Courses with the number of visible documents linked to each
-         * @description A document counts once per course, whether linked to the course or to one of its modules.
+         * @description A document counts once per course, whether linked to the course or to one of its modules or activities.
          */
         get: operations["listDocumentCourses"];
         put?: never;
@@ -1693,12 +1693,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Courses and modules the document is linked to */
+        /**
+         * Courses, modules and activities the document is linked to
+         * @description Links whose course, module or activity has been deleted are left out.
+         */
         get: operations["listDocumentContexts"];
         put?: never;
         /**
-         * Link the document to a course or module (owner); 201 for a new link, 200 if already linked
-         * @description The course (or the module's course) must be one the caller may add documents to (GET /api/documents/contexts), else 422. `activity` is a valid type, but activities cannot be linked yet (422).
+         * Link the document to a course, module or activity (owner); 201 for a new link, 200 if already linked
+         * @description The course (or the module's or activity's course) must be one the caller may add documents to (GET /api/documents/contexts), else 422; so is a module or activity that does not exist in the caller's tenant.
          */
         post: operations["linkDocumentContext"];
         delete?: never;
@@ -1714,7 +1717,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One link of the document to a course or module (the Location of a new link) */
+        /** One link of the document to a course, module or activity (the Location of a new link) */
         get: operations["getDocumentContext"];
         put?: never;
         post?: never;
@@ -3102,7 +3105,10 @@ export interface components {
             resource_link_id?: string;
             tag?: string | null;
             resource_id?: string | null;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description An activity of this offering it is graded on (else 422)
+             */
             activity_id?: string | null;
             /** @description Defaults to after the last assignment */
             position?: number;
@@ -3127,7 +3133,10 @@ export interface components {
             resource_link_id?: string;
             tag?: string | null;
             resource_id?: string | null;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description An activity of the offering it is graded on (else 422); null unties it
+             */
             activity_id?: string | null;
             position?: number;
             grade_metadata?: {
@@ -6949,6 +6958,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Well-formed but not acceptable (validation_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getGradebookAssignment: {
@@ -7145,6 +7163,15 @@ export interface operations {
             };
             /** @description Body is not JSON (unsupported_media_type) */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but not acceptable (validation_failed) */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
