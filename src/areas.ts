@@ -3,6 +3,8 @@
 import { collabArea } from '../collab';
 import type { PermissionRules } from './auth/access';
 import type { Area } from './context';
+import type { ModuleCleanup } from './courses/structure';
+import { activitiesArea } from './activities';
 import { apiKeysArea } from './api-keys';
 import { authArea } from './auth';
 import { coursesArea } from './courses';
@@ -25,6 +27,7 @@ export const areas: readonly Area[] = [
   collabArea,
   gradebookArea,
   coursesArea,
+  activitiesArea,
   enrollmentsArea,
   sequencingArea,
   documentsArea,
@@ -32,3 +35,6 @@ export const areas: readonly Area[] = [
 
 /** The tenant-wide rights every area defines, as GET /api/users/me/permissions reports them. */
 export const tenantPermissions: PermissionRules = Object.assign({}, ...areas.map((area) => area.permissions ?? {}));
+
+/** What every area deletes with a course module (activities, and the edges touching them). */
+export const moduleCleanups = (): ModuleCleanup[] => areas.flatMap((area) => area.moduleCleanups ?? []);

@@ -6,7 +6,7 @@ import { documentCollabAccess } from './documents/collab-access';
 import { CollabHub } from '../collab/hub';
 import { DocumentStore } from '../collab/store';
 import { DocumentSearchIndex } from './documents/search';
-import { tenantPermissions } from './areas';
+import { moduleCleanups, tenantPermissions } from './areas';
 import { Authenticator } from './auth/authenticator';
 import { TokenSigner } from './auth/tokens';
 import type { Clock } from './lib/clock';
@@ -40,7 +40,7 @@ export async function buildDeps(opts: { database: Database_; config: Config; clo
     documents,
     search,
     permissions: tenantPermissions,
-    moduleCleanups: [deleteModuleEdges],
+    moduleCleanups: [...moduleCleanups(), deleteModuleEdges],
     capabilities: {},
     startedAt: clock.now(),
   };

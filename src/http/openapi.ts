@@ -95,6 +95,8 @@ export const apiTags = [
   { name: 'Gradebook', description: 'Assignments, grades, settings and statistics of a course (an offering).' },
   { name: 'Courses', description: 'The course catalogue: create, publish, update, delete.' },
   { name: 'Course structure', description: 'Sections and modules of a course, in order.' },
+  { name: 'Activities', description: "Activities of a module, a learner's state on each, and the rewards for completing them." },
+  { name: 'Dashboard', description: "A learner's dashboard: what to do next, their shelf, feed and summary." },
   { name: 'Enrollments', description: 'Who takes or teaches a course, and their progress.' },
   { name: 'Sequencing', description: "Prerequisites between a course's modules and activities, and where each learner stands." },
   { name: 'Documents', description: 'Documents, their sharing, contexts, favourites, change history and named versions.' },
