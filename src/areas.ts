@@ -1,6 +1,7 @@
 // Every functional area of the server, in the order the app mounts them. A new area is one folder
 // with an index.ts, and one line here.
 import { collabArea } from '../collab';
+import { complianceArea } from './compliance';
 import type { PermissionRules } from './auth/access';
 import type { Area } from './context';
 import type { ModuleCleanup } from './courses/structure';
@@ -30,6 +31,7 @@ export const areas: readonly Area[] = [
   activitiesArea,
   enrollmentsArea,
   sequencingArea,
+  complianceArea,
   documentsArea,
 ];
 

@@ -39,6 +39,8 @@ const configSchema = z.object({
   signInMaxFailuresPerIp: wholeNumber(1).default(50),
   signInWindowSeconds: wholeNumber(1).default(900),
   shutdownTimeoutMs: wholeNumber(0).default(10_000),
+  /** Seat time: a gap between heartbeats longer than this earns nothing and ends the session. */
+  complianceIdleTimeoutSeconds: wholeNumber(1, 86_400).default(300),
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -69,6 +71,7 @@ const envNames: Record<keyof Config, string> = {
   signInMaxFailuresPerIp: 'SIGN_IN_MAX_FAILURES_PER_IP',
   signInWindowSeconds: 'SIGN_IN_WINDOW_SECONDS',
   shutdownTimeoutMs: 'SHUTDOWN_TIMEOUT_MS',
+  complianceIdleTimeoutSeconds: 'COMPLIANCE_IDLE_TIMEOUT_SECONDS',
 };
 
 export class ConfigError extends Error {}

@@ -5,3 +5,4 @@ export * from './documents';
 export * from './gradebook';
 export * from './learning';
 export * from './events';
+export * from './compliance';

@@ -99,6 +99,8 @@ export const apiTags = [
   { name: 'Dashboard', description: "A learner's dashboard: what to do next, their shelf, feed and summary." },
   { name: 'Enrollments', description: 'Who takes or teaches a course, and their progress.' },
   { name: 'Sequencing', description: "Prerequisites between a course's modules and activities, and where each learner stands." },
+  { name: 'Compliance', description: 'Seat time: sessions a learner keeps on modules and activities, the time credited against requirements, and the reports an auditor reads.' },
+  { name: 'Analytics', description: "Performance summaries: a learner's own figures, and a course's for its instructors." },
   { name: 'Documents', description: 'Documents, their sharing, contexts, favourites, change history and named versions.' },
 ] as const satisfies ReadonlyArray<{ name: string; description: string }>;
 
