@@ -6,6 +6,7 @@ import type { PermissionRules } from './auth/access';
 import type { Area } from './context';
 import type { ModuleCleanup } from './courses/structure';
 import { activitiesArea } from './activities';
+import { analyticsArea } from './analytics';
 import { apiKeysArea } from './api-keys';
 import { authArea } from './auth';
 import { coursesArea } from './courses';
@@ -32,6 +33,7 @@ export const areas: readonly Area[] = [
   enrollmentsArea,
   sequencingArea,
   complianceArea,
+  analyticsArea,
   documentsArea,
 ];
 

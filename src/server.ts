@@ -2,6 +2,7 @@
 // (HTTP + WebSocket), graceful shutdown on SIGINT/SIGTERM. Nothing imports this file.
 import { openDatabase, startBackgroundCheckpoints, type Database_ } from '../db/client';
 import { createApp } from './app';
+import { startSeatTimeSweep } from './compliance/sweep';
 import { systemClock } from './lib/clock';
 import { ConfigError, databaseFile, loadConfig, type Config } from './config';
 import type { Deps } from './context';
@@ -45,6 +46,7 @@ async function main(): Promise<void> {
   }
   const checkpoints = startBackgroundCheckpoints(database, { logger });
   running.attach(createApp(deps), createCollabHub(deps));
+  const seatTimeSweep = startSeatTimeSweep(deps);
   logger.info({ port: running.port, host: config.host, dataDir: config.dataDir }, `listening on http://${config.host}:${running.port}`);
 
   let stopping = false;
@@ -63,6 +65,7 @@ async function main(): Promise<void> {
       database.close();
       void closeLog(logger).then(() => process.exit(1));
     }, config.shutdownTimeoutMs + 5_000);
+    seatTimeSweep.stop();
     try {
       await running.close();
       await checkpoints.stop();
