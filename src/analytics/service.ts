@@ -8,7 +8,7 @@ import type { Db } from '../../db/client';
 import { activities, activityStates, courseModules, courseSections, courses, enrollments, events, users } from '../../db/schema';
 import { currentStreak, learnerStatsOf, levelForXp, localDay, timezoneOf } from '../activities/rewards';
 import { creditedSecondsIn, learnerCourseSeatTime } from '../compliance/service';
-import { getOffering, studentGrades, summarizeOffering } from '../gradebook/service';
+import { getOffering, loadGradebook, studentGrades } from '../gradebook/service';
 import { describeScores } from '../gradebook/statistics';
 import type { Clock } from '../lib/clock';
 import { learnerCourseStates } from '../sequencing/state';
@@ -198,55 +198,60 @@ export function courseSummary(db: Db, clock: Clock, q: { tenantId: string; cours
   let totalRequired = 0;
   for (const n of requiredIn) totalRequired += n;
 
-  // One grouped read of the course's learner states: per learner and module, required activities
-  // completed, activities touched, clicks, skips and the latest change.
+  // Each activity's module (by index) and whether it is required.
+  const activityInfo = new Map<string, { module: number; required: boolean }>();
+  for (const a of db
+    .select({ id: activities.id, moduleId: activities.moduleId, required: activities.required })
+    .from(activities)
+    .where(eq(activities.courseId, courseId))
+    .all()) {
+    const m = moduleIndex.get(a.moduleId);
+    if (m !== undefined) activityInfo.set(a.id, { module: m, required: a.required });
+  }
+
+  // One read of the course's learner states, one packed row per learner (in index order, no sort):
+  // each state as its status's first letter and the activity id, with the learner's clicks, skips
+  // and latest change. Cheaper than grouping by learner and module in SQL, which needs a join and a sort.
   const learners = roster.length;
   const done = new Int32Array(learners);
   const last: (string | null)[] = new Array(learners).fill(null);
   const started = new Int32Array(modules.length);
   const moduleDone = new Int32Array(modules.length);
-  const perModuleRequiredDone = new Map<number, Int32Array>();
   let clicks = 0;
   let skips = 0;
-  const clicking = new Set<number>();
-  const grouped = db
-    .select({
-      userId: activityStates.userId,
-      moduleId: activities.moduleId,
-      requiredDone: sql<number>`sum(${activityStates.status} = 'completed' and ${activities.required})`,
-      touched: sql<number>`count(${activityStates.status})`,
-      clicks: sql<number>`sum(${activityStates.clicks})`,
-      skipped: sql<number>`sum(${activityStates.status} = 'skipped')`,
-      last: sql<string>`max(${activityStates.updatedAt})`,
-    })
-    .from(activityStates)
-    .innerJoin(activities, eq(activities.id, activityStates.activityId))
-    .where(eq(activityStates.courseId, courseId))
-    .groupBy(activityStates.userId, activities.moduleId)
-    .values() as [string, string, number, number, number, number, string][];
-  for (const [userId, moduleId, requiredDone, touched, c, skipped, latest] of grouped) {
-    const r = rowOf.get(userId);
+  let learnersClicking = 0;
+  const requiredDoneIn = new Int32Array(modules.length);
+  const touchedIn = new Uint8Array(modules.length);
+  const packed = db.all(sql`
+    select ${activityStates.userId} as user_id,
+      group_concat(substr(coalesce(${activityStates.status}, '-'), 1, 1) || ${activityStates.activityId}) as states,
+      sum(${activityStates.clicks}) as clicks, sum(${activityStates.status} = 'skipped') as skipped, max(${activityStates.updatedAt}) as latest
+    from ${activityStates} where ${activityStates.courseId} = ${courseId}
+    group by ${activityStates.userId}`) as { user_id: string; states: string; clicks: number; skipped: number; latest: string }[];
+  for (const row of packed) {
+    const r = rowOf.get(row.user_id);
     if (r === undefined) continue; // not a learner of record (dropped, or staff)
-    const m = moduleIndex.get(moduleId);
-    if (m === undefined) continue;
-    done[r] = done[r]! + requiredDone;
-    if (last[r] === null || latest > last[r]!) last[r] = latest;
-    if (touched > 0) started[m] = started[m]! + 1;
-    let perLearner = perModuleRequiredDone.get(m);
-    if (!perLearner) perModuleRequiredDone.set(m, (perLearner = new Int32Array(learners)));
-    perLearner[r] = requiredDone;
-    clicks += c;
-    if (c > 0) clicking.add(r);
-    skips += skipped;
-  }
-  for (let m = 0; m < modules.length; m++) {
-    if (requiredIn[m] === 0) {
-      moduleDone[m] = learners; // a module requiring nothing counts as completed (as in the course state)
-      continue;
+    requiredDoneIn.fill(0);
+    touchedIn.fill(0);
+    for (const state of row.states.split(',')) {
+      const info = activityInfo.get(state.slice(1));
+      if (!info) continue;
+      const status = state[0];
+      if (status !== '-') touchedIn[info.module] = 1;
+      if (status === 'c' && info.required) requiredDoneIn[info.module] = requiredDoneIn[info.module]! + 1;
     }
-    const perLearner = perModuleRequiredDone.get(m);
-    if (perLearner) for (let r = 0; r < learners; r++) if (perLearner[r] === requiredIn[m]) moduleDone[m] = moduleDone[m]! + 1;
+    for (let m = 0; m < modules.length; m++) {
+      done[r] = done[r]! + requiredDoneIn[m]!;
+      if (touchedIn[m]) started[m] = started[m]! + 1;
+      if (requiredIn[m]! > 0 && requiredDoneIn[m] === requiredIn[m]) moduleDone[m] = moduleDone[m]! + 1;
+    }
+    last[r] = row.latest;
+    clicks += row.clicks;
+    if (row.clicks > 0) learnersClicking++;
+    skips += row.skipped;
   }
+  // A module requiring nothing counts as completed (as in the course state).
+  for (let m = 0; m < modules.length; m++) if (requiredIn[m] === 0) moduleDone[m] = learners;
 
   const progress = Array.from(done, (d) => percentOf(d, totalRequired));
   const sortedAll = [...progress].sort((a, b) => a - b);
@@ -275,16 +280,16 @@ export function courseSummary(db: Db, clock: Clock, q: { tenantId: string; cours
   }
   risky.sort((a, b) => a.progressPercent - b.progressPercent || b.daysInactive - a.daysInactive || a.name.localeCompare(b.name));
 
-  const reasons = db
-    .select({ reason: activityStates.skipReason, n: count() })
+  const reasonCounts = new Map<string | null, number>();
+  for (const r of db
+    .select({ userId: activityStates.userId, reason: activityStates.skipReason, n: count() })
     .from(activityStates)
-    .innerJoin(enrollments, and(eq(enrollments.courseId, activityStates.courseId), eq(enrollments.userId, activityStates.userId)))
-    .where(
-      and(eq(activityStates.courseId, courseId), eq(activityStates.status, 'skipped'), eq(enrollments.role, 'student'), inArray(enrollments.status, ['active', 'completed'])),
-    )
-    .groupBy(activityStates.skipReason)
-    .all()
-    .map((r) => ({ reason: r.reason, count: r.n }))
+    .where(and(eq(activityStates.courseId, courseId), eq(activityStates.status, 'skipped')))
+    .groupBy(activityStates.userId, activityStates.skipReason)
+    .all())
+    if (rowOf.has(r.userId)) reasonCounts.set(r.reason, (reasonCounts.get(r.reason) ?? 0) + r.n);
+  const reasons = [...reasonCounts]
+    .map(([reason, n]) => ({ reason, count: n }))
     .sort((a, b) => b.count - a.count || (a.reason ?? '').localeCompare(b.reason ?? ''));
 
   const helpRequests =
@@ -297,9 +302,12 @@ export function courseSummary(db: Db, clock: Clock, q: { tenantId: string; cours
       )
       .get()?.n ?? 0;
 
-  const gradebook = summarizeOffering(db, getOffering(db, tenantId, courseId));
-  const percents = gradebook.gradebook.students.map((s) => s.weightedPercent).filter((p): p is number => p !== null);
+  // The gradebook's own standing of each student (weighted percent and letter), counted by letter.
+  const gradebook = loadGradebook(db, getOffering(db, tenantId, courseId));
+  const percents = gradebook.students.map((s) => s.weightedPercent).filter((p): p is number => p !== null);
   const gradeStats = describeScores(Float64Array.from(percents));
+  const letters = new Map(gradebook.settings.letterScale.map((l) => [l.letter, 0]));
+  for (const st of gradebook.students) if (st.letter !== null) letters.set(st.letter, (letters.get(st.letter) ?? 0) + 1);
 
   return {
     courseId,
@@ -320,12 +328,12 @@ export function courseSummary(db: Db, clock: Clock, q: { tenantId: string; cours
     })),
     grades: {
       graded: percents.length,
-      ungraded: gradebook.ungradedStudents,
+      ungraded: gradebook.students.length - percents.length,
       meanPercent: gradeStats.mean === null ? null : Math.round(gradeStats.mean * 100) / 100,
       medianPercent: gradeStats.median,
-      distribution: gradebook.distribution,
+      distribution: gradebook.settings.letterScale.map((l) => ({ letter: l.letter, count: letters.get(l.letter) ?? 0 })),
     },
     atRisk: { progressBelow, inactiveDays: atRisk.inactiveDays, count: risky.length, learners: risky },
-    engagement: { deepLinkClicks: clicks, learnersClicking: clicking.size, helpRequests, skips, skipReasons: reasons },
+    engagement: { deepLinkClicks: clicks, learnersClicking, helpRequests, skips, skipReasons: reasons },
   };
 }
