@@ -718,6 +718,193 @@ export interface paths {
         patch: operations["updateModule"];
         trace?: never;
     };
+    "/api/modules/{id}/activities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A module's activities in order; a learner of the course sees their state and availability on each */
+        get: operations["listModuleActivities"];
+        put?: never;
+        /**
+         * Create an activity in a module (instructor), at the end or at `position` (the others shift)
+         * @description A priority out of 0..100, an unknown type, a deep link that is not an absolute http(s) URL or an empty title is a 422 naming the field.
+         */
+        post: operations["createModuleActivity"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/activities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's activities across the courses they are actively enrolled in (as a student), by priority
+         * @description Ordered by priority (the default, `sort=priority`): first by tier, then by score, highest first. Tiers: available activities (not started or in progress) first, then locked ones (a prerequisite, the course or the enrollment blocks them; `locked: true`), then skipped ones, then completed ones. Score = the instructor's priority (0..100) + 25 if required + 100 if overdue (due date passed, not completed), or, when due within 7 days, up to 50 growing linearly as the due date nears + 10 if in progress. Ties: the earlier due date first (none last), then the activity id (creation order).
+         */
+        get: operations["listActivities"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/activities/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One activity, with the caller's state, its availability and the rewards on offer (for learners of the course) */
+        get: operations["getActivity"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an activity (instructor): learners' states on it and the sequencing edges touching it go with it
+         * @description Gradebook assignments graded on it stay, no longer tied to an activity. The activities after it move up.
+         */
+        delete: operations["deleteActivity"];
+        options?: never;
+        head?: never;
+        /** Update an activity (instructor); `position` moves it within its module */
+        patch: operations["updateActivity"];
+        trace?: never;
+    };
+    "/api/activities/{id}/deep-link-click": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record that the learner opened the deep link; the first puts the activity in progress
+         * @description Only students actively enrolled in the course (403 for anyone else, instructors included; 409 when the enrollment is dropped or completed). An activity without a deep link is a 409.
+         */
+        post: operations["recordActivityDeepLinkClick"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/activities/{id}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete an activity and collect its rewards (XP, level, streak, badges), once
+         * @description Only students actively enrolled in the course (403 for anyone else, instructors included; 409 when the enrollment is dropped or completed). A locked activity (a prerequisite not met, the course not published) is a 409 whose detail says what blocks it. An activity with `min_seat_seconds` is a 409 saying how many seconds remain until the caller's credited seat time reaches it (their open session on the activity counts up to now: see Compliance). Completing again awards nothing (200, `xp_awarded: 0`); a higher `score` given then is kept. A skipped activity can be completed. Rewards: see src/activities/rewards.ts (XP with an on-time bonus of half the activity's XP and a streak multiplier of +0.1 per streak day up to 1.5; level n at 50·n·(n−1) XP; streaks in the learner's time zone).
+         */
+        post: operations["completeActivity"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/activities/{id}/help": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for help on an activity: the request appears in the feed of the course's instructors
+         * @description Only students actively enrolled in the course (403 for anyone else, instructors included; 409 when the enrollment is dropped or completed).
+         */
+        post: operations["requestActivityHelp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/activities/{id}/save": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Save an activity for later (on the caller's shelf), with an optional reminder
+         * @description Only students actively enrolled in the course (403 for anyone else, instructors included; 409 when the enrollment is dropped or completed). Saving puts a not-started activity in progress. Saving again keeps when it was saved and replaces the reminder. `remind_at` must be in the future (422). A completed activity cannot be saved (409).
+         */
+        post: operations["saveActivity"];
+        /**
+         * Take an activity off the caller's shelf (404 when it is not on it)
+         * @description Only students actively enrolled in the course (403 for anyone else, instructors included; 409 when the enrollment is dropped or completed). `shelf_days` records how long it was there.
+         */
+        delete: operations["unsaveActivity"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/activities/{id}/skip": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Skip an activity, with an optional reason; it can still be completed later
+         * @description Only students actively enrolled in the course (403 for anyone else, instructors included; 409 when the enrollment is dropped or completed). A completed activity cannot be skipped (409). Skipping does not meet a prerequisite.
+         */
+        post: operations["skipActivity"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/dashboard/next-up": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The next activities to do: available ones (not completed or skipped) across active enrollments, by priority
+         * @description The same order as GET /api/activities. Ordered by priority (the default, `sort=priority`): first by tier, then by score, highest first. Tiers: available activities (not started or in progress) first, then locked ones (a prerequisite, the course or the enrollment blocks them; `locked: true`), then skipped ones, then completed ones. Score = the instructor's priority (0..100) + 25 if required + 100 if overdue (due date passed, not completed), or, when due within 7 days, up to 50 growing linearly as the due date nears + 10 if in progress. Ties: the earlier due date first (none last), then the activity id (creation order).
+         */
+        get: operations["getDashboardNextUp"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/enrollments": {
         parameters: {
             query?: never;
@@ -951,6 +1138,166 @@ export interface paths {
          * @description The same rules as the course state, for one node. `user_id`: teaching staff and admins may ask for a learner of the course.
          */
         get: operations["getNodeAvailability"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/compliance/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a seat-time session on a module or activity; the caller's open session, if any, ends
+         * @description Time comes from the server clock only: a session is credited with each interval between consecutive signs of the learner (start, heartbeats, end) no longer than the idle timeout (COMPLIANCE_IDLE_TIMEOUT_SECONDS, default 300). A session with no heartbeat for longer than that has ended by itself at its last heartbeat. Students actively enrolled in the course only (403 for anyone else, instructors included; 409 when the enrollment is dropped or completed). A block that is not a module or activity of the course is 422; a locked one (prerequisites not met, course not published) is 409 saying why. The previous session is credited up to now and ends as `switched`. `Location` is the caller's active session.
+         */
+        post: operations["startSeatSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/compliance/sessions/{id}/heartbeat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Keep a seat-time session alive, crediting the time since the last heartbeat
+         * @description Time comes from the server clock only: a session is credited with each interval between consecutive signs of the learner (start, heartbeats, end) no longer than the idle timeout (COMPLIANCE_IDLE_TIMEOUT_SECONDS, default 300). A session with no heartbeat for longer than that has ended by itself at its last heartbeat. A heartbeat after a longer gap finds the session ended (409) and credits nothing. Someone else's session is 404; an ended one 409; when the enrollment is no longer active the session ends and the answer is 409.
+         */
+        post: operations["heartbeatSeatSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/compliance/sessions/{id}/end": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * End a seat-time session, crediting the time since its last heartbeat (within the idle timeout)
+         * @description Time comes from the server clock only: a session is credited with each interval between consecutive signs of the learner (start, heartbeats, end) no longer than the idle timeout (COMPLIANCE_IDLE_TIMEOUT_SECONDS, default 300). A session with no heartbeat for longer than that has ended by itself at its last heartbeat. Someone else's session is 404; one that has already ended (or ended by itself) is 409.
+         */
+        post: operations["endSeatSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/compliance/sessions/active": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's open seat-time session; 404 when there is none
+         * @description Time comes from the server clock only: a session is credited with each interval between consecutive signs of the learner (start, heartbeats, end) no longer than the idle timeout (COMPLIANCE_IDLE_TIMEOUT_SECONDS, default 300). A session with no heartbeat for longer than that has ended by itself at its last heartbeat. A session found timed out is recorded as ended, and the answer is 404.
+         */
+        get: operations["getActiveSeatSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/compliance/blocks/{block_id}/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A learner's seat time on a module or activity against its requirement
+         * @description Requirements are set on activities (`min_seat_seconds`; none means 0). For a module: required is the sum of its activities' requirements, credited is all time credited in the module (on it and on its activities), remaining is the sum of what each activity still lacks (time on one does not make up for another's shortfall). Compliant: nothing remains. For the caller (a student of the course), or `user_id` (a student of the course) for the course's instructors and admins (403 otherwise).
+         */
+        get: operations["getSeatTimeStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/compliance/courses/{course_id}/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The course compliance report: every learner against every seat-time requirement; ?format=csv for a spreadsheet
+         * @description Blocks: the activities with `min_seat_seconds`, in course order. Learners of record: students whose enrollment is active or completed, by name. JSON: a page of learners, each with credited against required per block and totals, and the course-level figures (`compliant`: every learner meets every requirement). CSV (page and per_page do not apply): a header row (user_id, name, email, enrollment_status, one column of credited seconds per block, required_seconds, credited_seconds, remaining_seconds, compliant), then one row per learner; UTF-8 with BOM and CRLF line ends; cells starting with = + - @ TAB or CR are prefixed with a single quote so that no spreadsheet reads them as formulas. The course's instructors and admins only (403).
+         */
+        get: operations["getCourseComplianceReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/compliance/courses/{course_id}/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The course's seat-time sessions, newest first (instructors), or a learner's own
+         * @description The course's instructors and admins see every learner's sessions, filtered by `user_id`, `block_id` and when they started (`from` inclusive, `to` exclusive). A student of the course sees their own (no `user_id`, or their own; another learner's is 403). Sessions found timed out are recorded as ended first. `from` after `to` is 422.
+         */
+        get: operations["listCourseSeatSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/analytics/performance-summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Performance summary: a learner's own figures, or with `course_id` a course's for its instructors
+         * @description Learner figures (`scope: learner`): completion rate (completed required activities over required ones), activities completed, XP earned and total, level, streak (current, in the learner's time zone, and longest), average grade (mean of their weighted gradebook percents), seat time credited against requirements, last activity; across every course they are (or were, completing it) a student of, or in `course_id`. Course figures (`scope: course`, the course's instructors and admins): student enrollments by status, progress, the completion funnel per module, the grade distribution, at-risk learners (active, progress below `at_risk_progress_below` (default: the median of active learners) and no activity for `at_risk_inactive_days` (default 7)), engagement (deep-link clicks, help requests, skips with their reasons counted). A student passing `course_id` gets their own figures in it; `user_id` of another learner is 403 for them. Instructors may pass `user_id` (a student of the course) for that learner's figures; without `course_id`, only admins may name another user. TAs and others of the tenant: 403.
+         */
+        get: operations["getPerformanceSummary"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1882,6 +2229,225 @@ export interface components {
             section_id?: string | null;
             position?: number;
         };
+        Activity: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            course_id: string;
+            /** Format: uuid */
+            module_id: string;
+            title: string;
+            /** @enum {string} */
+            type: "reading" | "video" | "quiz" | "assignment" | "discussion" | "external";
+            priority: number;
+            xp: number;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            due_at: string | null;
+            required: boolean;
+            deep_link_url: string | null;
+            estimated_minutes: number | null;
+            min_seat_seconds: number | null;
+            /** @description Place within its module, from 0 */
+            position: number;
+            /** Format: uuid */
+            created_by: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            updated_at: string;
+        };
+        CreateActivity: {
+            title: string;
+            /** @enum {string} */
+            type: "reading" | "video" | "quiz" | "assignment" | "discussion" | "external";
+            /** @description The instructor's priority, 0..100 (default 50) */
+            priority?: number;
+            /** @description Experience points for completing it (default 10) */
+            xp?: number;
+            /** Format: date-time */
+            due_at?: string | null;
+            required?: boolean;
+            deep_link_url?: string | null;
+            estimated_minutes?: number | null;
+            min_seat_seconds?: number | null;
+            /** @description Where to insert; past the end (or absent) means at the end */
+            position?: number;
+        };
+        ModuleActivity: components["schemas"]["Activity"] & {
+            state: components["schemas"]["ActivityLearnerState"];
+            available: boolean | null;
+            locked: boolean | null;
+        };
+        ActivityLearnerState: {
+            /** @enum {string} */
+            status: "not_started" | "in_progress" | "completed" | "skipped";
+            score: number | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            started_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            completed_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            skipped_at: string | null;
+            skip_reason: string | null;
+            clicks: number;
+            saved: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            saved_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            remind_at: string | null;
+            completed_from_shelf: boolean;
+            shelf_days: number | null;
+            xp_awarded: number;
+        } | null;
+        LearnerActivity: components["schemas"]["Activity"] & {
+            state: components["schemas"]["ActivityLearnerState"];
+            available: boolean;
+            /** @description A prerequisite, the course or the enrollment blocks it (not completed or skipped) */
+            locked: boolean;
+            overdue: boolean;
+            /** @description The score the priority order uses (see the operation description) */
+            priority_score: number;
+        };
+        ActivityDetails: components["schemas"]["Activity"] & {
+            state: components["schemas"]["ActivityLearnerState"] & unknown;
+            availability: components["schemas"]["ActivityAvailability"];
+            rewards: components["schemas"]["RewardsOnOffer"];
+        };
+        /** @description For learners of the course; null for others */
+        ActivityAvailability: {
+            available: boolean;
+            reasons: string[];
+            unmet: components["schemas"]["UnmetPrerequisite"][];
+        } | null;
+        UnmetPrerequisite: {
+            /** Format: uuid */
+            node_id: string;
+            /** @enum {string} */
+            node_type: "module" | "activity";
+            title: string;
+            min_score: number | null;
+            score: number | null;
+            message: string;
+        };
+        /** @description What completing it would award the caller now; null for others, and once completed */
+        RewardsOnOffer: {
+            /** @description The activity's experience points */
+            xp: number;
+            /** @description Added when completed by the due date (0 once it has passed, or without one) */
+            on_time_bonus: number;
+            /** @description The multiplier a completion now would get from the daily streak */
+            streak_multiplier: number;
+            xp_if_completed_now: number;
+            /** @description Badges a completion now would earn */
+            badges: string[];
+        } | null;
+        UpdateActivity: {
+            title?: string;
+            /** @enum {string} */
+            type?: "reading" | "video" | "quiz" | "assignment" | "discussion" | "external";
+            priority?: number;
+            xp?: number;
+            /** Format: date-time */
+            due_at?: string | null;
+            required?: boolean;
+            deep_link_url?: string | null;
+            estimated_minutes?: number | null;
+            min_seat_seconds?: number | null;
+            /** @description Move within the module; past the end means last */
+            position?: number;
+        };
+        DeepLinkClick: {
+            deep_link_url: string;
+            clicks: number;
+        };
+        CompletionResult: {
+            state: components["schemas"]["ActivityLearnerState"];
+            rewards: {
+                /** @description 0 when it was already completed: rewards are given once */
+                xp_awarded: number;
+                total_xp: number;
+                level: number;
+                level_up: boolean;
+                streak_days: number;
+                badges_awarded: components["schemas"]["BadgeAward"][];
+            };
+        };
+        BadgeAward: {
+            /** @enum {string} */
+            badge: "first_completion" | "streak_3" | "streak_7" | "streak_30" | "module_completed" | "course_completed";
+            /**
+             * Format: uuid
+             * @description The module or course it is for; null for the others
+             */
+            scope_id: string | null;
+        };
+        CompleteActivity: {
+            /** @description A percentage */
+            score?: number;
+        };
+        HelpRequestedEvent: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            type: "help.requested";
+            /** Format: uuid */
+            actor_id: string | null;
+            subject: {
+                type: string;
+                /** Format: uuid */
+                id: string;
+            };
+            /** Format: uuid */
+            course_id: string | null;
+            data: {
+                /** Format: uuid */
+                activity_id: string;
+                /** Format: uuid */
+                course_id: string;
+                /** Format: uuid */
+                user_id: string;
+                message: string;
+            };
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            occurred_at: string;
+        };
+        HelpRequest: {
+            message: string;
+        };
+        SaveActivity: {
+            /** Format: date-time */
+            remind_at?: string | null;
+        };
+        SkipActivity: {
+            reason?: string | null;
+        };
         Enrollment: {
             /** Format: uuid */
             id: string;
@@ -2044,16 +2610,6 @@ export interface components {
             /** @description The prerequisites not met yet, each with a sentence for the learner (an activity's include its module's) */
             unmet: components["schemas"]["UnmetPrerequisite"][];
         };
-        UnmetPrerequisite: {
-            /** Format: uuid */
-            node_id: string;
-            /** @enum {string} */
-            node_type: "module" | "activity";
-            title: string;
-            min_score: number | null;
-            score: number | null;
-            message: string;
-        };
         NodeAvailability: {
             /** Format: uuid */
             node_id: string;
@@ -2066,6 +2622,256 @@ export interface components {
             status: "locked" | "available" | "in_progress" | "completed" | "skipped";
             reasons: string[];
             unmet: components["schemas"]["UnmetPrerequisite"][];
+        };
+        StartedSeatSession: components["schemas"]["SeatSession"] & {
+            previous_session: components["schemas"]["SeatSession"];
+        };
+        /** @description The caller's session this start ended, if one was open */
+        SeatSession: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            user_id: string;
+            /** Format: uuid */
+            course_id: string;
+            /** Format: uuid */
+            block_id: string;
+            /** @enum {string} */
+            block_type: "module" | "activity";
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            started_at: string;
+            /**
+             * Format: date-time
+             * @description The last time the learner was seen: the start, then each heartbeat
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            last_heartbeat_at: string;
+            /**
+             * Format: date-time
+             * @description Null while open; a timed-out session ends at its last heartbeat
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            ended_at: string | null;
+            /**
+             * @description `ended` (by the learner), `switched` (another session started), `timed_out` (no heartbeat within the idle timeout)
+             * @enum {string|null}
+             */
+            end_reason: "ended" | "switched" | "timed_out" | null;
+            active: boolean;
+            heartbeats: number;
+            /** @description The idle timeout in force when the session started: gaps longer than this earn nothing */
+            idle_timeout_seconds: number;
+            /**
+             * Format: date-time
+             * @description While open: when it ends by itself without another heartbeat
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            expires_at: string | null;
+            /** @description Time credited, in seconds (millisecond precision) */
+            credited_seconds: number;
+            /** @description From the start to the end (or, while open, to the last heartbeat), in seconds (millisecond precision) */
+            duration_seconds: number;
+        } | null;
+        SeatTimeStatus: {
+            /** Format: uuid */
+            block_id: string;
+            /** @enum {string} */
+            block_type: "module" | "activity";
+            /** Format: uuid */
+            course_id: string;
+            /** Format: uuid */
+            user_id: string;
+            /** @description Required, in seconds (millisecond precision) */
+            required_seconds: number;
+            /** @description Credited, in seconds (millisecond precision) */
+            credited_seconds: number;
+            /** @description Still lacking, in seconds (millisecond precision) */
+            remaining_seconds: number;
+            /** @description Nothing remains */
+            compliant: boolean;
+        };
+        ComplianceReport: {
+            /** Format: uuid */
+            course_id: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            generated_at: string;
+            blocks: {
+                /** Format: uuid */
+                block_id: string;
+                /** @enum {string} */
+                block_type: "activity";
+                /** Format: uuid */
+                module_id: string;
+                title: string;
+                required_seconds: number;
+            }[];
+            /** @description Learners of record (students, active or completed) */
+            learners: number;
+            compliant_learners: number;
+            /** @description Every learner of record meets every requirement */
+            compliant: boolean;
+            data: {
+                /** Format: uuid */
+                user_id: string;
+                name: string;
+                email: string;
+                /** @enum {string} */
+                enrollment_status: "active" | "completed";
+                blocks: {
+                    /** Format: uuid */
+                    block_id: string;
+                    /** @description Required, in seconds (millisecond precision) */
+                    required_seconds: number;
+                    /** @description Credited, in seconds (millisecond precision) */
+                    credited_seconds: number;
+                    /** @description Still lacking, in seconds (millisecond precision) */
+                    remaining_seconds: number;
+                    /** @description Nothing remains */
+                    compliant: boolean;
+                }[];
+                totals: {
+                    /** @description Required, in seconds (millisecond precision) */
+                    required_seconds: number;
+                    /** @description Credited, in seconds (millisecond precision) */
+                    credited_seconds: number;
+                    /** @description Still lacking, in seconds (millisecond precision) */
+                    remaining_seconds: number;
+                    /** @description Nothing remains */
+                    compliant: boolean;
+                };
+                compliant: boolean;
+            }[];
+            pagination: {
+                page: number;
+                per_page: number;
+                total: number;
+                total_pages: number;
+            };
+        };
+        PerformanceSummary: components["schemas"]["LearnerPerformanceSummary"] | components["schemas"]["CoursePerformanceSummary"];
+        LearnerPerformanceSummary: {
+            /** @enum {string} */
+            scope: "learner";
+            /** Format: uuid */
+            user_id: string;
+            /** Format: uuid */
+            course_id: string | null;
+            /** @description Courses counted: the one asked for, or every course the learner is (or was, completing it) a student of */
+            courses: number;
+            completion: {
+                completed_required: number;
+                total_required: number;
+                /** @description Completed required activities over required ones, 0..100 */
+                rate: number;
+            };
+            activities_completed: number;
+            /** @description XP earned in the courses counted */
+            xp_earned: number;
+            total_xp: number;
+            level: number;
+            streak: {
+                current_days: number;
+                longest_days: number;
+            };
+            /** @description Mean of the learner's weighted gradebook percents in the courses counted; null when ungraded */
+            average_grade: number | null;
+            seat_time: {
+                required_seconds: number;
+                credited_seconds: number;
+                remaining_seconds: number;
+                compliant: boolean;
+            };
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            last_activity_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            generated_at: string;
+        };
+        CoursePerformanceSummary: {
+            /** @enum {string} */
+            scope: "course";
+            /** Format: uuid */
+            course_id: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            generated_at: string;
+            /** @description Student enrollments by status */
+            enrollments: {
+                active: number;
+                completed: number;
+                dropped: number;
+                total: number;
+            };
+            progress: {
+                /** @description Learners of record: students, active or completed */
+                learners: number;
+                average_percent: number | null;
+                median_percent: number | null;
+                completed_course: number;
+            };
+            /** @description The completion funnel, modules in course order */
+            modules: {
+                /** Format: uuid */
+                module_id: string;
+                title: string;
+                required_activities: number;
+                /** @description Learners who touched any of its activities */
+                started: number;
+                /** @description Learners who completed all its required activities */
+                completed: number;
+                completion_rate: number;
+            }[];
+            grades: {
+                graded: number;
+                ungraded: number;
+                mean_percent: number | null;
+                median_percent: number | null;
+                distribution: {
+                    letter: string;
+                    count: number;
+                }[];
+            };
+            at_risk: {
+                progress_below: number;
+                inactive_days: number;
+                count: number;
+                learners: {
+                    /** Format: uuid */
+                    user_id: string;
+                    name: string;
+                    email: string;
+                    progress_percent: number;
+                    /**
+                     * Format: date-time
+                     * @example 2026-01-01T00:00:00.000Z
+                     */
+                    last_activity_at: string | null;
+                    days_inactive: number;
+                }[];
+            };
+            engagement: {
+                deep_link_clicks: number;
+                learners_clicking: number;
+                help_requests: number;
+                skips: number;
+                skip_reasons: {
+                    reason: string | null;
+                    count: number;
+                }[];
+            };
         };
         Document: {
             /** Format: uuid */
@@ -5983,6 +6789,970 @@ export interface operations {
             };
         };
     };
+    listModuleActivities: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (at most 1000000000) */
+                page?: number;
+                /** @description Items per page, 1 to 100 */
+                per_page?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of activities */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ModuleActivity"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createModuleActivity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateActivity"];
+            };
+        };
+        responses: {
+            /** @description The new activity */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Activity"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but not acceptable (validation_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listActivities: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (at most 1000000000) */
+                page?: number;
+                /** @description Items per page, 1 to 100 */
+                per_page?: number;
+                /** @description Only this course */
+                course_id?: string;
+                /** @description locked: blocked (not completed or skipped); available: can be worked on now (not completed or skipped) */
+                status?: "not_started" | "in_progress" | "completed" | "skipped" | "locked" | "available";
+                /** @description Ordered by priority (the default, `sort=priority`): first by tier, then by score, highest first. Tiers: available activities (not started or in progress) first, then locked ones (a prerequisite, the course or the enrollment blocks them; `locked: true`), then skipped ones, then completed ones. Score = the instructor's priority (0..100) + 25 if required + 100 if overdue (due date passed, not completed), or, when due within 7 days, up to 50 growing linearly as the due date nears + 10 if in progress. Ties: the earlier due date first (none last), then the activity id (creation order). */
+                sort?: "priority";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of activities */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["LearnerActivity"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getActivity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The activity */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ActivityDetails"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteActivity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateActivity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateActivity"];
+            };
+        };
+        responses: {
+            /** @description The activity */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Activity"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but not acceptable (validation_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    recordActivityDeepLinkClick: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Where to go, and how many times the caller went */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeepLinkClick"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    completeActivity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CompleteActivity"];
+            };
+        };
+        responses: {
+            /** @description The state and what this completion awarded */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompletionResult"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but not acceptable (validation_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    requestActivityHelp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["HelpRequest"];
+            };
+        };
+        responses: {
+            /** @description The help request, as the feed shows it */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HelpRequestedEvent"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but not acceptable (validation_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    saveActivity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SaveActivity"];
+            };
+        };
+        responses: {
+            /** @description The caller's state on it */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ActivityLearnerState"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but not acceptable (validation_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    unsaveActivity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's state on it */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ActivityLearnerState"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    skipActivity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SkipActivity"];
+            };
+        };
+        responses: {
+            /** @description The caller's state on it */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ActivityLearnerState"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but not acceptable (validation_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getDashboardNextUp: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (at most 1000000000) */
+                page?: number;
+                /** @description Items per page, 1 to 100 */
+                per_page?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of activities, the first to do first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["LearnerActivity"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listEnrollments: {
         parameters: {
             query?: {
@@ -6942,6 +8712,543 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["NodeAvailability"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    startSeatSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description A course the caller is actively enrolled in as a student
+                     */
+                    course_id: string;
+                    /**
+                     * Format: uuid
+                     * @description A module or an activity of that course
+                     */
+                    block_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The new session, and the one it ended */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StartedSeatSession"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but not acceptable (validation_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    heartbeatSeatSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SeatSession"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    endSeatSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ended session */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SeatSession"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getActiveSeatSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The open session */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SeatSession"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSeatTimeStatus: {
+        parameters: {
+            query?: {
+                /** @description A learner of the course (instructors and admins); default: the caller */
+                user_id?: string;
+            };
+            header?: never;
+            path: {
+                /** @description A module or an activity */
+                block_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The status */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SeatTimeStatus"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getCourseComplianceReport: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (at most 1000000000) */
+                page?: number;
+                /** @description Items per page, 1 to 100 */
+                per_page?: number;
+                /** @description `csv`: every learner, one row each (page and per_page do not apply) */
+                format?: "json" | "csv";
+            };
+            header?: never;
+            path: {
+                course_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the report, or the spreadsheet */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ComplianceReport"];
+                    "text/csv": string;
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listCourseSeatSessions: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (at most 1000000000) */
+                page?: number;
+                /** @description Items per page, 1 to 100 */
+                per_page?: number;
+                /** @description One learner's sessions; a learner may ask only for their own */
+                user_id?: string;
+                /** @description Sessions on this module or activity */
+                block_id?: string;
+                /** @description Sessions started at or after this instant */
+                from?: string;
+                /** @description Sessions started before this instant */
+                to?: string;
+            };
+            header?: never;
+            path: {
+                course_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of sessions */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SeatSession"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but not acceptable (validation_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getPerformanceSummary: {
+        parameters: {
+            query?: {
+                /** @description Instructors: the class summary of this course; learners: their own figures in it */
+                course_id?: string;
+                /** @description One learner's figures (instructors of the course; admins without a course) */
+                user_id?: string;
+                /** @description At risk: no activity for at least this many days (default 7) */
+                at_risk_inactive_days?: number;
+                /** @description At risk: progress (percent) strictly below this; default the median progress of the active learners */
+                at_risk_progress_below?: number | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The summary */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PerformanceSummary"];
                 };
             };
             /** @description Malformed request (validation_failed) */
