@@ -17,7 +17,7 @@
 //   (seatTimeShortfall / requireSeatTime, called by the activities area in its transaction).
 //
 // This folder never imports `activities` (activities imports it for the gate).
-import { and, asc, count, desc, eq, gte, inArray, isNull, lt, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gte, inArray, isNull, lt, sql } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import {
   activities,
