@@ -4,12 +4,12 @@ import { collabArea } from '../collab';
 import { complianceArea } from './compliance';
 import type { PermissionRules } from './auth/access';
 import type { Area } from './context';
-import type { ModuleCleanup } from './courses/structure';
 import { activitiesArea } from './activities';
 import { analyticsArea } from './analytics';
 import { apiKeysArea } from './api-keys';
 import { authArea } from './auth';
 import { coursesArea } from './courses';
+import { dashboardArea } from './dashboard';
 import { documentsArea } from './documents';
 import { enrollmentsArea } from './enrollments';
 import { gradebookArea } from './gradebook';
@@ -35,10 +35,8 @@ export const areas: readonly Area[] = [
   complianceArea,
   analyticsArea,
   documentsArea,
+  dashboardArea,
 ];
 
 /** The tenant-wide rights every area defines, as GET /api/users/me/permissions reports them. */
 export const tenantPermissions: PermissionRules = Object.assign({}, ...areas.map((area) => area.permissions ?? {}));
-
-/** What every area deletes with a course module (activities, and the edges touching them). */
-export const moduleCleanups = (): ModuleCleanup[] => areas.flatMap((area) => area.moduleCleanups ?? []);

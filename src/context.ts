@@ -56,6 +56,4 @@ export interface AppEnv {
 export interface Area {
   router: OpenAPIHono<AppEnv>;
   permissions?: PermissionRules;
-  /** What the area deletes with a course module, in the module's transaction (collected into Deps.moduleCleanups). */
-  moduleCleanups?: ModuleCleanup[];
 }

@@ -1,12 +1,13 @@
 // Assembles the app's dependencies from an open database and a config; shared by server and tests.
 import type { Logger } from 'pino';
+import { deleteModuleActivities } from './activities/service';
 import { deleteModuleEdges } from './sequencing/edges';
 import type { Database_ } from '../db/client';
 import { documentCollabAccess } from './documents/collab-access';
 import { CollabHub } from '../collab/hub';
 import { DocumentStore } from '../collab/store';
 import { DocumentSearchIndex } from './documents/search';
-import { moduleCleanups, tenantPermissions } from './areas';
+import { tenantPermissions } from './areas';
 import { Authenticator } from './auth/authenticator';
 import { TokenSigner } from './auth/tokens';
 import type { Clock } from './lib/clock';
@@ -40,7 +41,8 @@ export async function buildDeps(opts: { database: Database_; config: Config; clo
     documents,
     search,
     permissions: tenantPermissions,
-    moduleCleanups: [...moduleCleanups(), deleteModuleEdges],
+    // Activities first: they delete their own edges; then the edges into and out of the module.
+    moduleCleanups: [deleteModuleActivities, deleteModuleEdges],
     capabilities: {},
     startedAt: clock.now(),
   };

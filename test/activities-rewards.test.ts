@@ -6,7 +6,8 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { activityStates, events, learnerBadges, learnerStats, users } from '../db/schema';
 import { ManualClock } from '../src/lib/clock';
-import { completionXp, dayBefore, levelForXp, localDay, nextStreak, xpForLevel } from '../src/activities/rewards';
+import { completionXp, levelForXp, nextStreak, xpForLevel } from '../src/activities/rewards';
+import { localDay, previousDay } from '../src/lib/timezone';
 import { makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { insertCourse, insertEnrollment } from './helpers/courses';
 
@@ -129,8 +130,8 @@ describe('XP, on-time bonus and levels', () => {
     expect(localDay(new Date('2026-03-10T03:30:00Z'), 'America/New_York')).toBe('2026-03-09');
     expect(localDay(new Date('2026-03-10T03:30:00Z'), null)).toBe('2026-03-10');
     expect(localDay(new Date('2026-03-10T03:30:00Z'), 'Not/AZone')).toBe('2026-03-10');
-    expect(dayBefore('2028-03-01')).toBe('2028-02-29');
-    expect(dayBefore('2026-01-01')).toBe('2025-12-31');
+    expect(previousDay('2028-03-01')).toBe('2028-02-29');
+    expect(previousDay('2026-01-01')).toBe('2025-12-31');
     expect(nextStreak({ streakDays: 4, lastActiveDay: '2026-01-01' }, '2026-01-01')).toBe(4);
     expect(nextStreak({ streakDays: 4, lastActiveDay: '2025-12-31' }, '2026-01-01')).toBe(5);
     expect(nextStreak({ streakDays: 4, lastActiveDay: '2025-12-30' }, '2026-01-01')).toBe(1);

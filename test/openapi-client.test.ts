@@ -20,6 +20,8 @@ import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest'
 import { ADMIN_EMAIL, ADMIN_PASSWORD, MISSING_ID, makeTestApp, type TestApp } from './helpers/app';
 import { API_TYPES_FILE, apiTypesSource, fetchOpenApiDocument, type OpenApiDocument } from './helpers/openapi';
 import type { components, paths } from './generated/api';
+import { insertActivity, insertModule, insertState } from './helpers/dashboard-fixtures';
+import { appendEvent } from '../src/events/log';
 
 let t: TestApp;
 let document: OpenApiDocument;
@@ -280,5 +282,80 @@ describe('a typed client, every answer checked against the served document', () 
       () => api.GET('/api/courses', { params: { query: { status: 'archived' } } }),
     ];
     expect(calls).toHaveLength(4);
+  });
+});
+
+describe('the dashboard through the typed client, every answer checked against the served document', () => {
+  it("reads a learner's feed of every kind of event, marks it read, reads the shelf, its analytics and the summary", async () => {
+    const instructor = await t.newUser({ name: 'Typed Instructor' });
+    const learner = await t.newUser({ name: 'Typed Learner' });
+    const teacher = client(instructor.token);
+    const created = await teacher.POST('/api/courses', { body: { title: 'Typed dashboard course' } });
+    const course = created.data!;
+    await teacher.POST('/api/courses/{id}/publish', { params: { path: { id: course.id } } });
+    await teacher.POST('/api/enrollments/course/{course_id}/enroll', { params: { path: { course_id: course.id } }, body: { user_id: learner.user.id } });
+    const assignment = await teacher.POST('/api/gradebook/offerings/{offering_id}/assignments', {
+      params: { path: { offering_id: course.id } },
+      body: { label: 'Lab', grade_metadata: { score_maximum: 10 } },
+    });
+    await teacher.PUT('/api/gradebook/assignments/{id}/grades/{student_id}', {
+      params: { path: { id: assignment.data!.id, student_id: learner.user.id } },
+      body: { score: 7 },
+    });
+    const doc = await teacher.POST('/api/documents', { body: { title: 'Typed handout' } });
+    await teacher.POST('/api/documents/{id}/collaborators', {
+      params: { path: { id: doc.data!.id } },
+      body: { principal_type: 'user', principal_id: learner.user.id, role: 'viewer' },
+    });
+    // The activities area's events (completion, badge, level, help request), appended as it does.
+    const module = insertModule(t.db, { tenantId: t.defaultTenantId, courseId: course.id });
+    const activity = insertActivity(t.db, {
+      tenantId: t.defaultTenantId,
+      courseId: course.id,
+      moduleId: module.id,
+      createdBy: instructor.user.id,
+      dueAt: new Date(t.clock.now().getTime() + 86_400_000).toISOString(),
+    });
+    insertState(t.db, activity, learner.user.id, { savedAt: t.clock.now().toISOString(), remindAt: t.clock.now().toISOString() });
+    const subject = { type: 'activity', id: activity.id };
+    const of = { tenantId: t.defaultTenantId, actorId: learner.user.id, subject, courseId: course.id };
+    appendEvent(t.db, t.clock, { ...of, type: 'activity.completed', recipients: [learner.user.id], data: { activity_id: activity.id, module_id: module.id, course_id: course.id, user_id: learner.user.id, score: null, xp_awarded: 10, completed_at: t.clock.now().toISOString() } });
+    appendEvent(t.db, t.clock, { ...of, type: 'badge.awarded', recipients: [learner.user.id], data: { user_id: learner.user.id, badge: 'first_completion', scope_id: null, course_id: null } });
+    appendEvent(t.db, t.clock, { ...of, type: 'level.reached', recipients: [learner.user.id], data: { user_id: learner.user.id, level: 2, total_xp: 100 } });
+    appendEvent(t.db, t.clock, { ...of, type: 'help.requested', recipients: [instructor.user.id], data: { activity_id: activity.id, course_id: course.id, user_id: learner.user.id, message: 'Help' } });
+
+    const api = client(learner.token);
+    validated.clear();
+    const feed = await api.GET('/api/dashboard/feed');
+    expect(feed.response.status).toBe(200);
+    expect(feed.data!.data.map((e) => e.type).sort()).toEqual(
+      ['activity.completed', 'badge.awarded', 'document.shared', 'enrollment.created', 'grade.recorded', 'level.reached'].sort(),
+    );
+    const instructorFeed = await teacher.GET('/api/dashboard/feed');
+    expect(instructorFeed.data!.data.map((e) => e.type)).toEqual(['help.requested']);
+    const read = await api.POST('/api/dashboard/feed/read', { body: { up_to: feed.data!.data[1]!.id } });
+    expect(read.data).toEqual({ read_up_to: feed.data!.data[1]!.id, unread_count: 1 });
+    const unknown = await api.POST('/api/dashboard/feed/read', { body: { up_to: MISSING_ID } });
+    expect(unknown.response.status).toBe(404);
+    const shelf = await api.GET('/api/dashboard/shelf');
+    expect(shelf.data!.data.map((i) => [i.activity_id, i.reminder_due])).toEqual([[activity.id, true]]);
+    const analytics = await api.GET('/api/dashboard/shelf/analytics');
+    expect(analytics.data!.saved).toBe(1);
+    const summary = await api.GET('/api/dashboard/summary');
+    expect(summary.data!.courses.map((c) => c.course_id)).toEqual([course.id]);
+    expect(summary.data!.due_soon.map((d) => d.activity_id)).toEqual([activity.id]);
+    const zoned = await api.PATCH('/api/users/{id}', { params: { path: { id: learner.user.id } }, body: { timezone: 'Europe/Paris' } });
+    expect(zoned.data!.timezone).toBe('Europe/Paris');
+    const refused = await api.PATCH('/api/users/{id}', { params: { path: { id: learner.user.id } }, body: { timezone: 'Mars/Base' } });
+    expect(refused.response.status).toBe(422);
+
+    expect(Object.fromEntries([...validated].map(([id, statuses]) => [id, [...statuses].sort()]))).toEqual({
+      getDashboardFeed: [200],
+      markDashboardFeedRead: [200, 404],
+      getDashboardShelf: [200],
+      getDashboardShelfAnalytics: [200],
+      getDashboardSummary: [200],
+      updateUser: [200, 422],
+    });
   });
 });

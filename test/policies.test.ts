@@ -41,9 +41,11 @@ describe('users policy', () => {
     expect(canViewUser(member, 'someone', false)).toBe(false);
   });
 
-  it('self may change name and password only; admins anything; members nobody else', () => {
+  it('self may change name, password and time zone only; admins anything; members nobody else', () => {
     expect(canUpdateUser(member, member.userId, ['name'])).toBe(true);
     expect(canUpdateUser(member, member.userId, ['name', 'password'])).toBe(true);
+    expect(canUpdateUser(member, member.userId, ['timezone'])).toBe(true);
+    expect(canUpdateUser(member, 'someone', ['timezone'])).toBe(false);
     expect(canUpdateUser(member, member.userId, [])).toBe(true);
     expect(canUpdateUser(member, member.userId, ['email'])).toBe(false);
     expect(canUpdateUser(member, member.userId, ['role'])).toBe(false);

@@ -1,7 +1,7 @@
 // Security matrix of users: every route of src/users/routes.ts, for each principal, with bad
 // credentials and across tenants. Admins list, create, change and delete the users of their own
 // tenant; admins and instructors search; a user reads themself, anyone sharing a course with them
-// (and admins); a user changes their own name and password, never their role; the platform
+// (and admins); a user changes their own name, time zone and password, never their role; the platform
 // operator's account is theirs alone. Another tenant's user is 404.
 import { describe, expect } from 'vitest';
 import { users } from '../db/schema';
@@ -130,6 +130,15 @@ describe('users', () => {
     request: (f) => ({ method: 'PATCH', path: `/api/users/${f.target.user.id}`, body: { name: 'Renamed' } }),
     snapshot: userState,
     roles: { ...adminsOnly(200), self: 200 },
+  });
+
+  securityMatrix(cast, {
+    name: 'PATCH /api/users/{id} (timezone)',
+    setup: target,
+    principals: self,
+    request: (f) => ({ method: 'PATCH', path: `/api/users/${f.target.user.id}`, body: { timezone: 'Europe/Paris' } }),
+    snapshot: userState,
+    roles: { ...adminsOnly(200), self: { status: 200, check: (res) => expect(res.body.timezone).toBe('Europe/Paris') } },
   });
 
   securityMatrix(cast, {

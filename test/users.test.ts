@@ -27,7 +27,7 @@ describe('POST /api/users', () => {
       role: 'member',
       deleted_at: null,
     });
-    expect(Object.keys(res.body).sort()).toEqual(['created_at', 'deleted_at', 'email', 'id', 'name', 'role', 'tenant_id', 'updated_at']);
+    expect(Object.keys(res.body).sort()).toEqual(['created_at', 'deleted_at', 'email', 'id', 'name', 'role', 'tenant_id', 'timezone', 'updated_at']);
     expect(res.text).not.toContain('scrypt');
     const session = await t.signIn('ada.lovelace@example.com', 'analytical-engine');
     expect(session.access_token).toBeTruthy();

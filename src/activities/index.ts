@@ -3,6 +3,5 @@
 import type { Area } from '../context';
 import { permissions } from './policy';
 import { activitiesRouter } from './routes';
-import { deleteModuleActivities } from './service';
 
-export const activitiesArea: Area = { router: activitiesRouter, permissions, moduleCleanups: [deleteModuleActivities] };
+export const activitiesArea: Area = { router: activitiesRouter, permissions };

@@ -4,15 +4,17 @@
 // with the course-state engine, writes the completion, its rewards and its events together, and
 // awards once: the state is re-read under the write lock, so of two concurrent completions one
 // finds the other's and awards nothing.
-import { and, eq, inArray } from 'drizzle-orm';
+import { and, eq, notExists, sql, type SQL } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
-import { activityStates, enrollments } from '../../db/schema';
+import { activities, activityStates, enrollments } from '../../db/schema';
 import { requireSeatTime } from '../compliance/service';
+import { countAll } from '../lib/sql';
 import { appendEvent, type EventRow } from '../events/log';
 import { AppError, conflict, notFound, unprocessable } from '../http/errors';
 import type { Clock } from '../lib/clock';
 import { learnerCourseState } from '../sequencing/state';
-import { applyRewards, currentStreak, learnerStatsOf, levelForXp, localDay, timezoneOf, type BadgeAward } from './rewards';
+import { localDay } from '../lib/timezone';
+import { applyRewards, currentStreak, learnerStatsOf, levelForXp, timezoneOf, type BadgeAward } from './rewards';
 import type { ActivityRow, ActivityStateRow } from './service';
 
 const immediate = { behavior: 'immediate' } as const;
@@ -113,7 +115,7 @@ function instructorsOf(db: Db, tenantId: string, courseId: string): string[] {
   return db
     .select({ userId: enrollments.userId })
     .from(enrollments)
-    .where(and(eq(enrollments.tenantId, tenantId), eq(enrollments.courseId, courseId), eq(enrollments.role, 'instructor'), inArray(enrollments.status, ['active'])))
+    .where(and(eq(enrollments.tenantId, tenantId), eq(enrollments.courseId, courseId), eq(enrollments.role, 'instructor'), eq(enrollments.status, 'active')))
     .all()
     .map((r) => r.userId);
 }
@@ -142,6 +144,15 @@ export interface CompletionOutcome {
     streakDays: number;
     badges: BadgeAward[];
   };
+}
+
+/** How many required activities (of a module, of a course) the learner has not completed. */
+function requiredLeft(tx: Db, userId: string, scope: SQL): number {
+  const done = tx
+    .select({ one: sql`1` })
+    .from(activityStates)
+    .where(and(eq(activityStates.userId, userId), eq(activityStates.activityId, activities.id), eq(activityStates.status, 'completed')));
+  return tx.select({ n: countAll }).from(activities).where(and(scope, eq(activities.required, true), notExists(done))).get()?.n ?? 0;
 }
 
 /** The sentence a 409 on a locked activity gives: what blocks it, in the learner's words. */
@@ -194,15 +205,16 @@ export function complete(db: Db, clock: Clock, learner: Learner, activity: Activ
       updatedAt: now,
     });
     // A required activity that leaves its module (or course) completed is the one that completed
-    // it: before, it was itself missing. (A module requiring nothing counts as completed from the start.)
-    const after = activity.required ? learnerCourseState(tx, course) : undefined;
-    const moduleDone = after?.modules.find((m) => m.moduleId === activity.moduleId)?.completed ?? false;
+    // it: before, it was itself missing. "Completed" is the engine's rule (every required activity
+    // completed), counted here in one query each instead of a second run of the whole course state.
+    const moduleDone = activity.required && requiredLeft(tx, learner.userId, eq(activities.moduleId, activity.moduleId)) === 0;
+    const courseDone = moduleDone && requiredLeft(tx, learner.userId, eq(activities.courseId, activity.courseId)) === 0;
     const rewards = applyRewards(tx, {
       tenantId: learner.tenantId,
       userId: learner.userId,
       activity,
       at,
-      completed: { moduleId: moduleDone ? activity.moduleId : null, courseId: after?.status === 'completed' ? activity.courseId : null },
+      completed: { moduleId: moduleDone ? activity.moduleId : null, courseId: courseDone ? activity.courseId : null },
     });
     state = writeState(tx, learner, activity, state, { xpAwarded: rewards.xpAwarded });
     const toLearner = { tenantId: learner.tenantId, actorId: learner.userId, courseId: activity.courseId, recipients: [learner.userId] };

@@ -17,6 +17,7 @@
 import { eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { learnerBadges, learnerStats, users } from '../../db/schema';
+import { localDay, previousDay } from '../lib/timezone';
 
 export const ON_TIME_BONUS_RATE = 0.5;
 export const STREAK_STEP = 0.1;
@@ -62,35 +63,10 @@ export function levelForXp(totalXp: number): number {
   return level;
 }
 
-const dayFormats = new Map<string, Intl.DateTimeFormat>();
-
-/** The calendar day (YYYY-MM-DD) of an instant in a time zone; an unknown zone counts as UTC. */
-export function localDay(at: Date, timeZone: string | null): string {
-  const zone = timeZone ?? 'UTC';
-  let format = dayFormats.get(zone);
-  if (!format) {
-    try {
-      format = new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit' });
-    } catch {
-      return localDay(at, 'UTC');
-    }
-    dayFormats.set(zone, format);
-  }
-  const parts = Object.fromEntries(format.formatToParts(at).map((p) => [p.type, p.value]));
-  return `${parts.year}-${parts.month}-${parts.day}`;
-}
-
-/** The calendar day before a YYYY-MM-DD day (pure calendar arithmetic, no time zone involved). */
-export function dayBefore(day: string): string {
-  const date = new Date(`${day}T00:00:00.000Z`);
-  date.setUTCDate(date.getUTCDate() - 1);
-  return date.toISOString().slice(0, 10);
-}
-
 /** The streak after a completion on `today`, given the last active day and the streak then. */
 export function nextStreak(previous: { streakDays: number; lastActiveDay: string | null }, today: string): number {
   if (previous.lastActiveDay === today) return Math.max(1, previous.streakDays);
-  if (previous.lastActiveDay !== null && previous.lastActiveDay === dayBefore(today)) return previous.streakDays + 1;
+  if (previous.lastActiveDay !== null && previous.lastActiveDay === previousDay(today)) return previous.streakDays + 1;
   return 1;
 }
 
@@ -100,7 +76,7 @@ export function nextStreak(previous: { streakDays: number; lastActiveDay: string
  */
 export function currentStreak(stats: { streakDays: number; lastActiveDay: string | null } | undefined, today: string): number {
   if (!stats?.lastActiveDay) return 0;
-  return stats.lastActiveDay === today || stats.lastActiveDay === dayBefore(today) ? stats.streakDays : 0;
+  return stats.lastActiveDay === today || stats.lastActiveDay === previousDay(today) ? stats.streakDays : 0;
 }
 
 export type LearnerStatsRow = typeof learnerStats.$inferSelect;

@@ -3,10 +3,10 @@
 // them; the dashboard's next up. Reading follows the course (policy.ts).
 import { z } from '@hono/zod-openapi';
 import { type ApiTag, authedRoute, errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, timestamp, uuid } from '../http/openapi';
-import { paginate, pageOf, paginationQuery } from '../http/pagination';
+import { pageBounds, paginate, pageOf, paginationQuery } from '../http/pagination';
 import { eventJson } from '../events/log';
 import { learnerCourseState } from '../sequencing/state';
-import { learnerActivities, learnerModuleActivities, presentLearnerActivity } from './listing';
+import { learnerActivityPage, learnerModuleActivities, presentLearnerActivity } from './listing';
 import { complete, recordClick, requestHelp, saveForLater, skip, stateOf, unsave } from './learner';
 import { authorizeActivity, authorizeModuleActivities, isActiveLearner } from './policy';
 import { PRIORITY_DESCRIPTION } from './priority';
@@ -124,9 +124,9 @@ export const activitiesRouter = newRouter()
       const deps = c.var.deps;
       const q = c.req.valid('query');
       const now = deps.clock.now().getTime();
-      const all = learnerActivities(deps.db, now, c.var.actor, { courseId: q.course_id, status: q.status });
-      const offset = (q.page - 1) * q.per_page;
-      return c.json(paginate(c, q, all.slice(offset, offset + q.per_page).map((a) => presentLearnerActivity(a, now)), all.length), 200);
+      const { offset, limit } = pageBounds(q);
+      const { items, total } = learnerActivityPage(deps.db, now, c.var.actor, { courseId: q.course_id, status: q.status }, { offset, limit });
+      return c.json(paginate(c, q, items.map((a) => presentLearnerActivity(a, now)), total), 200);
     },
   )
   .openapi(
@@ -348,8 +348,8 @@ export const activitiesRouter = newRouter()
       const deps = c.var.deps;
       const q = c.req.valid('query');
       const now = deps.clock.now().getTime();
-      const all = learnerActivities(deps.db, now, c.var.actor, { status: 'available' });
-      const offset = (q.page - 1) * q.per_page;
-      return c.json(paginate(c, q, all.slice(offset, offset + q.per_page).map((a) => presentLearnerActivity(a, now)), all.length), 200);
+      const { offset, limit } = pageBounds(q);
+      const { items, total } = learnerActivityPage(deps.db, now, c.var.actor, { status: 'available' }, { offset, limit });
+      return c.json(paginate(c, q, items.map((a) => presentLearnerActivity(a, now)), total), 200);
     },
   );

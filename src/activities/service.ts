@@ -165,14 +165,12 @@ export function updateActivity(db: Db, clock: Clock, activity: ActivityRow, chan
 }
 
 /** What goes with activities: learners' states, edges touching them, gradebook ties. Inside the caller's transaction. */
-function removeActivities(tx: Db, ids: string[], extraNodeIds: string[] = []): void {
-  if (ids.length === 0 && extraNodeIds.length === 0) return;
-  if (ids.length > 0) {
-    tx.delete(activityStates).where(inArray(activityStates.activityId, ids)).run();
-    tx.update(gradebookAssignments).set({ activityId: null }).where(inArray(gradebookAssignments.activityId, ids)).run();
-  }
-  deleteEdgesTouching(tx, [...ids, ...extraNodeIds]);
-  if (ids.length > 0) tx.delete(activities).where(inArray(activities.id, ids)).run();
+function removeActivities(tx: Db, ids: string[]): void {
+  if (ids.length === 0) return;
+  tx.delete(activityStates).where(inArray(activityStates.activityId, ids)).run();
+  tx.update(gradebookAssignments).set({ activityId: null }).where(inArray(gradebookAssignments.activityId, ids)).run();
+  deleteEdgesTouching(tx, ids);
+  tx.delete(activities).where(inArray(activities.id, ids)).run();
 }
 
 export function deleteActivity(db: Db, activity: ActivityRow): void {
@@ -187,8 +185,8 @@ export function deleteActivity(db: Db, activity: ActivityRow): void {
   }, immediate);
 }
 
-/** Registered in Deps.moduleCleanups: a module's activities (and the edges touching the module) go with it. */
+/** Registered in Deps.moduleCleanups (src/deps.ts): a module's activities go with it, and what each takes along. */
 export const deleteModuleActivities: ModuleCleanup = (tx, module) => {
   const ids = tx.select({ id: activities.id }).from(activities).where(inModule(module.id)).all().map((r) => r.id);
-  removeActivities(tx, ids, [module.id]);
+  removeActivities(tx, ids);
 };

@@ -6,7 +6,8 @@
 import { and, asc, count, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { activities, activityStates, courseModules, courseSections, courses, enrollments, events, users } from '../../db/schema';
-import { currentStreak, learnerStatsOf, levelForXp, localDay, timezoneOf } from '../activities/rewards';
+import { currentStreak, learnerStatsOf, levelForXp, timezoneOf } from '../activities/rewards';
+import { localDay } from '../lib/timezone';
 import { creditedSecondsIn, learnerCourseSeatTime } from '../compliance/service';
 import { getOffering, loadGradebook, studentGrades } from '../gradebook/service';
 import { describeScores } from '../gradebook/statistics';

@@ -57,7 +57,7 @@ interface CachedKey {
 }
 
 /** A user's public fields, as `GET /api/users/me` shows them (never the password hash). */
-export type UserProfile = Pick<typeof users.$inferSelect, 'id' | 'tenantId' | 'email' | 'name' | 'role' | 'createdAt' | 'updatedAt' | 'deletedAt'>;
+export type UserProfile = Pick<typeof users.$inferSelect, 'id' | 'tenantId' | 'email' | 'name' | 'role' | 'timezone' | 'createdAt' | 'updatedAt' | 'deletedAt'>;
 
 interface CachedUser {
   /** The user as the caller of an access token not obtained with an API key (the common case). */
@@ -288,6 +288,7 @@ export class Authenticator implements AccessChanges {
         email: row.email,
         name: row.name,
         role: row.role,
+        timezone: row.timezone,
         createdAt: row.createdAt,
         updatedAt: row.updatedAt,
         deletedAt: row.deletedAt,

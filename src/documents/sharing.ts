@@ -5,7 +5,8 @@ import { inTransaction, type Db } from '../../db/client';
 import { documentGrants, groups, users, type DocumentRole } from '../../db/schema';
 import type { AccessChanges } from '../auth/access';
 import type { Clock } from '../lib/clock';
-import { getGroup } from '../groups/service';
+import { getGroup, memberIdsOf } from '../groups/service';
+import { appendEvent } from '../events/log';
 import { AppError, conflict, notFound, unprocessable } from '../http/errors';
 import { sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../lib/ids';
@@ -130,9 +131,23 @@ export interface ShareResult {
   narrowed: boolean;
 }
 
+/** `document.shared`, in the grant's transaction: in the grantee's feed, or each member's of a granted group. */
+function recordShare(tx: Db, clock: Clock, actor: DocumentActor, doc: DocumentRow, input: { principalType: PrincipalType; principalId: string; role: DocumentRole }) {
+  appendEvent(tx, clock, {
+    tenantId: doc.tenantId,
+    type: 'document.shared',
+    actorId: actor.userId,
+    subject: { type: 'document', id: doc.id },
+    data: { document_id: doc.id, title: doc.title, grantee_type: input.principalType, grantee_id: input.principalId, role: input.role },
+    recipients: input.principalType === 'user' ? [input.principalId] : memberIdsOf(tx, doc.tenantId, input.principalId),
+  });
+}
+
 /**
  * Grants or changes a role (upsert). Downgrading the last owner who is a person is a 409. Live
  * connections re-decide at once: a raised grant lets a viewer edit now, a lowered one stops them.
+ * A new grant or a changed role is recorded as a `document.shared` event; a grant sent again as
+ * it is records nothing.
  */
 export function shareDocument(
   db: Db,
@@ -160,11 +175,13 @@ export function shareDocument(
           updatedAt: now,
         })
         .run();
+      recordShare(tx, clock, actor, doc, input);
       return { created: true, narrowed: false };
     }
     if (existing.role === input.role) return { created: false, narrowed: false };
     if (input.role !== 'owner' && isLastPersonOwner(tx, doc, existing)) throw lastOwner();
     tx.update(documentGrants).set({ role: input.role, grantedBy: actor.userId, updatedAt: now }).where(eq(documentGrants.id, existing.id)).run();
+    recordShare(tx, clock, actor, doc, input);
     return { created: false, narrowed: isDowngrade(existing.role, input.role) };
   });
   const row = collaboratorQuery(db)

@@ -92,7 +92,7 @@ export const enrollmentsRouter = newRouter()
       const userId = body.user_id ?? actor.userId;
       const role = body.role ?? 'student';
       authorizeEnrollment(actor, { action: 'enroll', course, membership, userId, role });
-      const { enrollment, created } = enroll(deps.db, deps.clock, course, userId, role);
+      const { enrollment, created } = enroll(deps.db, deps.clock, course, userId, role, actor.userId);
       if (!created) return c.json(presentEnrollment(enrollment), 200);
       c.header('Location', `/api/enrollments/${enrollment.id}`);
       return c.json(presentEnrollment(enrollment), 201);
@@ -116,7 +116,7 @@ export const enrollmentsRouter = newRouter()
       const deps = c.var.deps;
       const { course } = authorizeCourse(actor, 'manage', courseAccess(deps.db, actor, c.req.valid('param').course_id));
       const body = c.req.valid('json');
-      const result = bulkEnroll(deps.db, deps.clock, course, body.user_ids, body.role ?? 'student');
+      const result = bulkEnroll(deps.db, deps.clock, course, body.user_ids, body.role ?? 'student', actor.userId);
       return c.json({ enrolled: result.enrolled.map(presentEnrollment), skipped: result.skipped }, 200);
     },
   )
@@ -168,7 +168,7 @@ export const enrollmentsRouter = newRouter()
       const actor = c.var.actor;
       const deps = c.var.deps;
       const enrollment = authorizedEnrollment(deps.db, actor, c.req.valid('param').enrollment_id, 'complete');
-      const completed = completeEnrollment(deps.db, deps.clock, deps.auth, enrollment);
+      const completed = completeEnrollment(deps.db, deps.clock, deps.auth, actor.userId, enrollment);
       return c.json(presentEnrollment(completed), 200);
     },
   )
@@ -186,7 +186,7 @@ export const enrollmentsRouter = newRouter()
       const actor = c.var.actor;
       const deps = c.var.deps;
       const enrollment = authorizedEnrollment(deps.db, actor, c.req.valid('param').enrollment_id, 'drop');
-      const dropped = dropEnrollment(deps.db, deps.clock, deps.auth, enrollment);
+      const dropped = dropEnrollment(deps.db, deps.clock, deps.auth, actor.userId, enrollment);
       return c.json(presentEnrollment(dropped), 200);
     },
   )

@@ -16,6 +16,7 @@ import { pageBounds, sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../lib/ids';
 import { countAll, sqlLimit } from '../lib/sql';
 import { activeCourseRoles } from '../memberships/service';
+import { appendEvent, appendEvents, type NewEvent } from '../events/log';
 import { canListCourseEnrollments, canManageAllEnrollments, isCourseStaff, type Membership } from './policy';
 import { enrollmentJson } from './present';
 import { ROSTER_START, RosterAnchors } from './roster-anchors';
@@ -229,11 +230,40 @@ export interface EnrollResult {
   created: boolean;
 }
 
+type EnrollmentEventType = 'enrollment.created' | 'enrollment.completed' | 'enrollment.dropped';
+type EnrollmentFacts = { id: string; tenantId: string; courseId: string; userId: string; role: EnrollmentRole };
+
+/** The event of an enrollment's change; the enrolled user sees it in their feed. */
+function enrollmentEvent(type: EnrollmentEventType, actorId: string | null, e: EnrollmentFacts): NewEvent<EnrollmentEventType> {
+  return {
+    tenantId: e.tenantId,
+    type,
+    actorId,
+    subject: { type: 'enrollment', id: e.id },
+    courseId: e.courseId,
+    data: { enrollment_id: e.id, course_id: e.courseId, user_id: e.userId, role: e.role },
+    recipients: [e.userId],
+  };
+}
+
+/** Records it in the transaction of the change. */
+function recordEnrollmentEvent(tx: Db, clock: Clock, type: EnrollmentEventType, actorId: string | null, e: EnrollmentFacts): void {
+  appendEvent(tx, clock, enrollmentEvent(type, actorId, e));
+}
+
 /**
  * Enrols a user of the course's tenant. A dropped enrollment is reactivated (same id, new role);
  * an active or completed one is a 409. The caller's right to do this is checked by the route.
+ * `actorId` is who did it, for the event it records.
  */
-export function enroll(db: Db, clock: Clock, course: { id: string; tenantId: string }, userId: string, role: EnrollmentRole): EnrollResult {
+export function enroll(
+  db: Db,
+  clock: Clock,
+  course: { id: string; tenantId: string },
+  userId: string,
+  role: EnrollmentRole,
+  actorId: string | null,
+): EnrollResult {
   const now = clock.now().toISOString();
   const { id, created } = inTransaction(db, (tx) => {
     const user = tx
@@ -255,12 +285,14 @@ export function enroll(db: Db, clock: Clock, course: { id: string; tenantId: str
         .set({ status: 'active', role, droppedAt: null, completedAt: null, updatedAt: now })
         .where(eq(enrollments.id, existing.id))
         .run();
+      recordEnrollmentEvent(tx, clock, 'enrollment.created', actorId, { id: existing.id, tenantId: course.tenantId, courseId: course.id, userId, role });
       return { id: existing.id, created: false };
     }
     const inserted = newId();
     tx.insert(enrollments)
       .values({ id: inserted, tenantId: course.tenantId, courseId: course.id, userId, role, status: 'active', enrolledAt: now, updatedAt: now })
       .run();
+    recordEnrollmentEvent(tx, clock, 'enrollment.created', actorId, { id: inserted, tenantId: course.tenantId, courseId: course.id, userId, role });
     return { id: inserted, created: true };
   }, immediate);
   return { enrollment: getEnrollment(db, course.tenantId, id), created };
@@ -284,6 +316,7 @@ export function bulkEnroll(
   course: { id: string; tenantId: string },
   userIds: string[],
   role: EnrollmentRole,
+  actorId: string | null,
 ): BulkEnrollResult {
   const now = clock.now().toISOString();
   const wanted = [...new Set(userIds)];
@@ -309,6 +342,7 @@ export function bulkEnroll(
 
     const skipped: BulkEnrollResult['skipped'] = [];
     const enrolledIds: string[] = [];
+    const enrolledUsers: { id: string; userId: string }[] = [];
     const inserts: (typeof enrollments.$inferInsert)[] = [];
     const reactivate: string[] = [];
     for (const userId of wanted) {
@@ -320,10 +354,12 @@ export function bulkEnroll(
       else if (current) {
         reactivate.push(current.id);
         enrolledIds.push(current.id);
+        enrolledUsers.push({ id: current.id, userId });
       } else {
         const id = newId();
         inserts.push({ id, tenantId: course.tenantId, courseId: course.id, userId, role, status: 'active', enrolledAt: now, updatedAt: now });
         enrolledIds.push(id);
+        enrolledUsers.push({ id, userId });
       }
     }
     for (const rows of chunks(inserts)) tx.insert(enrollments).values(rows).run();
@@ -333,6 +369,11 @@ export function bulkEnroll(
         .where(inArray(enrollments.id, ids))
         .run();
     }
+    appendEvents(
+      tx,
+      clock,
+      enrolledUsers.map((e) => enrollmentEvent('enrollment.created', actorId, { ...e, tenantId: course.tenantId, courseId: course.id, role })),
+    );
     return { enrolledIds, skipped };
   }, immediate);
 
@@ -347,7 +388,7 @@ export function bulkEnroll(
  * Moves an active enrollment to `completed` or `dropped` (anything else is a 409) and records
  * when. A course keeps at least one active instructor: ending the last one's enrollment is a 409.
  */
-function endEnrollment(db: Db, clock: Clock, enrollment: EnrollmentView, to: 'completed' | 'dropped'): EnrollmentView {
+function endEnrollment(db: Db, clock: Clock, actorId: string | null, enrollment: EnrollmentView, to: 'completed' | 'dropped'): EnrollmentView {
   const now = clock.now().toISOString();
   inTransaction(db, (tx) => {
     const current = tx
@@ -377,20 +418,21 @@ function endEnrollment(db: Db, clock: Clock, enrollment: EnrollmentView, to: 'co
       .set({ status: to, updatedAt: now, ...(to === 'completed' ? { completedAt: now } : { droppedAt: now }) })
       .where(and(eq(enrollments.id, enrollment.id), eq(enrollments.status, 'active')))
       .run();
+    recordEnrollmentEvent(tx, clock, to === 'completed' ? 'enrollment.completed' : 'enrollment.dropped', actorId, { ...enrollment, role: current.role });
   }, immediate);
   return getEnrollment(db, enrollment.tenantId, enrollment.id);
 }
 
 /** Completing an instructor's or TA's enrollment ends their teaching rights in the course. */
-export function completeEnrollment(db: Db, clock: Clock, access: AccessChanges, enrollment: EnrollmentView): EnrollmentView {
-  const completed = endEnrollment(db, clock, enrollment, 'completed');
+export function completeEnrollment(db: Db, clock: Clock, access: AccessChanges, actorId: string | null, enrollment: EnrollmentView): EnrollmentView {
+  const completed = endEnrollment(db, clock, actorId, enrollment, 'completed');
   if (enrollment.role !== 'student') access.narrowed();
   return completed;
 }
 
 /** A dropped member loses the course whatever their role. */
-export function dropEnrollment(db: Db, clock: Clock, access: AccessChanges, enrollment: EnrollmentView): EnrollmentView {
-  const dropped = endEnrollment(db, clock, enrollment, 'dropped');
+export function dropEnrollment(db: Db, clock: Clock, access: AccessChanges, actorId: string | null, enrollment: EnrollmentView): EnrollmentView {
+  const dropped = endEnrollment(db, clock, actorId, enrollment, 'dropped');
   access.narrowed();
   return dropped;
 }

@@ -19,6 +19,7 @@ import {
 import type { Clock } from '../lib/clock';
 import { getCourse } from '../courses/service';
 import { membershipOf } from '../memberships/service';
+import { appendEvent } from '../events/log';
 import { conflict, notFound, unprocessable, type FieldError } from '../http/errors';
 import { pageBounds, sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../lib/ids';
@@ -245,7 +246,8 @@ export function scoreProblems(assignment: Pick<AssignmentRow, 'scoreMaximum' | '
 
 /**
  * Records a student's grade, creating or replacing it, and keeps the change in the history (who,
- * when, old and new score and comment). A PUT that changes nothing records nothing.
+ * when, old and new score and comment) and in the event log (`grade.recorded`, in the student's
+ * feed). A PUT that changes nothing records nothing.
  * `comment` undefined keeps the current comment; null clears it.
  */
 export function recordGrade(
@@ -309,6 +311,15 @@ export function recordGrade(
         changedAt: now,
       })
       .run();
+    appendEvent(tx, clock, {
+      tenantId: assignment.tenantId,
+      type: 'grade.recorded',
+      actorId: gradedBy,
+      subject: { type: 'grade', id: grade.id },
+      courseId: assignment.courseId,
+      data: { assignment_id: assignment.id, course_id: assignment.courseId, user_id: studentId, score: input.score, score_maximum: assignment.scoreMaximum },
+      recipients: [studentId],
+    });
     return { grade, created: !existing };
   });
 }

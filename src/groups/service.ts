@@ -88,6 +88,17 @@ export function groupMembersOf(db: Db, group: GroupRow) {
     .all();
 }
 
+/** Ids of a group's live members (not deleted users). */
+export function memberIdsOf(db: Db, tenantId: string, groupId: string): string[] {
+  return db
+    .select({ id: users.id })
+    .from(groupMembers)
+    .innerJoin(users, eq(users.id, groupMembers.userId))
+    .where(and(eq(groupMembers.groupId, groupId), eq(groupMembers.tenantId, tenantId), isNull(users.deletedAt)))
+    .all()
+    .map((r) => r.id);
+}
+
 /**
  * Idempotent: adding a member twice leaves one membership. Returns whether it was new. The group's
  * grants now reach the user, open documents included.

@@ -18,13 +18,13 @@ export const canViewUser = (actor: Actor, targetId: string, sharesACourse: boole
 /** Deleted users stay readable (and listable) by admins only. */
 export const canSeeDeletedUsers = (actor: Actor): boolean => isTenantAdmin(actor);
 
-export type UserField = 'name' | 'email' | 'password' | 'role';
+export type UserField = 'name' | 'email' | 'password' | 'role' | 'timezone';
 
-/** Self may change name and password; an admin may change anyone's name, email, password and role. */
+/** Self may change name, password and time zone; an admin may change anyone's fields, email and role included. */
 export function canUpdateUser(actor: Actor, targetId: string, fields: UserField[]): boolean {
   if (isTenantAdmin(actor)) return true;
   if (actor.userId !== targetId) return false;
-  return fields.every((f) => f === 'name' || f === 'password');
+  return fields.every((f) => f === 'name' || f === 'password' || f === 'timezone');
 }
 
 export const canDeleteUser = (actor: Actor): boolean => isTenantAdmin(actor);

@@ -8,6 +8,7 @@ export function presentUser(row: UserProfile) {
     email: row.email,
     name: row.name,
     role: row.role,
+    timezone: row.timezone,
     created_at: row.createdAt,
     updated_at: row.updatedAt,
     deleted_at: row.deletedAt,

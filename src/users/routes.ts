@@ -142,7 +142,11 @@ export const usersRouter = newRouter()
       path: '/api/users/{id}',
       operationId: 'updateUser',
       tags,
-      summary: 'Update a user: self (name, password with current_password) or admin (also email and role)',
+      summary: 'Update a user: self (name, timezone, password with current_password) or admin (also email and role)',
+      description:
+        '`timezone` is an IANA time zone (`Europe/Paris`), checked against the time-zone tables the server counts ' +
+        "a learner's calendar days with (streaks, reminders); anything else is a 422. It is stored in its canonical " +
+        'form (`europe/paris` reads back `Europe/Paris`); null resets it to UTC.',
       request: { params: idParams, ...jsonBody(updateUserBody) },
       responses: { 200: jsonContent(userSchema, 'The updated user'), ...errorResponses(403, 404, 409, 422, 429) },
     }),
@@ -154,8 +158,10 @@ export const usersRouter = newRouter()
       const target = getUser(deps.db, actor.tenantId, id);
       // A field sent back as it is (front ends send the whole object) changes nothing and needs no right.
       const unchanged = (f: UserField) =>
-        (f === 'role' && body.role === target.role) || (f === 'email' && body.email !== undefined && normaliseEmail(body.email) === target.email);
-      const fields = (['name', 'email', 'password', 'role'] as const).filter((f) => body[f] !== undefined && !unchanged(f)) as UserField[];
+        (f === 'role' && body.role === target.role) ||
+        (f === 'email' && body.email !== undefined && normaliseEmail(body.email) === target.email) ||
+        (f === 'timezone' && body.timezone === target.timezone);
+      const fields = (['name', 'email', 'password', 'role', 'timezone'] as const).filter((f) => body[f] !== undefined && !unchanged(f)) as UserField[];
       authorizeUser(actor, { action: 'update', target, fields });
       if (body.role === 'member' && actor.userId === id && target.role === 'admin') {
         throw conflict('An admin cannot remove their own admin role');
@@ -163,7 +169,14 @@ export const usersRouter = newRouter()
       const updated = await updateUser(
         { ...userDeps(deps), access: deps.auth },
         target,
-        { name: body.name, email: body.email, role: body.role, password: body.password, currentPassword: body.current_password },
+        {
+          name: body.name,
+          email: body.email,
+          role: body.role,
+          timezone: body.timezone,
+          password: body.password,
+          currentPassword: body.current_password,
+        },
         {
           requireCurrentPassword: actor.userId === id,
           // Guessing current_password is limited as guessing at sign-in is (429 past the limit).

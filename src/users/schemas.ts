@@ -14,6 +14,10 @@ export const userSchema = z
     email: z.email(),
     name: z.string(),
     role: tenantRole,
+    timezone: z.string().nullable().openapi({
+      description: "The user's IANA time zone (their calendar days: streaks, reminders); null means UTC",
+      example: 'Europe/Paris',
+    }),
     created_at: timestamp,
     updated_at: timestamp,
     deleted_at: timestamp.nullable(),
@@ -37,6 +41,12 @@ export const updateUserBody = z
     role: tenantRole.optional(),
     password: passwordField.optional(),
     current_password: secretText().max(1024).optional(),
+    timezone: z
+      .string()
+      .max(100)
+      .nullable()
+      .optional()
+      .openapi({ description: 'An IANA time zone such as `Europe/Paris` (422 for anything else), stored in its canonical form; null resets to UTC' }),
   })
   .strict()
   .refine((b) => Object.keys(b).some((k) => k !== 'current_password'), { message: 'nothing to update' })

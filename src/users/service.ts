@@ -12,6 +12,7 @@ import { countAll, ilike, isUniqueViolation, likeContains } from '../lib/sql';
 import type { AccessChanges } from '../auth/access';
 import type { TenantRole } from '../auth/authenticator';
 import { normaliseEmail } from '../lib/email';
+import { canonicalTimeZone } from '../lib/timezone';
 
 export type UserRow = typeof users.$inferSelect;
 
@@ -109,6 +110,8 @@ export interface UserChanges {
   name?: string;
   email?: string;
   role?: TenantRole;
+  /** An IANA zone (checked here: 422 otherwise), or null for UTC. */
+  timezone?: string | null;
   password?: string;
   currentPassword?: string;
 }
@@ -124,6 +127,15 @@ export async function updateUser(
   changes: UserChanges,
   opts: { requireCurrentPassword: boolean; attempts?: { check(): void; failed(): void; succeeded(): void } },
 ): Promise<UserRow> {
+  let timezone: string | null | undefined;
+  if (changes.timezone !== undefined) {
+    timezone = changes.timezone === null ? null : canonicalTimeZone(changes.timezone);
+    if (timezone === null && changes.timezone !== null) {
+      throw unprocessable('timezone must be an IANA time zone such as Europe/Paris', [
+        { path: 'timezone', message: `${JSON.stringify(changes.timezone)} is not a known time zone` },
+      ]);
+    }
+  }
   let passwordHash: string | undefined;
   if (changes.password !== undefined) {
     if (opts.requireCurrentPassword) {
@@ -150,6 +162,7 @@ export async function updateUser(
           ...(changes.name !== undefined ? { name: changes.name.trim() } : {}),
           ...(changes.email !== undefined ? { email: normaliseEmail(changes.email) } : {}),
           ...(changes.role !== undefined ? { role: changes.role } : {}),
+          ...(timezone !== undefined ? { timezone } : {}),
           // A new password signs the user out everywhere: refresh tokens now, access tokens too.
           ...(passwordHash !== undefined ? { passwordHash, tokensValidAfter: now } : {}),
           updatedAt: now,

@@ -208,7 +208,10 @@ export interface paths {
         delete: operations["deleteUser"];
         options?: never;
         head?: never;
-        /** Update a user: self (name, password with current_password) or admin (also email and role) */
+        /**
+         * Update a user: self (name, timezone, password with current_password) or admin (also email and role)
+         * @description `timezone` is an IANA time zone (`Europe/Paris`), checked against the time-zone tables the server counts a learner's calendar days with (streaks, reminders); anything else is a 422. It is stored in its canonical form (`europe/paris` reads back `Europe/Paris`); null resets it to UTC.
+         */
         patch: operations["updateUser"];
         trace?: never;
     };
@@ -812,7 +815,7 @@ export interface paths {
         put?: never;
         /**
          * Complete an activity and collect its rewards (XP, level, streak, badges), once
-         * @description Only students actively enrolled in the course (403 for anyone else, instructors included; 409 when the enrollment is dropped or completed). A locked activity (a prerequisite not met, the course not published) is a 409 whose detail says what blocks it. An activity with `min_seat_seconds` is a 409 saying how many seconds remain until the caller's credited seat time reaches it (their open session on the activity counts up to now: see Compliance). Completing again awards nothing (200, `xp_awarded: 0`); a higher `score` given then is kept. A skipped activity can be completed. Rewards: see src/activities/rewards.ts (XP with an on-time bonus of half the activity's XP and a streak multiplier of +0.1 per streak day up to 1.5; level n at 50·n·(n−1) XP; streaks in the learner's time zone).
+         * @description Only students actively enrolled in the course (403 for anyone else, instructors included; 409 when the enrollment is dropped or completed). A locked activity (a prerequisite not met, the course not published) is a 409 whose detail says what blocks it. Completing again awards nothing (200, `xp_awarded: 0`); a higher `score` given then is kept. A skipped activity can be completed. Rewards: see src/activities/rewards.ts (XP with an on-time bonus of half the activity's XP and a streak multiplier of +0.1 per streak day up to 1.5; level n at 50·n·(n−1) XP; streaks in the learner's time zone).
          */
         post: operations["completeActivity"];
         delete?: never;
@@ -1138,166 +1141,6 @@ export interface paths {
          * @description The same rules as the course state, for one node. `user_id`: teaching staff and admins may ask for a learner of the course.
          */
         get: operations["getNodeAvailability"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/compliance/sessions": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Start a seat-time session on a module or activity; the caller's open session, if any, ends
-         * @description Time comes from the server clock only: a session is credited with each interval between consecutive signs of the learner (start, heartbeats, end) no longer than the idle timeout (COMPLIANCE_IDLE_TIMEOUT_SECONDS, default 300). A session with no heartbeat for longer than that has ended by itself at its last heartbeat. Students actively enrolled in the course only (403 for anyone else, instructors included; 409 when the enrollment is dropped or completed). A block that is not a module or activity of the course is 422; a locked one (prerequisites not met, course not published) is 409 saying why. The previous session is credited up to now and ends as `switched`. `Location` is the caller's active session.
-         */
-        post: operations["startSeatSession"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/compliance/sessions/{id}/heartbeat": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Keep a seat-time session alive, crediting the time since the last heartbeat
-         * @description Time comes from the server clock only: a session is credited with each interval between consecutive signs of the learner (start, heartbeats, end) no longer than the idle timeout (COMPLIANCE_IDLE_TIMEOUT_SECONDS, default 300). A session with no heartbeat for longer than that has ended by itself at its last heartbeat. A heartbeat after a longer gap finds the session ended (409) and credits nothing. Someone else's session is 404; an ended one 409; when the enrollment is no longer active the session ends and the answer is 409.
-         */
-        post: operations["heartbeatSeatSession"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/compliance/sessions/{id}/end": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * End a seat-time session, crediting the time since its last heartbeat (within the idle timeout)
-         * @description Time comes from the server clock only: a session is credited with each interval between consecutive signs of the learner (start, heartbeats, end) no longer than the idle timeout (COMPLIANCE_IDLE_TIMEOUT_SECONDS, default 300). A session with no heartbeat for longer than that has ended by itself at its last heartbeat. Someone else's session is 404; one that has already ended (or ended by itself) is 409.
-         */
-        post: operations["endSeatSession"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/compliance/sessions/active": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The caller's open seat-time session; 404 when there is none
-         * @description Time comes from the server clock only: a session is credited with each interval between consecutive signs of the learner (start, heartbeats, end) no longer than the idle timeout (COMPLIANCE_IDLE_TIMEOUT_SECONDS, default 300). A session with no heartbeat for longer than that has ended by itself at its last heartbeat. A session found timed out is recorded as ended, and the answer is 404.
-         */
-        get: operations["getActiveSeatSession"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/compliance/blocks/{block_id}/status": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * A learner's seat time on a module or activity against its requirement
-         * @description Requirements are set on activities (`min_seat_seconds`; none means 0). For a module: required is the sum of its activities' requirements, credited is all time credited in the module (on it and on its activities), remaining is the sum of what each activity still lacks (time on one does not make up for another's shortfall). Compliant: nothing remains. For the caller (a student of the course), or `user_id` (a student of the course) for the course's instructors and admins (403 otherwise).
-         */
-        get: operations["getSeatTimeStatus"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/compliance/courses/{course_id}/report": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The course compliance report: every learner against every seat-time requirement; ?format=csv for a spreadsheet
-         * @description Blocks: the activities with `min_seat_seconds`, in course order. Learners of record: students whose enrollment is active or completed, by name. JSON: a page of learners, each with credited against required per block and totals, and the course-level figures (`compliant`: every learner meets every requirement). CSV (page and per_page do not apply): a header row (user_id, name, email, enrollment_status, one column of credited seconds per block, required_seconds, credited_seconds, remaining_seconds, compliant), then one row per learner; UTF-8 with BOM and CRLF line ends; cells starting with = + - @ TAB or CR are prefixed with a single quote so that no spreadsheet reads them as formulas. The course's instructors and admins only (403).
-         */
-        get: operations["getCourseComplianceReport"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/compliance/courses/{course_id}/sessions": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The course's seat-time sessions, newest first (instructors), or a learner's own
-         * @description The course's instructors and admins see every learner's sessions, filtered by `user_id`, `block_id` and when they started (`from` inclusive, `to` exclusive). A student of the course sees their own (no `user_id`, or their own; another learner's is 403). Sessions found timed out are recorded as ended first. `from` after `to` is 422.
-         */
-        get: operations["listCourseSeatSessions"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/analytics/performance-summary": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Performance summary: a learner's own figures, or with `course_id` a course's for its instructors
-         * @description Learner figures (`scope: learner`): completion rate (completed required activities over required ones), activities completed, XP earned and total, level, streak (current, in the learner's time zone, and longest), average grade (mean of their weighted gradebook percents), seat time credited against requirements, last activity; across every course they are (or were, completing it) a student of, or in `course_id`. Course figures (`scope: course`, the course's instructors and admins): student enrollments by status, progress, the completion funnel per module, the grade distribution, at-risk learners (active, progress below `at_risk_progress_below` (default: the median of active learners) and no activity for `at_risk_inactive_days` (default 7)), engagement (deep-link clicks, help requests, skips with their reasons counted). A student passing `course_id` gets their own figures in it; `user_id` of another learner is 403 for them. Instructors may pass `user_id` (a student of the course) for that learner's figures; without `course_id`, only admins may name another user. TAs and others of the tenant: 403.
-         */
-        get: operations["getPerformanceSummary"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1680,6 +1523,103 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/dashboard/feed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's feed: events about them, newest first
+         * @description Completions, badges, levels, enrollments, grades recorded and documents shared with the caller; for instructors also their courses' help requests. Which feeds an event appears in is decided when it happens. Each item says whether it is `read` (see POST /api/dashboard/feed/read).
+         */
+        get: operations["getDashboardFeed"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/dashboard/feed/read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark the caller's feed read, up to an event of it or all of it
+         * @description `up_to` names an event of the caller's feed: it and every older event are read. Without it (or without a body) the whole feed is. Marking never moves backwards. An id that is not an event of the caller's feed is a 404.
+         */
+        post: operations["markDashboardFeedRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/dashboard/shelf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Activities the caller saved for later, with their reminders
+         * @description Activities with a reminder come first, by when it falls (so due ones lead, flagged `reminder_due`), then the others by when they were saved. Activities of deleted courses are left out.
+         */
+        get: operations["getDashboardShelf"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/dashboard/shelf/analytics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's shelf in figures: saved, completed from it, average days on it, reminders due or to come */
+        get: operations["getDashboardShelfAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/dashboard/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's summary: courses with progress, xp, level, streak, due soon, unread feed count
+         * @description Courses are those the caller is actively enrolled in as a student, with progress from the course state (required activities completed). Due soon: their activities due in the next 7 days that the caller has not completed. The streak counts calendar days in the caller's time zone (`timezone` on the user, default UTC).
+         */
+        get: operations["getDashboardSummary"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1743,6 +1683,11 @@ export interface components {
             /** @enum {string} */
             role: "admin" | "member";
             /**
+             * @description The user's IANA time zone (their calendar days: streaks, reminders); null means UTC
+             * @example Europe/Paris
+             */
+            timezone: string | null;
+            /**
              * Format: date-time
              * @example 2026-01-01T00:00:00.000Z
              */
@@ -1792,6 +1737,8 @@ export interface components {
             role?: "admin" | "member";
             password?: string;
             current_password?: string;
+            /** @description An IANA time zone such as `Europe/Paris` (422 for anything else), stored in its canonical form; null resets to UTC */
+            timezone?: string | null;
         };
         Tenant: {
             /** Format: uuid */
@@ -2623,256 +2570,6 @@ export interface components {
             reasons: string[];
             unmet: components["schemas"]["UnmetPrerequisite"][];
         };
-        StartedSeatSession: components["schemas"]["SeatSession"] & {
-            previous_session: components["schemas"]["SeatSession"];
-        };
-        /** @description The caller's session this start ended, if one was open */
-        SeatSession: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            user_id: string;
-            /** Format: uuid */
-            course_id: string;
-            /** Format: uuid */
-            block_id: string;
-            /** @enum {string} */
-            block_type: "module" | "activity";
-            /**
-             * Format: date-time
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            started_at: string;
-            /**
-             * Format: date-time
-             * @description The last time the learner was seen: the start, then each heartbeat
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            last_heartbeat_at: string;
-            /**
-             * Format: date-time
-             * @description Null while open; a timed-out session ends at its last heartbeat
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            ended_at: string | null;
-            /**
-             * @description `ended` (by the learner), `switched` (another session started), `timed_out` (no heartbeat within the idle timeout)
-             * @enum {string|null}
-             */
-            end_reason: "ended" | "switched" | "timed_out" | null;
-            active: boolean;
-            heartbeats: number;
-            /** @description The idle timeout in force when the session started: gaps longer than this earn nothing */
-            idle_timeout_seconds: number;
-            /**
-             * Format: date-time
-             * @description While open: when it ends by itself without another heartbeat
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            expires_at: string | null;
-            /** @description Time credited, in seconds (millisecond precision) */
-            credited_seconds: number;
-            /** @description From the start to the end (or, while open, to the last heartbeat), in seconds (millisecond precision) */
-            duration_seconds: number;
-        } | null;
-        SeatTimeStatus: {
-            /** Format: uuid */
-            block_id: string;
-            /** @enum {string} */
-            block_type: "module" | "activity";
-            /** Format: uuid */
-            course_id: string;
-            /** Format: uuid */
-            user_id: string;
-            /** @description Required, in seconds (millisecond precision) */
-            required_seconds: number;
-            /** @description Credited, in seconds (millisecond precision) */
-            credited_seconds: number;
-            /** @description Still lacking, in seconds (millisecond precision) */
-            remaining_seconds: number;
-            /** @description Nothing remains */
-            compliant: boolean;
-        };
-        ComplianceReport: {
-            /** Format: uuid */
-            course_id: string;
-            /**
-             * Format: date-time
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            generated_at: string;
-            blocks: {
-                /** Format: uuid */
-                block_id: string;
-                /** @enum {string} */
-                block_type: "activity";
-                /** Format: uuid */
-                module_id: string;
-                title: string;
-                required_seconds: number;
-            }[];
-            /** @description Learners of record (students, active or completed) */
-            learners: number;
-            compliant_learners: number;
-            /** @description Every learner of record meets every requirement */
-            compliant: boolean;
-            data: {
-                /** Format: uuid */
-                user_id: string;
-                name: string;
-                email: string;
-                /** @enum {string} */
-                enrollment_status: "active" | "completed";
-                blocks: {
-                    /** Format: uuid */
-                    block_id: string;
-                    /** @description Required, in seconds (millisecond precision) */
-                    required_seconds: number;
-                    /** @description Credited, in seconds (millisecond precision) */
-                    credited_seconds: number;
-                    /** @description Still lacking, in seconds (millisecond precision) */
-                    remaining_seconds: number;
-                    /** @description Nothing remains */
-                    compliant: boolean;
-                }[];
-                totals: {
-                    /** @description Required, in seconds (millisecond precision) */
-                    required_seconds: number;
-                    /** @description Credited, in seconds (millisecond precision) */
-                    credited_seconds: number;
-                    /** @description Still lacking, in seconds (millisecond precision) */
-                    remaining_seconds: number;
-                    /** @description Nothing remains */
-                    compliant: boolean;
-                };
-                compliant: boolean;
-            }[];
-            pagination: {
-                page: number;
-                per_page: number;
-                total: number;
-                total_pages: number;
-            };
-        };
-        PerformanceSummary: components["schemas"]["LearnerPerformanceSummary"] | components["schemas"]["CoursePerformanceSummary"];
-        LearnerPerformanceSummary: {
-            /** @enum {string} */
-            scope: "learner";
-            /** Format: uuid */
-            user_id: string;
-            /** Format: uuid */
-            course_id: string | null;
-            /** @description Courses counted: the one asked for, or every course the learner is (or was, completing it) a student of */
-            courses: number;
-            completion: {
-                completed_required: number;
-                total_required: number;
-                /** @description Completed required activities over required ones, 0..100 */
-                rate: number;
-            };
-            activities_completed: number;
-            /** @description XP earned in the courses counted */
-            xp_earned: number;
-            total_xp: number;
-            level: number;
-            streak: {
-                current_days: number;
-                longest_days: number;
-            };
-            /** @description Mean of the learner's weighted gradebook percents in the courses counted; null when ungraded */
-            average_grade: number | null;
-            seat_time: {
-                required_seconds: number;
-                credited_seconds: number;
-                remaining_seconds: number;
-                compliant: boolean;
-            };
-            /**
-             * Format: date-time
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            last_activity_at: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            generated_at: string;
-        };
-        CoursePerformanceSummary: {
-            /** @enum {string} */
-            scope: "course";
-            /** Format: uuid */
-            course_id: string;
-            /**
-             * Format: date-time
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            generated_at: string;
-            /** @description Student enrollments by status */
-            enrollments: {
-                active: number;
-                completed: number;
-                dropped: number;
-                total: number;
-            };
-            progress: {
-                /** @description Learners of record: students, active or completed */
-                learners: number;
-                average_percent: number | null;
-                median_percent: number | null;
-                completed_course: number;
-            };
-            /** @description The completion funnel, modules in course order */
-            modules: {
-                /** Format: uuid */
-                module_id: string;
-                title: string;
-                required_activities: number;
-                /** @description Learners who touched any of its activities */
-                started: number;
-                /** @description Learners who completed all its required activities */
-                completed: number;
-                completion_rate: number;
-            }[];
-            grades: {
-                graded: number;
-                ungraded: number;
-                mean_percent: number | null;
-                median_percent: number | null;
-                distribution: {
-                    letter: string;
-                    count: number;
-                }[];
-            };
-            at_risk: {
-                progress_below: number;
-                inactive_days: number;
-                count: number;
-                learners: {
-                    /** Format: uuid */
-                    user_id: string;
-                    name: string;
-                    email: string;
-                    progress_percent: number;
-                    /**
-                     * Format: date-time
-                     * @example 2026-01-01T00:00:00.000Z
-                     */
-                    last_activity_at: string | null;
-                    days_inactive: number;
-                }[];
-            };
-            engagement: {
-                deep_link_clicks: number;
-                learners_clicking: number;
-                help_requests: number;
-                skips: number;
-                skip_reasons: {
-                    reason: string | null;
-                    count: number;
-                }[];
-            };
-        };
         Document: {
             /** Format: uuid */
             id: string;
@@ -3080,6 +2777,446 @@ export interface components {
                 op: "equal" | "insert" | "delete";
                 text: string;
             }[];
+        };
+        /** @description An event of the caller's feed; `data` has the shape its `type` names */
+        FeedItem: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description Who caused it; null for the system
+             */
+            actor_id: string | null;
+            subject: {
+                type: string;
+                id: string;
+            };
+            /** Format: uuid */
+            course_id: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            occurred_at: string;
+            /** @description At or before the point the caller marked their feed read */
+            read: boolean;
+            /**
+             * @description A learner completed an activity.
+             * @enum {string}
+             */
+            type: "activity.completed";
+            data: {
+                /** Format: uuid */
+                activity_id: string;
+                /** Format: uuid */
+                module_id: string;
+                /** Format: uuid */
+                course_id: string;
+                /** Format: uuid */
+                user_id: string;
+                score: number | null;
+                xp_awarded: number;
+                /** Format: date-time */
+                completed_at: string;
+            };
+        } | {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description Who caused it; null for the system
+             */
+            actor_id: string | null;
+            subject: {
+                type: string;
+                id: string;
+            };
+            /** Format: uuid */
+            course_id: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            occurred_at: string;
+            /** @description At or before the point the caller marked their feed read */
+            read: boolean;
+            /**
+             * @description A learner earned a badge.
+             * @enum {string}
+             */
+            type: "badge.awarded";
+            data: {
+                /** Format: uuid */
+                user_id: string;
+                badge: string;
+                /** Format: uuid */
+                scope_id: string | null;
+                /** Format: uuid */
+                course_id: string | null;
+            };
+        } | {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description Who caused it; null for the system
+             */
+            actor_id: string | null;
+            subject: {
+                type: string;
+                id: string;
+            };
+            /** Format: uuid */
+            course_id: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            occurred_at: string;
+            /** @description At or before the point the caller marked their feed read */
+            read: boolean;
+            /**
+             * @description A learner's experience points took them to a new level.
+             * @enum {string}
+             */
+            type: "level.reached";
+            data: {
+                /** Format: uuid */
+                user_id: string;
+                level: number;
+                total_xp: number;
+            };
+        } | {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description Who caused it; null for the system
+             */
+            actor_id: string | null;
+            subject: {
+                type: string;
+                id: string;
+            };
+            /** Format: uuid */
+            course_id: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            occurred_at: string;
+            /** @description At or before the point the caller marked their feed read */
+            read: boolean;
+            /**
+             * @description A learner asked for help on an activity; it appears in the feed of the course's instructors.
+             * @enum {string}
+             */
+            type: "help.requested";
+            data: {
+                /** Format: uuid */
+                activity_id: string;
+                /** Format: uuid */
+                course_id: string;
+                /** Format: uuid */
+                user_id: string;
+                message: string;
+            };
+        } | {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description Who caused it; null for the system
+             */
+            actor_id: string | null;
+            subject: {
+                type: string;
+                id: string;
+            };
+            /** Format: uuid */
+            course_id: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            occurred_at: string;
+            /** @description At or before the point the caller marked their feed read */
+            read: boolean;
+            /**
+             * @description Someone was enrolled in a course (or a dropped enrollment was reactivated).
+             * @enum {string}
+             */
+            type: "enrollment.created";
+            data: {
+                /** Format: uuid */
+                enrollment_id: string;
+                /** Format: uuid */
+                course_id: string;
+                /** Format: uuid */
+                user_id: string;
+                role: string;
+            };
+        } | {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description Who caused it; null for the system
+             */
+            actor_id: string | null;
+            subject: {
+                type: string;
+                id: string;
+            };
+            /** Format: uuid */
+            course_id: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            occurred_at: string;
+            /** @description At or before the point the caller marked their feed read */
+            read: boolean;
+            /**
+             * @description An enrollment was marked completed.
+             * @enum {string}
+             */
+            type: "enrollment.completed";
+            data: {
+                /** Format: uuid */
+                enrollment_id: string;
+                /** Format: uuid */
+                course_id: string;
+                /** Format: uuid */
+                user_id: string;
+                role: string;
+            };
+        } | {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description Who caused it; null for the system
+             */
+            actor_id: string | null;
+            subject: {
+                type: string;
+                id: string;
+            };
+            /** Format: uuid */
+            course_id: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            occurred_at: string;
+            /** @description At or before the point the caller marked their feed read */
+            read: boolean;
+            /**
+             * @description An enrollment was dropped.
+             * @enum {string}
+             */
+            type: "enrollment.dropped";
+            data: {
+                /** Format: uuid */
+                enrollment_id: string;
+                /** Format: uuid */
+                course_id: string;
+                /** Format: uuid */
+                user_id: string;
+                role: string;
+            };
+        } | {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description Who caused it; null for the system
+             */
+            actor_id: string | null;
+            subject: {
+                type: string;
+                id: string;
+            };
+            /** Format: uuid */
+            course_id: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            occurred_at: string;
+            /** @description At or before the point the caller marked their feed read */
+            read: boolean;
+            /**
+             * @description A grade was recorded or changed for a student on a gradebook assignment.
+             * @enum {string}
+             */
+            type: "grade.recorded";
+            data: {
+                /** Format: uuid */
+                assignment_id: string;
+                /** Format: uuid */
+                course_id: string;
+                /** Format: uuid */
+                user_id: string;
+                score: number | null;
+                score_maximum: number;
+            };
+        } | {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description Who caused it; null for the system
+             */
+            actor_id: string | null;
+            subject: {
+                type: string;
+                id: string;
+            };
+            /** Format: uuid */
+            course_id: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            occurred_at: string;
+            /** @description At or before the point the caller marked their feed read */
+            read: boolean;
+            /**
+             * @description A document was shared with a user or a group.
+             * @enum {string}
+             */
+            type: "document.shared";
+            data: {
+                /** Format: uuid */
+                document_id: string;
+                title: string;
+                /** @enum {string} */
+                grantee_type: "user" | "group";
+                /** Format: uuid */
+                grantee_id: string;
+                role: string;
+            };
+        };
+        FeedReadState: {
+            /**
+             * Format: uuid
+             * @description The newest event marked read (marking never moves backwards); null when none is
+             */
+            read_up_to: string | null;
+            unread_count: number;
+        };
+        MarkFeedRead: {
+            /**
+             * Format: uuid
+             * @description An event of the caller's feed: it and every older one are read. Absent: the whole feed
+             */
+            up_to?: string;
+        };
+        ShelfItem: {
+            /** Format: uuid */
+            activity_id: string;
+            title: string;
+            /** @enum {string} */
+            type: "reading" | "video" | "quiz" | "assignment" | "discussion" | "external";
+            /** Format: uuid */
+            course_id: string;
+            course_title: string;
+            /** Format: uuid */
+            module_id: string;
+            /** @enum {string} */
+            status: "not_started" | "in_progress" | "completed" | "skipped";
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            due_at: string | null;
+            deep_link_url: string | null;
+            estimated_minutes: number | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            saved_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            remind_at: string | null;
+            /** @description It has a reminder and its time has come (remind_at <= now) */
+            reminder_due: boolean;
+            /** @description Days since it was saved, to two decimals */
+            days_on_shelf: number;
+        };
+        ShelfAnalytics: {
+            /** @description Activities on the shelf now */
+            saved: number;
+            /** @description Activities completed while they were on the shelf */
+            completed_from_shelf: number;
+            /** @description Mean days on the shelf over the activities that left it (completed or taken off) and those on it now (days so far), to two decimals; null when there are none */
+            average_days_on_shelf: number | null;
+            /** @description On the shelf with a reminder due or overdue (remind_at <= now) */
+            reminders_due: number;
+            /** @description On the shelf with a reminder still to come */
+            reminders_upcoming: number;
+        };
+        DashboardSummary: {
+            xp: number;
+            level: number;
+            /** @description Consecutive days with a completion, in the learner's time zone; 0 once a whole day has passed without one */
+            streak_days: number;
+            longest_streak: number;
+            /** @description The learner's last day with a completion (YYYY-MM-DD, their time zone) */
+            last_active_day: string | null;
+            /** @description Badges earned */
+            badges: number;
+            unread_feed_count: number;
+            /** @description Courses the caller is actively enrolled in as a student, most recently active first */
+            courses: {
+                /** Format: uuid */
+                course_id: string;
+                title: string;
+                slug: string;
+                /** Format: uuid */
+                enrollment_id: string;
+                /** @enum {string} */
+                status: "not_started" | "in_progress" | "completed";
+                /** @description Completed required activities over all required ones, 0..100 */
+                percent: number;
+                completed_required: number;
+                total_required: number;
+                xp_earned: number;
+                /**
+                 * Format: date-time
+                 * @example 2026-01-01T00:00:00.000Z
+                 */
+                last_activity_at: string | null;
+            }[];
+            /** @description Activities of those courses due in the next 7 days and not completed, soonest first (at most 50) */
+            due_soon: {
+                /** Format: uuid */
+                activity_id: string;
+                title: string;
+                /** @enum {string} */
+                type: "reading" | "video" | "quiz" | "assignment" | "discussion" | "external";
+                /** Format: uuid */
+                course_id: string;
+                /** Format: uuid */
+                module_id: string;
+                /**
+                 * Format: date-time
+                 * @example 2026-01-01T00:00:00.000Z
+                 */
+                due_at: string;
+                required: boolean;
+                /** @enum {string} */
+                status: "not_started" | "in_progress" | "completed" | "skipped";
+                /** @description Its prerequisites are met: it can be completed now */
+                available: boolean;
+            }[];
+            /** @description How many are due in the next 7 days (due_soon lists at most 50) */
+            due_soon_total: number;
         };
     };
     responses: never;
@@ -8752,543 +8889,6 @@ export interface operations {
             };
         };
     };
-    startSeatSession: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /**
-                     * Format: uuid
-                     * @description A course the caller is actively enrolled in as a student
-                     */
-                    course_id: string;
-                    /**
-                     * Format: uuid
-                     * @description A module or an activity of that course
-                     */
-                    block_id: string;
-                };
-            };
-        };
-        responses: {
-            /** @description The new session, and the one it ended */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["StartedSeatSession"];
-                };
-            };
-            /** @description Malformed request (validation_failed) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing, invalid or expired credential (unauthorized) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Authenticated but not allowed (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or belongs to another tenant (not_found) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflicts with the current state (conflict) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body too large (payload_too_large) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body is not JSON (unsupported_media_type) */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but not acceptable (validation_failed) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    heartbeatSeatSession: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The session */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SeatSession"];
-                };
-            };
-            /** @description Malformed request (validation_failed) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing, invalid or expired credential (unauthorized) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or belongs to another tenant (not_found) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflicts with the current state (conflict) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    endSeatSession: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The ended session */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SeatSession"];
-                };
-            };
-            /** @description Malformed request (validation_failed) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing, invalid or expired credential (unauthorized) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or belongs to another tenant (not_found) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflicts with the current state (conflict) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    getActiveSeatSession: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The open session */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SeatSession"];
-                };
-            };
-            /** @description Missing, invalid or expired credential (unauthorized) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or belongs to another tenant (not_found) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    getSeatTimeStatus: {
-        parameters: {
-            query?: {
-                /** @description A learner of the course (instructors and admins); default: the caller */
-                user_id?: string;
-            };
-            header?: never;
-            path: {
-                /** @description A module or an activity */
-                block_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The status */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SeatTimeStatus"];
-                };
-            };
-            /** @description Malformed request (validation_failed) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing, invalid or expired credential (unauthorized) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Authenticated but not allowed (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or belongs to another tenant (not_found) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    getCourseComplianceReport: {
-        parameters: {
-            query?: {
-                /** @description Page number, from 1 (at most 1000000000) */
-                page?: number;
-                /** @description Items per page, 1 to 100 */
-                per_page?: number;
-                /** @description `csv`: every learner, one row each (page and per_page do not apply) */
-                format?: "json" | "csv";
-            };
-            header?: never;
-            path: {
-                course_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A page of the report, or the spreadsheet */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ComplianceReport"];
-                    "text/csv": string;
-                };
-            };
-            /** @description Malformed request (validation_failed) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing, invalid or expired credential (unauthorized) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Authenticated but not allowed (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or belongs to another tenant (not_found) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    listCourseSeatSessions: {
-        parameters: {
-            query?: {
-                /** @description Page number, from 1 (at most 1000000000) */
-                page?: number;
-                /** @description Items per page, 1 to 100 */
-                per_page?: number;
-                /** @description One learner's sessions; a learner may ask only for their own */
-                user_id?: string;
-                /** @description Sessions on this module or activity */
-                block_id?: string;
-                /** @description Sessions started at or after this instant */
-                from?: string;
-                /** @description Sessions started before this instant */
-                to?: string;
-            };
-            header?: never;
-            path: {
-                course_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A page of sessions */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["SeatSession"][];
-                        pagination: components["schemas"]["Pagination"];
-                    };
-                };
-            };
-            /** @description Malformed request (validation_failed) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing, invalid or expired credential (unauthorized) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Authenticated but not allowed (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or belongs to another tenant (not_found) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Well-formed but not acceptable (validation_failed) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    getPerformanceSummary: {
-        parameters: {
-            query?: {
-                /** @description Instructors: the class summary of this course; learners: their own figures in it */
-                course_id?: string;
-                /** @description One learner's figures (instructors of the course; admins without a course) */
-                user_id?: string;
-                /** @description At risk: no activity for at least this many days (default 7) */
-                at_risk_inactive_days?: number;
-                /** @description At risk: progress (percent) strictly below this; default the median progress of the active learners */
-                at_risk_progress_below?: number | null;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The summary */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PerformanceSummary"];
-                };
-            };
-            /** @description Malformed request (validation_failed) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing, invalid or expired credential (unauthorized) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Authenticated but not allowed (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not found, or belongs to another tenant (not_found) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
     listDocuments: {
         parameters: {
             query?: {
@@ -11096,6 +10696,227 @@ export interface operations {
             };
             /** @description Well-formed but not acceptable (validation_failed) */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getDashboardFeed: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (at most 1000000000) */
+                page?: number;
+                /** @description Items per page, 1 to 100 */
+                per_page?: number;
+                /** @description true: only the events after the point the feed was marked read */
+                unread?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the feed, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["FeedItem"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    markDashboardFeedRead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["MarkFeedRead"];
+            };
+        };
+        responses: {
+            /** @description Where the feed is read up to, and what is still unread */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeedReadState"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getDashboardShelf: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (at most 1000000000) */
+                page?: number;
+                /** @description Items per page, 1 to 100 */
+                per_page?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the shelf */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ShelfItem"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getDashboardShelfAnalytics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Shelf analytics */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShelfAnalytics"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getDashboardSummary: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The summary */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardSummary"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,0 +1,330 @@
+// The caller's dashboard, read from what the other areas keep: the event log (feed and how far it
+// was read), the learner's activity states (the shelf), learner_stats and badges (rewards), and the
+// course-state engine (progress and availability). Nothing here writes but the feed's read mark.
+import { and, asc, eq, inArray, isNotNull, isNull, ne, or, sql } from 'drizzle-orm';
+import { inTransaction, type Db } from '../../db/client';
+import { activities, activityStates, courses, enrollments, eventRecipients, events, learnerBadges, learnerStats, users } from '../../db/schema';
+import { eventById, feedPage, feedReadUpTo, latestFeedSeq, markFeedRead, unreadFeedCount, type EventRow } from '../events/log';
+import { notFound } from '../http/errors';
+import { pageBounds, sqlPageBounds, type PageQuery } from '../http/pagination';
+import type { Clock } from '../lib/clock';
+import { countAll } from '../lib/sql';
+import { localDay, previousDay } from '../lib/timezone';
+import { learnerCourseStates, type LearnerCourseState } from '../sequencing/state';
+
+/** Whose dashboard: the caller. */
+export interface Learner {
+  tenantId: string;
+  userId: string;
+}
+
+const DAY_MS = 86_400_000;
+/** "Due soon" looks this far ahead. */
+export const DUE_SOON_DAYS = 7;
+/** The summary lists at most this many of them (and says how many there are). */
+export const DUE_SOON_LIMIT = 50;
+
+// ---------------------------------------------------------------- feed
+
+export interface FeedEntry {
+  event: EventRow;
+  read: boolean;
+}
+
+/** The learner's feed, newest first, each event marked read or not. */
+export function feed(db: Db, learner: Learner, page: PageQuery): { rows: FeedEntry[]; total: number } {
+  const { limit, offset } = pageBounds(page);
+  const upTo = feedReadUpTo(db, learner.userId);
+  const { rows, total } = feedPage(db, learner.userId, limit, offset);
+  return { rows: rows.map((event) => ({ event, read: event.seq <= upTo })), total };
+}
+
+export interface FeedReadState {
+  readUpTo: string | null;
+  unreadCount: number;
+}
+
+function readState(db: Db, learner: Learner): FeedReadState {
+  const upTo = feedReadUpTo(db, learner.userId);
+  const event = upTo > 0 ? db.select({ id: events.id }).from(events).where(eq(events.seq, upTo)).get() : undefined;
+  return { readUpTo: event?.id ?? null, unreadCount: unreadFeedCount(db, learner.userId) };
+}
+
+/**
+ * Marks the feed read up to an event of it (`upToId`), or all of it. An id that is not an event of
+ * the learner's feed (unknown, another tenant's, someone else's) is a 404: which events exist
+ * beyond one's own feed is not for a learner to find out. Marking never moves backwards.
+ */
+export function markRead(db: Db, clock: Clock, learner: Learner, upToId: string | undefined): FeedReadState {
+  return inTransaction(
+    db,
+    (tx) => {
+      let seq: number;
+      if (upToId !== undefined) {
+        const event = eventById(tx, learner.tenantId, upToId);
+        const inFeed =
+          event !== undefined &&
+          tx
+            .select({ seq: eventRecipients.eventSeq })
+            .from(eventRecipients)
+            .where(and(eq(eventRecipients.userId, learner.userId), eq(eventRecipients.eventSeq, event.seq)))
+            .get() !== undefined;
+        if (!inFeed) throw notFound('Event');
+        seq = event.seq;
+      } else {
+        seq = latestFeedSeq(tx, learner.userId);
+      }
+      markFeedRead(tx, clock, learner.userId, seq);
+      return readState(tx, learner);
+    },
+    { behavior: 'immediate' },
+  );
+}
+
+// ---------------------------------------------------------------- shelf
+
+/** The learner's state rows that are on the shelf or were, in live courses. */
+const shelfScope = (learner: Learner) =>
+  and(eq(activityStates.userId, learner.userId), eq(activityStates.tenantId, learner.tenantId), isNull(courses.deletedAt));
+
+export type LearnerStatus = 'not_started' | 'in_progress' | 'completed' | 'skipped';
+export const learnerStatusOf = (status: 'in_progress' | 'completed' | 'skipped' | null | undefined): LearnerStatus => status ?? 'not_started';
+
+const shelfColumns = {
+  activityId: activities.id,
+  title: activities.title,
+  type: activities.type,
+  courseId: activities.courseId,
+  courseTitle: courses.title,
+  moduleId: activities.moduleId,
+  dueAt: activities.dueAt,
+  deepLinkUrl: activities.deepLinkUrl,
+  estimatedMinutes: activities.estimatedMinutes,
+  status: activityStates.status,
+  savedAt: activityStates.savedAt,
+  remindAt: activityStates.remindAt,
+};
+
+type ActivityRow = typeof activities.$inferSelect;
+
+export interface ShelfRow {
+  activityId: string;
+  title: string;
+  type: ActivityRow['type'];
+  courseId: string;
+  courseTitle: string;
+  moduleId: string;
+  dueAt: string | null;
+  deepLinkUrl: string | null;
+  estimatedMinutes: number | null;
+  status: (typeof activityStates.$inferSelect)['status'];
+  /** Not null: these rows are on the shelf. */
+  savedAt: string;
+  remindAt: string | null;
+}
+
+/**
+ * What the learner saved for later, reminders first by when they fall (due ones come first), then
+ * the rest by when they were saved; ties by activity id.
+ */
+export function shelf(db: Db, learner: Learner, page: PageQuery): { rows: ShelfRow[]; total: number } {
+  const where = and(shelfScope(learner), isNotNull(activityStates.savedAt));
+  const { limit, offset } = sqlPageBounds(page);
+  const rows = db
+    .select(shelfColumns)
+    .from(activityStates)
+    .innerJoin(activities, eq(activities.id, activityStates.activityId))
+    .innerJoin(courses, eq(courses.id, activityStates.courseId))
+    .where(where)
+    .orderBy(sql`${activityStates.remindAt} is null`, sql`julianday(${activityStates.remindAt})`, asc(activityStates.savedAt), asc(activityStates.activityId))
+    .limit(limit)
+    .offset(offset)
+    .all() as ShelfRow[];
+  const total =
+    db
+      .select({ n: countAll })
+      .from(activityStates)
+      .innerJoin(courses, eq(courses.id, activityStates.courseId))
+      .where(where)
+      .get()?.n ?? 0;
+  return { rows, total };
+}
+
+export interface ShelfAnalytics {
+  saved: number;
+  completedFromShelf: number;
+  averageDaysOnShelf: number | null;
+  remindersDue: number;
+  remindersUpcoming: number;
+}
+
+const round2 = (value: number) => Math.round(value * 100) / 100;
+
+/**
+ * The shelf in figures. Days on the shelf: `shelf_days` for an activity that left it (completed
+ * from it or taken off), the days so far for one on it now (a re-saved activity counts its
+ * current stay only).
+ */
+export function shelfAnalytics(db: Db, clock: Clock, learner: Learner): ShelfAnalytics {
+  const now = clock.now().toISOString();
+  const onShelf = isNotNull(activityStates.savedAt);
+  const remindAt = sql`julianday(${activityStates.remindAt})`;
+  const row = db
+    .select({
+      saved: sql<number>`count(${activityStates.savedAt})`.mapWith(Number),
+      completedFromShelf: sql<number>`coalesce(sum(${activityStates.completedFromShelf}), 0)`.mapWith(Number),
+      averageDays: sql<number | null>`avg(case when ${onShelf} then julianday(${now}) - julianday(${activityStates.savedAt}) else ${activityStates.shelfDays} end)`,
+      remindersDue: sql<number>`coalesce(sum(${onShelf} and ${remindAt} <= julianday(${now})), 0)`.mapWith(Number),
+      remindersUpcoming: sql<number>`coalesce(sum(${onShelf} and ${remindAt} > julianday(${now})), 0)`.mapWith(Number),
+    })
+    .from(activityStates)
+    .innerJoin(courses, eq(courses.id, activityStates.courseId))
+    .where(and(shelfScope(learner), or(onShelf, isNotNull(activityStates.shelfDays), eq(activityStates.completedFromShelf, true))))
+    .get();
+  return {
+    saved: row?.saved ?? 0,
+    completedFromShelf: row?.completedFromShelf ?? 0,
+    averageDaysOnShelf: row?.averageDays === null || row?.averageDays === undefined ? null : round2(Math.max(0, row.averageDays)),
+    remindersDue: row?.remindersDue ?? 0,
+    remindersUpcoming: row?.remindersUpcoming ?? 0,
+  };
+}
+
+export const daysSince = (iso: string, now: Date): number => round2(Math.max(0, now.getTime() - Date.parse(iso)) / DAY_MS);
+
+// ---------------------------------------------------------------- summary
+
+export interface SummaryCourse {
+  enrollmentId: string;
+  courseId: string;
+  title: string;
+  slug: string;
+  state: LearnerCourseState | undefined;
+}
+
+export interface DueSoonRow {
+  activityId: string;
+  title: string;
+  type: ActivityRow['type'];
+  courseId: string;
+  moduleId: string;
+  dueAt: string;
+  required: boolean;
+  status: LearnerStatus;
+  available: boolean;
+}
+
+export interface Summary {
+  xp: number;
+  level: number;
+  streakDays: number;
+  longestStreak: number;
+  lastActiveDay: string | null;
+  badges: number;
+  unreadFeedCount: number;
+  courses: SummaryCourse[];
+  dueSoon: DueSoonRow[];
+  dueSoonTotal: number;
+}
+
+/**
+ * The learner's summary: rewards (a streak still counts while its last day is today or yesterday
+ * in the learner's time zone; after that it is broken, 0), the courses they are actively enrolled
+ * in as a student with their progress from the course-state engine, what is due in the next
+ * seven days and not completed, and how much of the feed is unread.
+ */
+export function summary(db: Db, clock: Clock, learner: Learner): Summary {
+  const now = clock.now();
+  const stats = db
+    .select()
+    .from(learnerStats)
+    .where(and(eq(learnerStats.userId, learner.userId), eq(learnerStats.tenantId, learner.tenantId)))
+    .get();
+  const timezone = db.select({ timezone: users.timezone }).from(users).where(eq(users.id, learner.userId)).get()?.timezone ?? null;
+  const today = localDay(now, timezone);
+  const streakAlive = stats?.lastActiveDay === today || stats?.lastActiveDay === previousDay(today);
+  const badges =
+    db
+      .select({ n: countAll })
+      .from(learnerBadges)
+      .where(and(eq(learnerBadges.userId, learner.userId), eq(learnerBadges.tenantId, learner.tenantId)))
+      .get()?.n ?? 0;
+
+  const enrolled = db
+    .select({ enrollmentId: enrollments.id, courseId: courses.id, title: courses.title, slug: courses.slug })
+    .from(enrollments)
+    .innerJoin(courses, eq(courses.id, enrollments.courseId))
+    .where(
+      and(
+        eq(enrollments.userId, learner.userId),
+        eq(enrollments.tenantId, learner.tenantId),
+        eq(enrollments.status, 'active'),
+        eq(enrollments.role, 'student'),
+        isNull(courses.deletedAt),
+      ),
+    )
+    .all();
+  const courseIds = enrolled.map((e) => e.courseId);
+  const states = learnerCourseStates(db, { tenantId: learner.tenantId, userId: learner.userId, courseIds });
+  const summaryCourses = enrolled.map((e) => ({ ...e, state: states.get(e.courseId) }));
+  // Most recently active first; never-touched courses after, by title.
+  summaryCourses.sort((a, b) => {
+    const at = a.state?.lastActivityAt ?? '';
+    const bt = b.state?.lastActivityAt ?? '';
+    if (at !== bt) return at < bt ? 1 : -1;
+    return a.title.localeCompare(b.title) || (a.courseId < b.courseId ? -1 : a.courseId > b.courseId ? 1 : 0);
+  });
+
+  const due = courseIds.length === 0 ? [] : dueSoon(db, learner, courseIds, now);
+  return {
+    xp: stats?.totalXp ?? 0,
+    level: stats?.level ?? 1,
+    streakDays: streakAlive ? (stats?.streakDays ?? 0) : 0,
+    longestStreak: stats?.longestStreak ?? 0,
+    lastActiveDay: stats?.lastActiveDay ?? null,
+    badges,
+    unreadFeedCount: unreadFeedCount(db, learner.userId),
+    courses: summaryCourses,
+    dueSoon: due.slice(0, DUE_SOON_LIMIT).map((row) => ({
+      ...row,
+      status: learnerStatusOf(row.status),
+      available: states.get(row.courseId)?.byId.get(row.activityId)?.available ?? false,
+    })),
+    dueSoonTotal: due.length,
+  };
+}
+
+/**
+ * Activities of the courses due from now to seven days on and not completed by the learner,
+ * soonest first. Due dates are compared as instants (julianday), whatever offset they were
+ * written with.
+ */
+function dueSoon(db: Db, learner: Learner, courseIds: string[], now: Date) {
+  const from = now.toISOString();
+  const to = new Date(now.getTime() + DUE_SOON_DAYS * DAY_MS).toISOString();
+  const dueAt = sql`julianday(${activities.dueAt})`;
+  return db
+    .select({
+      activityId: activities.id,
+      title: activities.title,
+      type: activities.type,
+      courseId: activities.courseId,
+      moduleId: activities.moduleId,
+      dueAt: sql<string>`${activities.dueAt}`,
+      required: activities.required,
+      status: activityStates.status,
+    })
+    .from(activities)
+    .leftJoin(activityStates, and(eq(activityStates.activityId, activities.id), eq(activityStates.userId, learner.userId)))
+    .where(
+      and(
+        inArray(activities.courseId, courseIds),
+        eq(activities.tenantId, learner.tenantId),
+        isNotNull(activities.dueAt),
+        sql`${dueAt} between julianday(${from}) and julianday(${to})`,
+        or(isNull(activityStates.status), ne(activityStates.status, 'completed')),
+      ),
+    )
+    .orderBy(dueAt, asc(activities.id))
+    .all();
+}
