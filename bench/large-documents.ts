@@ -11,6 +11,14 @@
 // between the ticks of a 1 ms interval timer meanwhile (the event loop held). Operations: content read
 // (GET ?include=content), copy, version save, diff of a version against the current body (words,
 // and unified), and PUT content (one paragraph added, and a few hundred words changed all through).
+// "Cold" is cold for every run: a large document loaded for a write stays in memory for a few
+// seconds (LINGER_MS in collab/store.ts) and is compacted when it leaves; each cold run first ends
+// that, and the time the compaction held the event loop is a row of its own. A floor is measured in
+// the same run: serializing the document's text as a JSON body and reading it back, which every
+// content read pays whatever the store does. And a sync step 2 of each document (a client sending
+// its whole copy) is checked as the hub checks it, with its structs and deleted ranges counted.
+// The machine is shared: beside wall times, the process's CPU time per request (user + system, GC
+// threads included) tells what a request costs whatever else runs.
 //   npx tsx bench/large-documents.ts        (npm run bench -- large-documents)
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -19,6 +27,7 @@ import * as Y from 'yjs';
 import { openDatabase, startBackgroundCheckpoints } from '../db/client';
 import { users } from '../db/schema';
 import { CONTENT_FIELD } from '../collab/store';
+import { checkUpdate, MAX_UPDATE_DELETE_RANGES, MAX_UPDATE_STRUCTS, UpdateProblem } from '../collab/update-check';
 import { createApp } from '../src/app';
 import { buildConfig } from '../src/config';
 import { buildDeps } from '../src/deps';
@@ -34,6 +43,8 @@ const dir = mkdtempSync(path.join(tmpdir(), 'lms-bench-large-'));
 const database = openDatabase(path.join(dir, 'bench.sqlite'));
 // As the server runs: WAL checkpoints in a worker, not in the commits of the requests measured.
 const checkpoints = startBackgroundCheckpoints(database);
+
+const cpuMs = (usage: NodeJS.CpuUsage) => (usage.user + usage.system) / 1000;
 
 /** A deterministic pseudo-random stream, so every run measures the same documents. */
 function random(seed: number) {
@@ -98,6 +109,8 @@ interface Row {
   op: string;
   ms: number[];
   loop: number[];
+  /** CPU time of the process (user + system) meanwhile: what the request costs, whatever else runs on the machine. */
+  cpu: number[];
 }
 
 async function main() {
@@ -139,9 +152,27 @@ async function main() {
     ['many small edits', piecesId],
   ].map(([name, id]) => {
     const state = deps.documents.encodeState(id!);
-    const runs = Y.decodeUpdate(state).structs.length;
-    return `${name}: ${(Buffer.byteLength(deps.documents.getText(id!)) / 1024 / 1024).toFixed(2)} MiB of text, ${(state.byteLength / 1024 / 1024).toFixed(2)} MiB encoded, ${runs} structs`;
+    const decoded = Y.decodeUpdate(state);
+    let ranges = 0;
+    for (const list of decoded.ds.clients.values()) ranges += list.length;
+    // A sync step 2 of the whole document into an empty one, as the hub checks a client's.
+    const checks: number[] = [];
+    let verdict = '';
+    for (let i = 0; i < 3; i++) {
+      const t0 = performance.now();
+      const shape = checkUpdate(state, new Y.Doc());
+      checks.push(performance.now() - t0);
+      verdict = shape instanceof UpdateProblem ? `REFUSED (${shape.reason})` : 'accepted';
+    }
+    checks.sort((a, b) => a - b);
+    return (
+      `${name}: ${(Buffer.byteLength(deps.documents.getText(id!)) / 1024 / 1024).toFixed(2)} MiB of text, ${(state.byteLength / 1024 / 1024).toFixed(2)} MiB encoded, ` +
+      `${decoded.structs.length} structs, ${ranges} deleted ranges; its sync step 2 checked in ${checks[1]!.toFixed(0)} ms (median of 3): ${verdict} ` +
+      `(caps ${MAX_UPDATE_STRUCTS} structs, ${MAX_UPDATE_DELETE_RANGES} ranges)`
+    );
   });
+  // Documents loaded above (to describe them) leave memory before anything is measured.
+  deps.documents.unloadIdle();
 
   // The event loop's longest stall: the longest gap between two ticks of a 1 ms timer.
   let lastTick = performance.now();
@@ -152,15 +183,34 @@ async function main() {
     lastTick = now;
   }, 1);
   const rows: Row[] = [];
+  // What ending a linger costs (the compaction of a document a write left in memory), per document.
+  const lingerRows = new Map<string, Row>();
   const measure = async (doc: string, mode: string, op: string, run: () => Promise<unknown>) => {
-    const row: Row = { doc, mode, op, ms: [], loop: [] };
+    const row: Row = { doc, mode, op, ms: [], loop: [], cpu: [] };
     for (let i = 0; i < RUNS; i++) {
+      if (mode === 'cold') {
+        const t0 = performance.now();
+        const c0 = process.cpuUsage();
+        const lingering = deps.documents.liveCount > 0;
+        deps.documents.unloadIdle();
+        if (lingering) {
+          const spent = performance.now() - t0;
+          const cpuSpent = cpuMs(process.cpuUsage(c0));
+          let linger = lingerRows.get(doc);
+          if (!linger) lingerRows.set(doc, (linger = { doc, mode: 'cold', op: 'compaction when the linger ends (a turn of its own)', ms: [], loop: [], cpu: [] }));
+          linger.ms.push(spent);
+          linger.loop.push(spent);
+          linger.cpu.push(cpuSpent);
+        }
+      }
       await new Promise((r) => setTimeout(r, 20));
       lastTick = performance.now();
       longestGap = 0;
       const t0 = performance.now();
+      const c0 = process.cpuUsage();
       await run();
       row.ms.push(performance.now() - t0);
+      row.cpu.push(cpuMs(process.cpuUsage(c0)));
       await new Promise((r) => setTimeout(r, 5));
       row.loop.push(longestGap);
     }
@@ -181,6 +231,10 @@ async function main() {
     await call('PUT', `/api/documents/${id}/content`, { content: oneParagraph });
 
     const bodies = [original, oneParagraph, scattered].map((content) => JSON.stringify({ content }));
+    await measure(name, 'floor', 'JSON body of the text, serialized and read back', async () => {
+      const res = new Response(JSON.stringify({ id, content: original }), { headers: { 'Content-Type': 'application/json' } });
+      return res.arrayBuffer();
+    });
     for (const mode of ['cold', 'live'] as const) {
       if (mode === 'live') deps.documents.acquire(id);
       let flip = false;
@@ -192,6 +246,9 @@ async function main() {
       await measure(name, mode, 'PUT content (one paragraph)', () => send('PUT', `/api/documents/${id}/content`, bodies[(flip = !flip) ? 0 : 1]));
       await measure(name, mode, `PUT content (${changes} scattered changes)`, () => send('PUT', `/api/documents/${id}/content`, bodies[(flip = !flip) ? 2 : 1]));
       if (mode === 'live') deps.documents.release(id);
+      else deps.documents.unloadIdle();
+      const linger = lingerRows.get(name);
+      if (mode === 'cold' && linger) rows.push(linger);
     }
   }
   clearInterval(probe);
@@ -199,16 +256,17 @@ async function main() {
   console.log(`Large documents: requests on documents near DOCUMENT_MAX_BYTES (${LIMIT} bytes); ${RUNS} runs each; target: the event loop held under ${TARGET_MS} ms`);
   console.log(`Node ${process.version}, ${cpus().length} CPUs; seeded in ${seedSeconds.toFixed(1)} s`);
   for (const line of described) console.log(`  ${line}`);
-  console.log('| document | held | operation | request median ms | request max ms | longest loop stall ms | < 100 ms |');
-  console.log('|---|---|---|---|---|---|---|');
+  console.log('| document | held | operation | request median ms | request max ms | longest loop stall ms | CPU median ms | CPU max ms | < 100 ms |');
+  console.log('|---|---|---|---|---|---|---|---|---|');
   let missed = false;
   for (const row of rows) {
     row.ms.sort((a, b) => a - b);
+    row.cpu.sort((a, b) => a - b);
     const worst = Math.max(...row.ms, ...row.loop);
     const ok = worst < TARGET_MS;
-    missed ||= !ok;
+    if (row.mode !== 'floor') missed ||= !ok;
     console.log(
-      `| ${row.doc} | ${row.mode} | ${row.op} | ${percentile(row.ms, 50).toFixed(0)} | ${row.ms.at(-1)!.toFixed(0)} | ${Math.max(...row.loop).toFixed(0)} | ${ok ? 'met' : 'MISSED'} |`,
+      `| ${row.doc} | ${row.mode} | ${row.op} | ${percentile(row.ms, 50).toFixed(0)} | ${row.ms.at(-1)!.toFixed(0)} | ${Math.max(...row.loop).toFixed(0)} | ${percentile(row.cpu, 50).toFixed(0)} | ${row.cpu.at(-1)!.toFixed(0)} | ${ok ? 'met' : 'MISSED'} |`,
     );
   }
   process.exitCode = missed ? 1 : 0;

@@ -64,6 +64,14 @@ export const CLOSE = {
 export type CollabAccess = 'edit' | 'read' | 'none' | 'unknown';
 export type AccessResolver = (actor: Actor, documentId: string) => CollabAccess;
 
+/** Optional instrumentation (the server's metrics): told of updates received and messages refused. */
+export interface HubMetrics {
+  updateReceived(): void;
+  messageRefused(
+    reason: 'read_only' | 'document_too_large' | 'follows_refused' | 'rate_limit' | 'malformed' | 'message_too_large' | 'awareness_limit' | 'not_binary',
+  ): void;
+}
+
 export interface HubOptions {
   store: DocumentStore;
   auth: Authenticator;
@@ -82,6 +90,7 @@ export interface HubOptions {
   recheckIntervalMs?: number;
   /** A peer that does not read (send buffer above this) is dropped rather than buffered forever. */
   maxBufferedBytes?: number;
+  metrics?: HubMetrics;
 }
 
 interface Connection {
@@ -206,7 +215,7 @@ export class CollabHub {
   private readonly stopRevokeListener: () => void;
   private recheckScheduled = false;
   private closing = false;
-  private readonly opts: Required<Omit<HubOptions, 'store' | 'auth' | 'access' | 'logger'>> & HubOptions;
+  private readonly opts: Required<Omit<HubOptions, 'store' | 'auth' | 'access' | 'logger' | 'metrics'>> & HubOptions;
 
   constructor(options: HubOptions) {
     this.opts = {
@@ -243,6 +252,13 @@ export class CollabHub {
 
   get roomCount(): number {
     return this.rooms.size;
+  }
+
+  /** Presence entries held across open documents (read when metrics are scraped). */
+  get awarenessEntryCount(): number {
+    let entries = 0;
+    for (const room of this.rooms.values()) entries += room.awareness.getStates().size;
+    return entries;
   }
 
   /** Node's `upgrade` event: authenticate, then accept and close with a code the client can read. */
@@ -399,6 +415,7 @@ export class CollabHub {
 
   private static onSocketError(this: WebSocket, err: Error): void {
     const conn = (this as HubSocket)[CONNECTION];
+    if (conn && (err as { code?: string }).code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') conn.hub.opts.metrics?.messageRefused('message_too_large');
     conn?.hub.opts.logger.debug({ err, documentId: conn.room.documentId }, 'collab socket error');
   }
 
@@ -408,10 +425,12 @@ export class CollabHub {
     // dropped room, they would land in its reloaded successor.
     if (conn.ws.readyState !== conn.ws.OPEN) return;
     if (!isBinary) {
+      this.opts.metrics?.messageRefused('not_binary');
       conn.ws.close(CLOSE.unsupportedData, 'binary y-websocket messages only');
       return;
     }
     if (!this.takeToken(conn)) {
+      this.opts.metrics?.messageRefused('rate_limit');
       conn.ws.close(CLOSE.policyViolation, 'message rate limit exceeded');
       return;
     }
@@ -428,6 +447,7 @@ export class CollabHub {
           // Presence is a name, a colour and a cursor: bounded, so that no connection (a viewer's
           // included) can fill the server's memory with states it keeps for 30 s.
           if (update.byteLength > MAX_AWARENESS_BYTES) {
+            this.opts.metrics?.messageRefused('awareness_limit');
             conn.ws.close(CLOSE.tooBig, 'awareness update too large');
             break;
           }
@@ -437,6 +457,7 @@ export class CollabHub {
           // cursor). Stock clients do send such entries, when they time a peer out on their side.
           const own = entries.filter((e) => !this.ownedByAnother(room, conn, e.id));
           if (new Set([...conn.awarenessIds, ...own.map((e) => e.id)]).size > MAX_AWARENESS_CLIENTS) {
+            this.opts.metrics?.messageRefused('awareness_limit');
             conn.ws.close(CLOSE.policyViolation, 'too many awareness clients on one connection');
             break;
           }
@@ -454,6 +475,7 @@ export class CollabHub {
           // Clients have nothing to tell us here; authentication happened at connect.
           break;
         default:
+          this.opts.metrics?.messageRefused('malformed');
           conn.ws.close(CLOSE.invalidPayload, 'unknown message type');
       }
     } catch (err) {
@@ -463,7 +485,10 @@ export class CollabHub {
       else if (err instanceof UnreadableDocumentError) {
         this.opts.logger.error({ err, documentId: room.documentId }, 'live document cannot be encoded');
         conn.ws.close(CLOSE.internalError, 'the document cannot be read');
-      } else conn.ws.close(CLOSE.invalidPayload, 'malformed message');
+      } else {
+        this.opts.metrics?.messageRefused('malformed');
+        conn.ws.close(CLOSE.invalidPayload, 'malformed message');
+      }
     }
   }
 
@@ -484,18 +509,24 @@ export class CollabHub {
     const update = decoding.readVarUint8Array(decoder);
     if (!conn.canEdit) {
       // A read-only client's answer to our step 1 is usually empty; anything else is an edit.
-      if (!isEmptyUpdate(update)) this.denyWrite(conn);
+      if (!isEmptyUpdate(update)) {
+        this.opts.metrics?.messageRefused('read_only');
+        this.denyWrite(conn);
+      }
       return;
     }
+    this.opts.metrics?.updateReceived();
     try {
       this.opts.store.applyUpdate(room.documentId, update, conn.actor.userId, conn, { defer: true });
     } catch (err) {
       if (err instanceof DocumentTooLargeError) {
         this.opts.logger.info({ documentId: room.documentId, userId: conn.actor.userId, bytes: err.bytes }, 'collab update refused: document too large');
         conn.refusedTooLarge = true;
+        this.opts.metrics?.messageRefused('document_too_large');
         this.denyWrite(conn, `the document would exceed its limit of ${err.limit} bytes: this change is not saved`);
       } else if (err instanceof InvalidUpdateError && err.lacksChanges && conn.refusedTooLarge) {
         // Yjs numbers each client's changes in order, so every later one needs the refused one.
+        this.opts.metrics?.messageRefused('follows_refused');
         this.denyWrite(conn, 'this change follows one refused as too large: reload the document to edit again');
       } else throw err;
     }

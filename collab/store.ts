@@ -29,6 +29,14 @@
 // and may be well off is the document encoded to measure it. Deletions get a little headroom
 // above the limit, so that a document at the limit can always be cut down.
 //
+// Each compacted state is stored with its Markdown, taken from the same Y.Doc at the same moment.
+// While no log row follows the state, reads of the text (content, copy, search, export) and of the
+// state itself (a named version) use the stored row and never load Yjs: a document made of ~100,000
+// small edits takes Yjs ~200 ms to load. Writes still need the Y.Doc: a large document loaded for
+// one (a REST write, or a read of a state that is behind its log) stays in memory for LINGER_MS
+// after its last use, serving what follows from memory, and is compacted when it leaves, in a turn
+// of its own. A document created whole (create, copy) is stored with its state and text at once.
+//
 // Compaction writes the new state at once, but clears the `data` of the log rows it covers later,
 // a hundred rows at a time in slices of a few milliseconds (`cleared_through_update_id` keeps the
 // progress, so a restart resumes it): clearing five hundred rows interleaved with other documents'
@@ -82,6 +90,15 @@ const DIFF_TIMEOUT_MS = 25;
 /** Compacted log rows cleared per step, and the time a slice of steps may take before it yields. */
 const CLEAR_ROWS_PER_STEP = 100;
 const CLEAR_SLICE_MS = 3;
+/**
+ * A transient load that leaves the stored state behind (a write, or a state stored without its
+ * text) compacts it. A document at least this large (bytes, as estimated) is kept in memory
+ * instead, for LINGER_MS after its last use, and compacted when it leaves, in a turn of its own;
+ * at most MAX_LINGERING are kept, past that the compaction is done before the request returns.
+ */
+const LINGER_MIN_BYTES = 512 * 1024;
+const LINGER_MS = 5_000;
+const MAX_LINGERING = 4;
 
 /**
  * A live document's subscriber (the hub's room): told of every stored update, with the origin
@@ -157,6 +174,16 @@ interface LoadedDoc {
   unmeasured: number;
   /** Bytes of text the transaction being applied deleted (counted before Yjs drops them). */
   freed: number;
+  /** The stored state has no Markdown beside it (written before it was kept): the next compaction adds it. */
+  lacksMarkdown: boolean;
+  /** Kept in memory after a transient load (see LINGER_MS) until this timer ends it. */
+  linger?: NodeJS.Timeout;
+}
+
+/** Optional instrumentation (the server's metrics): told of what the store writes. */
+export interface StoreMetrics {
+  updatesPersisted(rows: number, bytes: number): void;
+  compacted(): void;
 }
 
 export interface StoreOptions {
@@ -167,6 +194,7 @@ export interface StoreOptions {
   compactAfter?: number;
   /** Largest encoded state a change may give a document (DOCUMENT_MAX_BYTES). */
   maxDocumentBytes?: number;
+  metrics?: StoreMetrics;
 }
 
 /** A change applied in memory whose log row is not written yet. */
@@ -198,6 +226,7 @@ export class DocumentStore {
   private readonly db: Db;
   private readonly clock: Clock;
   private readonly logger?: Logger;
+  private readonly metrics?: StoreMetrics;
   private readonly compactAfter: number;
   readonly maxDocumentBytes: number;
   private readonly insertUpdate;
@@ -214,6 +243,7 @@ export class DocumentStore {
     this.db = opts.db;
     this.clock = opts.clock;
     this.logger = opts.logger;
+    this.metrics = opts.metrics;
     this.compactAfter = opts.compactAfter ?? 500;
     this.maxDocumentBytes = opts.maxDocumentBytes ?? DEFAULT_MAX_DOCUMENT_BYTES;
     // Prepared once: the log write is the hot path of live editing. The id is read back through
@@ -239,7 +269,26 @@ export class DocumentStore {
     const documentId = sql.placeholder('documentId');
     this.reads = {
       tenantOf: this.db.select({ tenantId: documents.tenantId }).from(documents).where(eq(documents.id, documentId)).prepare(),
-      state: this.db.select().from(documentStates).where(eq(documentStates.documentId, documentId)).prepare(),
+      state: this.db
+        .select({ state: documentStates.state, throughUpdateId: documentStates.throughUpdateId, hasMarkdown: sql<number>`${documentStates.markdown} IS NOT NULL` })
+        .from(documentStates)
+        .where(eq(documentStates.documentId, documentId))
+        .prepare(),
+      // The stored text and state with what tells whether they are current: the document exists,
+      // and the first log row after the state, if any (found on the (document_id, id) index).
+      stored: this.db
+        .select({
+          tenantId: documents.tenantId,
+          markdown: documentStates.markdown,
+          through: documentStates.throughUpdateId,
+          after: sql<number | null>`(SELECT ${documentUpdates.id} FROM ${documentUpdates} WHERE ${documentUpdates.documentId} = ${documents.id} AND ${documentUpdates.id} > coalesce(${documentStates.throughUpdateId}, -1) LIMIT 1)`,
+        })
+        .from(documents)
+        .leftJoin(documentStates, eq(documentStates.documentId, documents.id))
+        .where(eq(documents.id, documentId))
+        .prepare(),
+      lastLogId: this.db.select({ id: sql<number | null>`max(${documentUpdates.id})` }).from(documentUpdates).where(eq(documentUpdates.documentId, documentId)).prepare(),
+      storedState: this.db.select({ state: documentStates.state }).from(documentStates).where(eq(documentStates.documentId, documentId)).prepare(),
       logAfter: this.db
         .select({ id: documentUpdates.id, data: documentUpdates.data })
         .from(documentUpdates)
@@ -291,6 +340,7 @@ export class DocumentStore {
       this.live.set(documentId, loaded);
     }
     loaded.refs += 1;
+    this.stopLinger(loaded);
     return loaded.doc;
   }
 
@@ -300,9 +350,32 @@ export class DocumentStore {
    */
   release(documentId: string): void {
     const loaded = this.live.get(documentId);
-    if (!loaded) return;
+    if (!loaded || loaded.refs === 0) return;
     loaded.refs -= 1;
     if (loaded.refs > 0) return;
+    this.unload(loaded);
+  }
+
+  /** Lets go of every document kept after a transient load (compacting each): at shutdown, and in benchmarks. */
+  unloadIdle(): void {
+    for (const loaded of [...this.live.values()]) if (loaded.refs === 0) this.unload(loaded);
+  }
+
+  /** Lets go of a document kept after a transient load without compacting it: it is being erased. */
+  discard(documentId: string): void {
+    const loaded = this.live.get(documentId);
+    if (!loaded || loaded.refs > 0) return;
+    this.flush();
+    if (this.live.get(documentId) !== loaded) return;
+    this.stopLinger(loaded);
+    this.live.delete(documentId);
+    loaded.doc.destroy();
+  }
+
+  /** Compacts what the document's session wrote (and any text its state lacks) and takes it out of memory. */
+  private unload(loaded: LoadedDoc): void {
+    const documentId = loaded.id;
+    this.stopLinger(loaded);
     // What is queued is stored before the state is compacted; if it cannot be, the flush has
     // dropped the document already.
     this.flush();
@@ -312,7 +385,7 @@ export class DocumentStore {
       if (loaded.editedAt > loaded.touchedAt) {
         this.touchDocument.run({ id: documentId, updatedAt: new Date(loaded.editedAt).toISOString() });
       }
-      if (loaded.updatesSinceCompaction > 0) this.compactLoaded(loaded);
+      if (loaded.updatesSinceCompaction > 0 || loaded.lacksMarkdown) this.compactLoaded(loaded);
     } catch (err) {
       // The log already holds every update; a failed compaction only costs load time later.
       this.logger?.warn({ err, documentId }, 'compaction on unload failed');
@@ -320,6 +393,28 @@ export class DocumentStore {
       loaded.subscribers = NO_SUBSCRIBERS;
       loaded.doc.destroy();
     }
+  }
+
+  /** Keeps a transiently loaded document in memory for LINGER_MS more (see LINGER_MIN_BYTES). */
+  private lingerOn(loaded: LoadedDoc): void {
+    this.stopLinger(loaded);
+    this.live.set(loaded.id, loaded);
+    loaded.linger = setTimeout(() => {
+      loaded.linger = undefined;
+      if (this.live.get(loaded.id) === loaded && loaded.refs === 0) this.unload(loaded);
+    }, LINGER_MS);
+    loaded.linger.unref();
+  }
+
+  private stopLinger(loaded: LoadedDoc): void {
+    if (loaded.linger) clearTimeout(loaded.linger);
+    loaded.linger = undefined;
+  }
+
+  private get lingering(): number {
+    let n = 0;
+    for (const loaded of this.live.values()) if (loaded.linger) n++;
+    return n;
   }
 
   isLive(documentId: string): boolean {
@@ -356,13 +451,49 @@ export class DocumentStore {
 
   // ---- reading ----
 
+  /**
+   * The document's current Markdown. From memory when it is open, else the text stored beside its
+   * compacted state when no change follows that state: no Yjs load (what export and every other
+   * read of a whole body should call).
+   */
   getText(documentId: string): string {
+    this.flush();
+    if (!this.live.has(documentId)) {
+      const stored = this.currentStored(documentId);
+      if (stored?.markdown != null) return stored.markdown;
+    }
     return this.with(documentId, (loaded) => loaded.doc.getText(CONTENT_FIELD).toString());
   }
 
   /** The full encoded state (what a named version keeps), or what a peer at `stateVector` lacks. */
   encodeState(documentId: string, stateVector?: Uint8Array): Uint8Array {
     return this.with(documentId, (loaded) => encode(loaded, stateVector));
+  }
+
+  /**
+   * The full encoded state and its Markdown, of the same moment (what a named version keeps). A
+   * document no one holds whose stored state is current is read as stored, without loading Yjs.
+   */
+  snapshot(documentId: string): { state: Uint8Array; markdown: string } {
+    this.flush();
+    if (!this.live.has(documentId)) {
+      const stored = this.currentStored(documentId);
+      const state = stored?.markdown != null ? this.reads.storedState.get({ documentId })?.state : undefined;
+      if (stored?.markdown != null && state) return { state: new Uint8Array(state.buffer, state.byteOffset, state.byteLength), markdown: stored.markdown };
+    }
+    return this.with(documentId, (loaded) => ({ state: encode(loaded), markdown: loaded.doc.getText(CONTENT_FIELD).toString() }));
+  }
+
+  /**
+   * The stored state's row when it is the document's current state (no log row after it); its
+   * Markdown is null when it has none yet. Undefined when the log has moved on or there is no state
+   * (then the caller loads the document). Call after `flush`.
+   */
+  private currentStored(documentId: string): { markdown: string | null } | undefined {
+    const row = this.reads.stored.get({ documentId });
+    if (!row) throw new UnknownDocumentError(`document ${documentId} does not exist`);
+    if (row.through === null || row.after !== null) return undefined;
+    return row;
   }
 
   /** What the stored document holds, as a sync step 1 announces it. */
@@ -403,11 +534,18 @@ export class DocumentStore {
     const scratch = new Y.Doc();
     scratch.getText(CONTENT_FIELD).insert(0, markdown);
     const update = Y.encodeStateAsUpdate(scratch);
+    // What Yjs holds, should it differ from what was given.
+    const stored = scratch.getText(CONTENT_FIELD).toString();
     scratch.destroy();
     if (update.byteLength > this.maxDocumentBytes) throw new DocumentTooLargeError(update.byteLength, this.maxDocumentBytes);
     this.flush();
     this.queue.push({ documentId: doc.id, tenantId: doc.tenantId, userId, update, origin: null });
     this.commitQueued(doc.id);
+    // The first update of an empty document is its whole state: stored as the compacted state with
+    // its text at once, so that no read of the new document loads Yjs. Its log row is cleared later.
+    const through = this.reads.lastLogId.get({ documentId: doc.id })?.id;
+    if (through == null) return;
+    this.writeState({ id: doc.id, tenantId: doc.tenantId }, Buffer.from(update.buffer, update.byteOffset, update.byteLength), stored, through);
   }
 
   /** A fork's body: the source's current content as the copy's first change, by the copier. Returns that content. */
@@ -510,14 +648,27 @@ export class DocumentStore {
    */
   private with<T>(documentId: string, fn: (loaded: LoadedDoc) => T): T {
     // Looked up after the flush: a failed flush may have dropped the live copy, and then the
-    // durable state is the one on disk.
+    // durable state is the one on disk. (A lingering document is live, with no holder.)
     this.flush();
     const live = this.live.get(documentId);
     const loaded = live ?? this.load(documentId);
+    let kept = false;
     try {
       const result = fn(loaded);
       this.commitQueued(documentId);
-      if (!live && loaded.updatesSinceCompaction >= this.compactAfter) {
+      if (live) {
+        // A lingering document's time runs from its last use.
+        if (live.linger) this.lingerOn(live);
+        return result;
+      }
+      // A stored state behind its log, or without its text, is brought up to date, so that what
+      // follows reads it as stored: a large document when it leaves memory, in a turn of its own
+      // (what follows meanwhile is served from memory), a small one now (it costs little).
+      if (loaded.updatesSinceCompaction === 0 && !loaded.lacksMarkdown) return result;
+      if (loaded.bytes >= LINGER_MIN_BYTES && this.lingering < MAX_LINGERING) {
+        this.lingerOn(loaded);
+        kept = true;
+      } else {
         try {
           this.compactLoaded(loaded);
         } catch (err) {
@@ -527,7 +678,7 @@ export class DocumentStore {
       }
       return result;
     } finally {
-      if (!live) loaded.doc.destroy();
+      if (!live && !kept) loaded.doc.destroy();
     }
   }
 
@@ -577,6 +728,8 @@ export class DocumentStore {
       slack,
       unmeasured,
       freed: 0,
+      lacksMarkdown: state !== undefined && !state.hasMarkdown,
+      linger: undefined,
     };
     doc.on('beforeObserverCalls', (transaction: Y.Transaction) => {
       loaded.freed = deletedTextBytes(transaction);
@@ -692,8 +845,10 @@ export class DocumentStore {
   private insertRows(changes: QueuedChange[], now: Date): number[] {
     const nowMs = now.getTime();
     const createdAt = now.toISOString();
-    return inTransaction(this.db, () =>
+    let bytes = 0;
+    const ids = inTransaction(this.db, () =>
       changes.map(({ documentId, tenantId, userId, update, loaded }) => {
+        bytes += update.byteLength;
         const data = Buffer.from(update.buffer, update.byteOffset, update.byteLength);
         const id = Number(this.insertUpdate.run({ documentId, tenantId, userId, createdAt, bytes: update.byteLength, data }).lastInsertRowid);
         // A live document types many updates a second; its updated_at needs no finer grain than
@@ -706,6 +861,8 @@ export class DocumentStore {
         return id;
       }),
     );
+    this.metrics?.updatesPersisted(changes.length, bytes);
+    return ids;
   }
 
   /**
@@ -714,6 +871,7 @@ export class DocumentStore {
    */
   private drop(loaded: LoadedDoc, err: Error): void {
     if (this.live.get(loaded.id) !== loaded) return;
+    this.stopLinger(loaded);
     this.live.delete(loaded.id);
     const subscribers = loaded.subscribers;
     loaded.subscribers = NO_SUBSCRIBERS;
@@ -727,19 +885,28 @@ export class DocumentStore {
     loaded.doc.destroy();
   }
 
-  /** Writes the state through the last stored update; the rows it covers are cleared later. */
+  /**
+   * Writes the state through the last stored update, with its Markdown read from the same Y.Doc at
+   * the same moment; the rows it covers are cleared later.
+   */
   private compactLoaded(loaded: LoadedDoc): void {
     const state = Buffer.from(encode(loaded));
-    const through = loaded.lastUpdateId;
+    this.writeState(loaded, state, loaded.doc.getText(CONTENT_FIELD).toString(), loaded.lastUpdateId);
+    loaded.updatesSinceCompaction = 0;
+    loaded.lacksMarkdown = false;
+    this.measured(loaded, state.byteLength);
+  }
+
+  /** Stores `state` (and `markdown`, its text) as the document's compacted state through log row `through`. */
+  private writeState(doc: { id: string; tenantId: string }, state: Buffer, markdown: string, through: number): void {
     const now = this.clock.now().toISOString();
     this.db
       .insert(documentStates)
-      .values({ documentId: loaded.id, tenantId: loaded.tenantId, state, throughUpdateId: through, updatedAt: now })
-      .onConflictDoUpdate({ target: documentStates.documentId, set: { state, throughUpdateId: through, updatedAt: now } })
+      .values({ documentId: doc.id, tenantId: doc.tenantId, state, markdown, throughUpdateId: through, updatedAt: now })
+      .onConflictDoUpdate({ target: documentStates.documentId, set: { state, markdown, throughUpdateId: through, updatedAt: now } })
       .run();
-    loaded.updatesSinceCompaction = 0;
-    this.measured(loaded, state.byteLength);
-    this.uncleared.add(loaded.id);
+    this.metrics?.compacted();
+    this.uncleared.add(doc.id);
     this.scheduleClear();
   }
 

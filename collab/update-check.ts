@@ -9,6 +9,11 @@
 // integrates at once: every struct continues its client's clocks without a gap, everything it
 // refers to (origins, parents) is in the document or in the update, and every deletion names
 // clocks the document then holds. A document therefore never holds pending changes.
+//
+// Decoding costs time per struct and per deleted range (one message of a million delete ranges took
+// ~220 ms to decode and check, the event loop held meanwhile), so an update may hold at most
+// MAX_UPDATE_STRUCTS structs and MAX_UPDATE_DELETE_RANGES deleted ranges; a large one is counted
+// by a pass over its bytes that stops at the cap, before anything is decoded.
 import * as decoding from 'lib0/decoding';
 import * as Y from 'yjs';
 
@@ -20,6 +25,17 @@ export const MAX_CLIENT_ID = Number.MAX_SAFE_INTEGER;
  * V2 encoding has doubled a difference of clocks.
  */
 export const MAX_CLOCK = 2 ** 48;
+/**
+ * Structs and deleted ranges one update may hold; a real client sends no more than its whole
+ * document. A sync step 2 of a document at the 5 MiB limit typed as sentences at random places by
+ * 64 clients holds ~125,000 structs and ~9,000 ranges; typed one character at a time at random
+ * places by 8 clients (no real session is that scattered), ~580,000 structs and ~100,000 ranges.
+ */
+export const MAX_UPDATE_STRUCTS = 600_000;
+export const MAX_UPDATE_DELETE_RANGES = 200_000;
+/** The fewest bytes a struct or a deleted range takes (two one-byte varints): below, no update can hold too many. */
+const MIN_ENTRY_BYTES = 2;
+
 /** How deeply embedded values (ContentAny, JSON, embeds, formats, subdocument options) may nest: encoding them recurses. */
 const MAX_VALUE_DEPTH = 64;
 
@@ -54,12 +70,22 @@ export interface UpdateShape {
 /** The problem with `bytes` (a V1 update) for `doc`, or its shape if it may be applied. */
 export function checkUpdate(bytes: Uint8Array, doc: Y.Doc): UpdateShape | UpdateProblem {
   const stateOf = (client: number) => Y.getState(doc.store, client);
+  if (bytes.byteLength >= MIN_ENTRY_BYTES * Math.min(MAX_UPDATE_STRUCTS, MAX_UPDATE_DELETE_RANGES)) {
+    const counted = countEntries(bytes);
+    const excess = counted && tooMany(counted.structs, counted.ranges);
+    if (excess) return problem(excess);
+  }
   let update: ReturnType<typeof Y.decodeUpdate>;
   try {
     update = Y.decodeUpdate(bytes);
   } catch (err) {
     return problem(`not a Yjs update: ${(err as Error).message}`);
   }
+  // Authoritative, should the count above have been left undone (bytes it could not read).
+  let ranges = 0;
+  for (const list of update.ds.clients.values()) ranges += list.length;
+  const excess = tooMany(update.structs.length, ranges);
+  if (excess) return problem(excess);
   const byClient = new Map<number, Struct[]>();
   let previous: number | undefined;
   let structs = 0;
@@ -239,4 +265,106 @@ function missingClient(item: Y.Item, at: (client: number) => number): number | n
   const parent = parentId(item);
   if (parent !== null && parent.client !== own && parent.clock >= at(parent.client)) return parent.client;
   return null;
+}
+
+const tooMany = (structs: number, ranges: number): string | null =>
+  structs > MAX_UPDATE_STRUCTS
+    ? `it holds more than ${MAX_UPDATE_STRUCTS} structs`
+    : ranges > MAX_UPDATE_DELETE_RANGES
+      ? `it holds more than ${MAX_UPDATE_DELETE_RANGES} deleted ranges`
+      : null;
+
+/**
+ * The structs (Skip placeholders aside) and deleted ranges of a V1 update, counted without decoding
+ * it (strings are skipped, not read) and only until one count passes its limit; null when its bytes
+ * do not read as an update (decoding it then says why). Follows yjs's lazyStructReaderGenerator and
+ * readDeleteSet.
+ */
+export function countEntries(
+  bytes: Uint8Array,
+  limits = { structs: MAX_UPDATE_STRUCTS, ranges: MAX_UPDATE_DELETE_RANGES },
+): { structs: number; ranges: number } | null {
+  try {
+    const rest = decoding.createDecoder(bytes);
+    const skipString = () => decoding.readVarUint8Array(rest);
+    const skipId = () => {
+      decoding.readVarUint(rest);
+      decoding.readVarUint(rest);
+    };
+    let structs = 0;
+    const clients = decoding.readVarUint(rest);
+    for (let c = 0; c < clients; c++) {
+      const count = decoding.readVarUint(rest);
+      decoding.readVarUint(rest); // client
+      decoding.readVarUint(rest); // clock
+      for (let i = 0; i < count; i++) {
+        const info = decoding.readUint8(rest);
+        if (info === 10) {
+          decoding.readVarUint(rest); // a Skip: a gap, not a struct
+          continue;
+        }
+        if (++structs > limits.structs) return { structs, ranges: 0 };
+        const kind = info & 0b11111;
+        if (kind === 0) {
+          decoding.readVarUint(rest); // GC length
+          continue;
+        }
+        // An id is two varints (client, clock) in V1.
+        const copiesParent = (info & 0b11000000) !== 0;
+        if (info & 0b10000000) skipId();
+        if (info & 0b01000000) skipId();
+        if (!copiesParent) {
+          if (decoding.readVarUint(rest) === 1) skipString();
+          else skipId();
+          if (info & 0b00100000) skipString();
+        }
+        switch (kind) {
+          case 1: // deleted
+            decoding.readVarUint(rest);
+            break;
+          case 2: // JSON
+            for (let n = decoding.readVarUint(rest); n > 0; n--) skipString();
+            break;
+          case 3: // binary
+          case 4: // string
+          case 5: // embed
+            skipString();
+            break;
+          case 6: // format
+            skipString();
+            skipString();
+            break;
+          case 7: {
+            const typeRef = decoding.readVarUint(rest);
+            if (typeRef === 3 || typeRef === 5) skipString();
+            else if (typeRef > 6) return null;
+            break;
+          }
+          case 8: // any
+            for (let n = decoding.readVarUint(rest); n > 0; n--) decoding.readAny(rest);
+            break;
+          case 9: // subdocument
+            skipString();
+            decoding.readAny(rest);
+            break;
+          default:
+            return null;
+        }
+      }
+    }
+    let ranges = 0;
+    const deleting = decoding.readVarUint(rest);
+    for (let c = 0; c < deleting; c++) {
+      decoding.readVarUint(rest); // client
+      const count = decoding.readVarUint(rest);
+      if ((ranges += count) > limits.ranges) return { structs, ranges };
+      for (let i = 0; i < count; i++) {
+        decoding.readVarUint(rest);
+        decoding.readVarUint(rest);
+      }
+    }
+    return { structs, ranges };
+  } catch {
+    return null;
+  }
 }

@@ -1,12 +1,12 @@
 // Opens the SQLite file with the project's pragmas and applies drizzle-kit migrations.
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import type { Logger } from 'pino';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
+import { isNewerSchema, migrationLevel, migrationsFolder, NewerSchemaError } from './migration-level';
 import * as schema from './schema';
 
 /**
@@ -53,11 +53,11 @@ const DEFAULT_AUTOCHECKPOINT_PAGES = 1_000;
  */
 export function startBackgroundCheckpoints(
   database: Database_,
-  options: { intervalMs?: number; logger?: Pick<Logger, 'warn'> } = {},
+  options: { intervalMs?: number; logger?: Pick<Logger, 'warn'>; onCheckpoint?: (seconds: number) => void } = {},
 ): { stop(): Promise<void> } {
   const file = database.sqlite.name;
   const worker = new Worker(new URL('./checkpoint-worker.mjs', import.meta.url), {
-    workerData: { file, intervalMs: options.intervalMs ?? 1_000 },
+    workerData: { file, intervalMs: options.intervalMs ?? 1_000, timed: options.onCheckpoint !== undefined },
     execArgv: [],
   });
   worker.unref();
@@ -68,7 +68,11 @@ export function startBackgroundCheckpoints(
     options.logger?.warn({ err }, 'background WAL checkpoints stopped; the serving connection checkpoints the database itself');
   };
   let failures = 0;
-  worker.on('message', (message: { error?: string }) => {
+  worker.on('message', (message: { error?: string; checkpointSeconds?: number }) => {
+    if (message.checkpointSeconds !== undefined) {
+      options.onCheckpoint?.(message.checkpointSeconds);
+      return;
+    }
     // Repeated failures hand checkpoints back to the serving connection.
     if (message.error && ++failures === 3) fallBack(new Error(message.error));
   });
@@ -88,8 +92,6 @@ export function startBackgroundCheckpoints(
   };
 }
 
-const migrationsFolder = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
-
 /** `file` is a path, or ':memory:' for a throwaway database. */
 export function openDatabase(file: string): Database_ {
   if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
@@ -105,6 +107,12 @@ export function openDatabase(file: string): Database_ {
   // the schema, so other tools can open the file without it.
   sqlite.function('lower_unicode', { deterministic: true }, (value: unknown) => (typeof value === 'string' ? value.toLowerCase() : value));
   const db = drizzle(sqlite, { schema });
+  // A database a newer version has migrated is left as it is: never migrated nor served.
+  const level = migrationLevel(sqlite);
+  if (isNewerSchema(level)) {
+    sqlite.close();
+    throw new NewerSchemaError(level);
+  }
   migrate(db, { migrationsFolder });
   // Samples left by an ANALYZE of another build or tool.
   dropStat4Samples(sqlite);

@@ -39,6 +39,7 @@ export function createApp(deps: Deps): OpenAPIHono<AppEnv> {
   app.use('*', utf8JsonBodies());
 
   for (const area of areas) app.route('/', area.router);
+  for (const area of areas) area.document?.(app);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',
@@ -50,6 +51,11 @@ export function createApp(deps: Deps): OpenAPIHono<AppEnv> {
     type: 'apiKey',
     in: 'header',
     name: 'X-API-Key',
+  });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'metricsToken', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'The METRICS_TOKEN the server was started with (GET /metrics only)',
   });
   app.doc31('/api/openapi.json', {
     openapi: '3.1.0',

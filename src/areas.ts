@@ -8,16 +8,19 @@ import { activitiesArea } from './activities';
 import { analyticsArea } from './analytics';
 import { apiKeysArea } from './api-keys';
 import { authArea } from './auth';
+import { backupArea } from './backup';
 import { coursesArea } from './courses';
 import { dashboardArea } from './dashboard';
 import { documentsArea } from './documents';
 import { enrollmentsArea } from './enrollments';
 import { gradebookArea } from './gradebook';
 import { groupsArea } from './groups';
+import { metricsArea } from './metrics';
 import { sequencingArea } from './sequencing';
 import { systemArea } from './system';
 import { tenantsArea } from './tenants';
 import { usersArea } from './users';
+import { webhooksArea } from './webhooks';
 
 export const areas: readonly Area[] = [
   systemArea,
@@ -36,6 +39,9 @@ export const areas: readonly Area[] = [
   analyticsArea,
   documentsArea,
   dashboardArea,
+  metricsArea,
+  backupArea,
+  webhooksArea,
 ];
 
 /** The tenant-wide rights every area defines, as GET /api/users/me/permissions reports them. */

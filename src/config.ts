@@ -39,6 +39,16 @@ const configSchema = z.object({
   signInMaxFailuresPerIp: wholeNumber(1).default(50),
   signInWindowSeconds: wholeNumber(1).default(900),
   shutdownTimeoutMs: wholeNumber(0).default(10_000),
+  /** Turns GET /metrics on; Prometheus sends it as a bearer token. */
+  metricsToken: z.string().trim().min(16, 'must be at least 16 characters').optional(),
+  /** Backups in DATA_DIR/backups kept by the rotation (the newest); 0 keeps every one. */
+  backupKeep: wholeNumber(0).default(7),
+  /** Webhook targets may be `http://` (otherwise `https://` only). */
+  webhookAllowHttp: bool.default(false),
+  /** Webhook targets may resolve to loopback, private or other non-public addresses (tests, a local receiver). */
+  webhookAllowPrivateTargets: bool.default(false),
+  /** Webhook deliveries in flight at once, over every subscription (each has at most one). */
+  webhookConcurrency: wholeNumber(1, 1000).default(16),
   /** Seat time: a gap between heartbeats longer than this earns nothing and ends the session. */
   complianceIdleTimeoutSeconds: wholeNumber(1, 86_400).default(300),
 });
@@ -71,6 +81,11 @@ const envNames: Record<keyof Config, string> = {
   signInMaxFailuresPerIp: 'SIGN_IN_MAX_FAILURES_PER_IP',
   signInWindowSeconds: 'SIGN_IN_WINDOW_SECONDS',
   shutdownTimeoutMs: 'SHUTDOWN_TIMEOUT_MS',
+  metricsToken: 'METRICS_TOKEN',
+  backupKeep: 'BACKUP_KEEP',
+  webhookAllowHttp: 'WEBHOOK_ALLOW_HTTP',
+  webhookAllowPrivateTargets: 'WEBHOOK_ALLOW_PRIVATE_TARGETS',
+  webhookConcurrency: 'WEBHOOK_CONCURRENCY',
   complianceIdleTimeoutSeconds: 'COMPLIANCE_IDLE_TIMEOUT_SECONDS',
 };
 

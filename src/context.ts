@@ -13,6 +13,9 @@ import type { FailureLimiter } from './http/rate-limit';
 import type { PermissionRules } from './auth/access';
 import type { ModuleCleanup } from './courses/structure';
 import type { DocumentSearchIndex } from './documents/search';
+import type { Backups } from './backup/service';
+import type { Metrics } from './metrics/registry';
+import type { WebhookWorker } from './webhooks/delivery';
 
 /** Optional capabilities report whether they work here; `/api/system/features` shows them. */
 export interface Capability {
@@ -32,6 +35,8 @@ export interface Deps {
   documents: DocumentStore;
   /** Full-text search over documents, following every body change from the start. */
   search: DocumentSearchIndex;
+  /** Sends webhook deliveries; the server starts it, tests drive it with runDue()/drain(). */
+  webhooks: WebhookWorker;
   /** Tenant-wide rights by name, from every area's policy (GET /api/users/me/permissions). */
   permissions: PermissionRules;
   /** What areas that hang rows on a course module delete with it, in the module's transaction. */
@@ -39,6 +44,10 @@ export interface Deps {
   /** Filled in by the issues that build them; absent means the feature is off. */
   capabilities: Partial<Record<'collab' | 'pdf_export', Capability>>;
   startedAt: Date;
+  /** Prometheus metrics; absent (and nothing counted) unless METRICS_TOKEN is set. */
+  metrics?: Metrics;
+  /** Online backups into DATA_DIR/backups. */
+  backups: Backups;
 }
 
 export interface AppEnv {
@@ -56,4 +65,6 @@ export interface AppEnv {
 export interface Area {
   router: OpenAPIHono<AppEnv>;
   permissions?: PermissionRules;
+  /** Adds to the app's OpenAPI document what a mounted router cannot carry (OpenAPI webhooks, whose names are not paths). */
+  document?: (app: OpenAPIHono<AppEnv>) => void;
 }

@@ -14,15 +14,29 @@ import type { Clock } from './lib/clock';
 import type { Config } from './config';
 import type { Deps } from './context';
 import { FailureLimiter } from './http/rate-limit';
+import { Backups } from './backup/service';
+import { Metrics } from './metrics/registry';
+import { pendingLogRows } from './metrics/sources';
 import { bootstrap } from './tenants/service';
+import { WebhookWorker, type WebhookWorkerOptions } from './webhooks/delivery';
 
-export async function buildDeps(opts: { database: Database_; config: Config; clock: Clock; logger: Logger }): Promise<Deps> {
+export async function buildDeps(opts: {
+  database: Database_;
+  config: Config;
+  clock: Clock;
+  logger: Logger;
+  /** Test seams of the webhook worker (a fake resolver, pinned jitter). */
+  webhooks?: Partial<Pick<WebhookWorkerOptions, 'resolver' | 'random' | 'timeoutMs'>>;
+}): Promise<Deps> {
   const { database, config, clock, logger } = opts;
   const { db, sqlite } = database;
   await bootstrap({ db, clock, config, logger });
   const signer = await TokenSigner.load(db, { issuer: config.publicUrl, ttlSeconds: config.accessTokenTtlSeconds, clock });
   const windowMs = config.signInWindowSeconds * 1000;
-  const documents = new DocumentStore({ db, clock, logger, maxDocumentBytes: config.documentMaxBytes });
+  const metrics: Metrics | undefined = config.metricsToken
+    ? new Metrics({ sqlite, liveDocuments: (): number => documents.liveCount, pendingLogRows: pendingLogRows(sqlite) })
+    : undefined;
+  const documents: DocumentStore = new DocumentStore({ db, clock, logger, maxDocumentBytes: config.documentMaxBytes, metrics: metrics?.store });
   const search = new DocumentSearchIndex(db, documents, { logger });
   // Bodies left unindexed by a crash before a debounced refresh are caught up now.
   search.reindexStale();
@@ -40,11 +54,22 @@ export async function buildDeps(opts: { database: Database_; config: Config; clo
     },
     documents,
     search,
+    webhooks: new WebhookWorker({
+      db,
+      clock,
+      logger,
+      allowHttp: config.webhookAllowHttp,
+      allowPrivate: config.webhookAllowPrivateTargets,
+      concurrency: config.webhookConcurrency,
+      ...opts.webhooks,
+    }),
     permissions: tenantPermissions,
     // Activities first: they delete their own edges; then the edges into and out of the module.
     moduleCleanups: [deleteModuleActivities, deleteModuleEdges],
     capabilities: {},
     startedAt: clock.now(),
+    metrics,
+    backups: new Backups({ sqlite, dataDir: config.dataDir, keep: config.backupKeep, clock, logger }),
   };
 }
 
@@ -56,8 +81,10 @@ export function createCollabHub(deps: Deps, options: Partial<ConstructorParamete
     access: documentCollabAccess(deps.db),
     logger: deps.logger,
     clock: deps.clock,
+    metrics: deps.metrics?.hub,
     ...options,
   });
+  deps.metrics?.watchHub(hub);
   // Collab works while a hub of this app accepts connections (tests may run a second one beside it).
   const earlier = deps.capabilities.collab;
   deps.capabilities.collab = { available: async () => hub.accepting || ((await earlier?.available()) ?? false) };
@@ -65,11 +92,13 @@ export function createCollabHub(deps: Deps, options: Partial<ConstructorParamete
 }
 
 /**
- * What a shutdown writes before the database closes: live edits still queued, then the search
+ * What a shutdown writes before the database closes: live edits still queued, the compaction of
+ * documents kept in memory after a REST request (see DocumentStore's LINGER_MS), then the search
  * index's pending refreshes (debounced live edits), so that a restart finds the index current
  * instead of re-reading every recently edited document.
  */
 export function flushPendingWrites(deps: Deps): void {
   deps.documents.flush();
+  deps.documents.unloadIdle();
   deps.search.flush();
 }

@@ -92,3 +92,56 @@ export function accessLoggerOf(logger: Logger): Logger {
   }
   return access;
 }
+
+/**
+ * A destination that holds every line until `release`, then passes them on after the line logged
+ * in `release`'s callback: the server's first log line says what started (version, port, data
+ * folder, features), which is known only once the start has done what it logs about. Ends and
+ * closes with the stream it wraps, so `closeLog` works on a logger writing to it.
+ */
+class HeldDestination {
+  private held: string[] | null = [];
+  private first: string[] | null = null;
+
+  constructor(private readonly target: pino.DestinationStream & { end?: () => void; once?: (event: string, listener: () => void) => void; destroyed?: boolean }) {}
+
+  write(line: string): void {
+    if (this.first) this.first.push(line);
+    else if (this.held) this.held.push(line);
+    else this.target.write(line);
+  }
+
+  release(first?: () => void): void {
+    const held = this.held;
+    if (!held) return;
+    this.first = [];
+    try {
+      first?.();
+    } finally {
+      const lines = [...this.first, ...held];
+      this.first = null;
+      this.held = null;
+      // One write: the lines reach a reader of stdout together.
+      if (lines.length > 0) this.target.write(lines.join(''));
+    }
+  }
+
+  end(): void {
+    this.release();
+    this.target.end?.();
+  }
+
+  once(event: string, listener: () => void): this {
+    this.target.once?.(event, listener);
+    return this;
+  }
+
+  get destroyed(): boolean | undefined {
+    return this.target.destroyed;
+  }
+}
+
+export function createHeldLogger(level: string): { logger: Logger; release(first?: () => void): void } {
+  const destination = new HeldDestination(pino.destination({ dest: 1, sync: false, maxWrite: LOG_CHUNK_BYTES }));
+  return { logger: createLogger(level, destination), release: (first) => destination.release(first) };
+}

@@ -1,6 +1,10 @@
-// Entry point: config, database, migrations, the port, then first-start bootstrap and the app
-// (HTTP + WebSocket), graceful shutdown on SIGINT/SIGTERM. Nothing imports this file.
+// Entry point: config, the data directory's lock, database, migrations, the port, then first-start
+// bootstrap and the app (HTTP + WebSocket), graceful shutdown on SIGINT/SIGTERM. The first log line
+// says what runs: version, port, data folder, database size and the features on. Nothing imports
+// this file.
+import { mkdirSync, statSync } from 'node:fs';
 import { openDatabase, startBackgroundCheckpoints, type Database_ } from '../db/client';
+import { DataDirectoryBusyError, lockDataDirectory, type DataDirectoryLock } from '../db/data-dir-lock';
 import { createApp } from './app';
 import { startSeatTimeSweep } from './compliance/sweep';
 import { systemClock } from './lib/clock';
@@ -8,8 +12,20 @@ import { ConfigError, databaseFile, loadConfig, type Config } from './config';
 import type { Deps } from './context';
 import { buildDeps, createCollabHub, flushPendingWrites } from './deps';
 import { startHttpServer, type RunningServer } from './http-server';
-import { closeLog, createLogger } from './logger';
+import { closeLog, createHeldLogger } from './logger';
 import { StartFailure, databaseFailure, listenFailure, otherFailure } from './start-failure';
+import { features, serverVersion } from './system/service';
+
+/** Lets the held log lines out if the start fails before the first line. */
+let releaseLog: (() => void) | undefined;
+
+const sizeOf = (file: string): number => {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
+};
 
 async function main(): Promise<void> {
   let config: Config;
@@ -19,12 +35,27 @@ async function main(): Promise<void> {
     if (err instanceof ConfigError) throw new StartFailure(err.message, 2);
     throw err;
   }
-  const logger = createLogger(config.logLevel);
+  const held = createHeldLogger(config.logLevel);
+  const logger = held.logger;
+  releaseLog = () => held.release();
   const file = databaseFile(config);
+  // The data folder is this server's until it exits (a restore refuses to run meanwhile, and a
+  // second server on the same folder refuses to start). Taking it creates the folder's first file.
+  let lock: DataDirectoryLock;
+  try {
+    mkdirSync(config.dataDir, { recursive: true });
+    lock = lockDataDirectory(config.dataDir, 'a server');
+  } catch (err) {
+    if (err instanceof DataDirectoryBusyError) {
+      throw new StartFailure(`Cannot start: ${err.message}; stop it first, or set DATA_DIR or --data-dir to another folder`);
+    }
+    throw databaseFailure(err, file);
+  }
   let database: Database_;
   try {
     database = openDatabase(file);
   } catch (err) {
+    lock.release();
     throw databaseFailure(err, file);
   }
   // The port first, the first admin after: a start that cannot listen must not create the admin
@@ -34,6 +65,7 @@ async function main(): Promise<void> {
     running = await startHttpServer({ port: config.port, host: config.host, shutdownTimeoutMs: config.shutdownTimeoutMs });
   } catch (err) {
     database.close();
+    lock.release();
     throw listenFailure(err, config.host, config.port);
   }
   let deps: Deps;
@@ -42,12 +74,31 @@ async function main(): Promise<void> {
   } catch (err) {
     await running.close();
     database.close();
+    lock.release();
     throw /^SQLITE_/.test(String((err as { code?: unknown }).code)) ? databaseFailure(err, file) : err;
   }
-  const checkpoints = startBackgroundCheckpoints(database, { logger });
+  const checkpoints = startBackgroundCheckpoints(database, {
+    logger,
+    onCheckpoint: deps.metrics ? (seconds) => deps.metrics!.checkpointed(seconds) : undefined,
+  });
   running.attach(createApp(deps), createCollabHub(deps));
   const seatTimeSweep = startSeatTimeSweep(deps);
-  logger.info({ port: running.port, host: config.host, dataDir: config.dataDir }, `listening on http://${config.host}:${running.port}`);
+  // Pending deliveries (a crash mid-delivery included) are due again from the first pass.
+  deps.webhooks.start();
+  const enabled = (await features(deps)).features;
+  held.release(() =>
+    logger.info(
+      {
+        version: serverVersion,
+        port: running.port,
+        host: config.host,
+        dataDir: config.dataDir,
+        databaseBytes: sizeOf(file) + sizeOf(`${file}-wal`),
+        features: { collab: enabled.collab, pdf_export: enabled.pdf_export, metrics: deps.metrics !== undefined },
+      },
+      `listening on http://${config.host}:${running.port} (version ${serverVersion})`,
+    ),
+  );
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -61,13 +112,18 @@ async function main(): Promise<void> {
     const deadline = setTimeout(() => {
       timedOut = true;
       logger.warn('shutdown did not finish in time; stopping anyway');
+      void deps.webhooks.stop();
       flushPendingWrites(deps);
       database.close();
       void closeLog(logger).then(() => process.exit(1));
     }, config.shutdownTimeoutMs + 5_000);
     seatTimeSweep.stop();
     try {
+      // A backup in progress is stopped, its partial file removed: never a truncated backup.
+      await deps.backups.stop();
       await running.close();
+      // Attempts in flight are abandoned, not lost: their deliveries stay pending for the next start.
+      await deps.webhooks.stop();
       await checkpoints.stop();
     } finally {
       if (!timedOut) {
@@ -75,6 +131,7 @@ async function main(): Promise<void> {
         // Live edits that arrived during the close may still be queued for the next turn.
         flushPendingWrites(deps);
         database.close();
+        lock.release();
         logger.info('stopped');
         await closeLog(logger);
         process.exit(0);
@@ -86,6 +143,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
+  releaseLog?.();
   const failure = otherFailure(err);
   process.stderr.write(`${failure.message}\n`);
   process.exit(failure.exitCode);

@@ -8,7 +8,7 @@ import * as encoding from 'lib0/encoding';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { CONTENT_FIELD, DocumentStore, InvalidUpdateError } from '../collab/store';
-import { checkUpdate, MAX_CLOCK, UpdateProblem } from '../collab/update-check';
+import { checkUpdate, countEntries, MAX_CLOCK, MAX_UPDATE_DELETE_RANGES, MAX_UPDATE_STRUCTS, UpdateProblem } from '../collab/update-check';
 import { documentStates, documentUpdates } from '../db/schema';
 import { expectProblem, makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { share } from './helpers/documents';
@@ -353,6 +353,80 @@ describe('a family of hostile updates', () => {
   });
 });
 
+describe('updates holding too many structs or deleted ranges', () => {
+  const deletions = (client: number, n: number) => update([], [{ client, ranges: Array.from({ length: n }, (): [number, number] => [0, 1]) }]);
+  const structs = (n: number) => update([{ client: FRESH, clock: 0, structs: Array.from({ length: n }, () => ({ gc: 1 })) }]);
+
+  it('refuses a message of a million delete ranges, and one of too many structs (1007, nothing stored); a stock client opens the document after', async () => {
+    const id = await newDocument('hello world');
+    const { client } = authorOf(t, id);
+    const watcher = editorFor(id, owner);
+    await synced(watcher);
+    const rows = storedRows(id);
+    const cases: Array<[string, Uint8Array]> = [
+      ['a million delete ranges', deletions(client, 1_000_000)],
+      ['one struct more than MAX_UPDATE_STRUCTS', structs(MAX_UPDATE_STRUCTS + 1)],
+    ];
+    for (const [name, bytes] of cases) {
+      expect(bytes.byteLength, name).toBeLessThan(5 * 1024 * 1024);
+      expect(await sendAsEditor(id, bytes), name).toBe(1007);
+      expect(storedRows(id), name).toBe(rows);
+    }
+    expect(watcher.text.toString()).toBe('hello world');
+    expect(watcher.provider.wsconnected).toBe(true);
+    await expectIntact(id, 'hello world', 'after updates holding too many entries');
+  });
+
+  it('the caps are exact, and counted before anything is decoded', () => {
+    const doc = new Y.Doc();
+    doc.getText(CONTENT_FIELD).insert(0, 'hello');
+    const author = doc.clientID;
+    expect(checkUpdate(deletions(author, MAX_UPDATE_DELETE_RANGES), doc)).not.toBeInstanceOf(UpdateProblem);
+    expect((checkUpdate(deletions(author, MAX_UPDATE_DELETE_RANGES + 1), doc) as UpdateProblem).reason).toMatch(/more than 200000 deleted ranges/);
+    expect(checkUpdate(structs(MAX_UPDATE_STRUCTS), doc)).not.toBeInstanceOf(UpdateProblem);
+    expect((checkUpdate(structs(MAX_UPDATE_STRUCTS + 1), doc) as UpdateProblem).reason).toMatch(/more than 600000 structs/);
+    // The count stops at the cap: three million ranges cost what two hundred thousand do.
+    const huge = deletions(author, 3_000_000);
+    expect(countEntries(huge)).toEqual({ structs: 0, ranges: 3_000_000 });
+  });
+
+  it('counts exactly what Yjs decodes, for every kind of struct a client can send', () => {
+    const doc = new Y.Doc();
+    const updates: Uint8Array[] = [];
+    doc.on('update', (u: Uint8Array) => updates.push(u));
+    const body = doc.getText(CONTENT_FIELD);
+    body.insert(0, 'plain text, é and 😀 ');
+    body.insert(5, 'bold', { bold: true, link: { href: 'https://example.org' } });
+    body.insertEmbed(3, { image: 'x.png' });
+    body.delete(1, 3);
+    const map = doc.getMap('meta');
+    map.set('title', 'A title');
+    map.set('numbers', [1, 2.5, null, { deep: [true, 'x'] }]);
+    map.set('bytes', new Uint8Array([1, 2, 3]));
+    map.set('nested', new Y.Map());
+    map.set('list', Y.Array.from([1, 'two']));
+    map.set('sub', new Y.Doc());
+    map.delete('title');
+    const xml = doc.getXmlFragment('xml');
+    const element = new Y.XmlElement('p');
+    element.setAttribute('class', 'lead');
+    element.insert(0, [new Y.XmlText('inside')]);
+    xml.insert(0, [element, new Y.XmlHook('hook') as unknown as Y.XmlElement]); // (a hook is a type Yjs writes with its name)
+    xml.delete(1, 1);
+    const gcd = new Y.Doc({ gc: true });
+    gcd.getArray('a').insert(0, [1, 2, 3]);
+    gcd.getArray('a').delete(0, 3);
+    const candidates = [...updates, Y.encodeStateAsUpdate(doc), Y.mergeUpdates(updates), Y.encodeStateAsUpdate(gcd), Y.encodeStateAsUpdate(doc, Y.encodeStateVector(new Y.Doc()))];
+    for (const bytes of candidates) {
+      const decoded = Y.decodeUpdate(bytes);
+      let ranges = 0;
+      for (const list of decoded.ds.clients.values()) ranges += list.length;
+      const structCount = decoded.structs.filter((s) => !(s instanceof Y.Skip)).length;
+      expect(countEntries(bytes, { structs: Infinity, ranges: Infinity })).toEqual({ structs: structCount, ranges });
+    }
+  });
+});
+
 describe('checkUpdate agrees with Yjs on real updates', () => {
   it('accepts exactly the updates Yjs integrates whole, over random concurrent editing, merges and reorderings', () => {
     let seed = 7;
@@ -429,11 +503,12 @@ describe('stored bodies that cannot be read', () => {
     const id = await newDocument('fine for now');
     const version = await t.call('POST', `/api/documents/${id}/versions`, { as: owner, body: { name: 'v1' } });
     expect(version.status).toBe(201);
-    // A damaged state row: it does not decode.
+    // A damaged state row: it does not decode, and it has no text beside it (as a row stored before
+    // the text was kept; a state stored with its text is read as text without Yjs).
     t.db
       .insert(documentStates)
       .values({ documentId: id, tenantId: t.defaultTenantId, state: Buffer.from([1, 1, 0xff, 0xff, 0xff]), throughUpdateId: 0, updatedAt: new Date().toISOString() })
-      .onConflictDoUpdate({ target: documentStates.documentId, set: { state: Buffer.from([1, 1, 0xff, 0xff, 0xff]) } })
+      .onConflictDoUpdate({ target: documentStates.documentId, set: { state: Buffer.from([1, 1, 0xff, 0xff, 0xff]), markdown: null } })
       .run();
     const calls: Array<[string, string, unknown?]> = [
       ['GET', `/api/documents/${id}?include=content`],
@@ -458,7 +533,8 @@ describe('stored bodies that cannot be read', () => {
   it('a damaged version answers 409 too', async () => {
     const id = await newDocument('text');
     const version = await t.call('POST', `/api/documents/${id}/versions`, { as: owner, body: { name: 'v1' } });
-    t.deps.sqlite.prepare('UPDATE document_versions SET state = ? WHERE id = ?').run(Buffer.from([1, 1, 0xff, 0xff]), version.body.id);
+    // Damaged, and saved before versions kept their text (with it, the text is read and the state never is).
+    t.deps.sqlite.prepare('UPDATE document_versions SET state = ?, markdown = NULL WHERE id = ?').run(Buffer.from([1, 1, 0xff, 0xff]), version.body.id);
     expectProblem(await t.call('GET', `/api/documents/${id}/versions/${version.body.id}`, { as: owner }), 409, 'document_unreadable');
     expectProblem(await t.call('GET', `/api/documents/${id}/diff?from=${version.body.id}&to=current`, { as: owner }), 409, 'document_unreadable');
   });

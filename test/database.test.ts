@@ -279,9 +279,10 @@ describe('migration 0014: document_states with tenant_id', () => {
     const database = openDatabase(file);
     try {
       const sqlite = database.sqlite;
+      // (markdown: added by a later migration, null in rows from before it.)
       expect(sqlite.prepare('SELECT * FROM document_states ORDER BY document_id').all()).toEqual([
-        { document_id: 'd1', tenant_id: 't1', state: Buffer.from([1, 2, 3]), through_update_id: 40, cleared_through_update_id: 40, updated_at: AT },
-        { document_id: 'd2', tenant_id: 't2', state: Buffer.from([4]), through_update_id: 9, cleared_through_update_id: 3, updated_at: AT },
+        { document_id: 'd1', tenant_id: 't1', state: Buffer.from([1, 2, 3]), through_update_id: 40, cleared_through_update_id: 40, updated_at: AT, markdown: null },
+        { document_id: 'd2', tenant_id: 't2', state: Buffer.from([4]), through_update_id: 9, cleared_through_update_id: 3, updated_at: AT, markdown: null },
       ]);
       // The partial index of unfinished clearings is back, and still only holds d2.
       expect(count(sqlite, "sqlite_schema WHERE type = 'index' AND name = 'document_states_uncleared_idx'")).toBe(1);

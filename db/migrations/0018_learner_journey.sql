@@ -106,12 +106,15 @@ CREATE INDEX `sequencing_edges_created_by_idx` ON `sequencing_edges` (`created_b
 CREATE TABLE `event_recipients` (
 	`user_id` text NOT NULL,
 	`event_seq` integer NOT NULL,
+	`tenant_id` text NOT NULL,
 	PRIMARY KEY(`user_id`, `event_seq`),
 	FOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE no action,
-	FOREIGN KEY (`event_seq`) REFERENCES `events`(`seq`) ON UPDATE no action ON DELETE no action
+	FOREIGN KEY (`event_seq`) REFERENCES `events`(`seq`) ON UPDATE no action ON DELETE no action,
+	FOREIGN KEY (`tenant_id`) REFERENCES `tenants`(`id`) ON UPDATE no action ON DELETE no action
 );
 --> statement-breakpoint
 CREATE INDEX `event_recipients_event_idx` ON `event_recipients` (`event_seq`);--> statement-breakpoint
+CREATE INDEX `event_recipients_tenant_idx` ON `event_recipients` (`tenant_id`);--> statement-breakpoint
 CREATE TABLE `events` (
 	`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
 	`id` text NOT NULL,
@@ -133,9 +136,12 @@ CREATE INDEX `events_tenant_type_seq_idx` ON `events` (`tenant_id`,`type`,`seq`)
 CREATE INDEX `events_actor_idx` ON `events` (`actor_id`);--> statement-breakpoint
 CREATE TABLE `feed_reads` (
 	`user_id` text PRIMARY KEY NOT NULL,
+	`tenant_id` text NOT NULL,
 	`read_up_to_seq` integer DEFAULT 0 NOT NULL,
 	`updated_at` text NOT NULL,
-	FOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE no action
+	FOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE no action,
+	FOREIGN KEY (`tenant_id`) REFERENCES `tenants`(`id`) ON UPDATE no action ON DELETE no action
 );
 --> statement-breakpoint
+CREATE INDEX `feed_reads_tenant_idx` ON `feed_reads` (`tenant_id`);--> statement-breakpoint
 ALTER TABLE `users` ADD `timezone` text;

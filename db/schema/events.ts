@@ -44,15 +44,29 @@ export const eventRecipients = sqliteTable(
     eventSeq: integer('event_seq')
       .notNull()
       .references(() => events.seq),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id),
   },
-  (t) => [primaryKey({ columns: [t.userId, t.eventSeq] }), index('event_recipients_event_idx').on(t.eventSeq)],
+  (t) => [
+    primaryKey({ columns: [t.userId, t.eventSeq] }),
+    index('event_recipients_event_idx').on(t.eventSeq),
+    index('event_recipients_tenant_idx').on(t.tenantId),
+  ],
 );
 
 /** How far each user has read their feed: events with a larger `seq` are unread. */
-export const feedReads = sqliteTable('feed_reads', {
-  userId: text('user_id')
-    .primaryKey()
-    .references(() => users.id),
-  readUpToSeq: integer('read_up_to_seq').notNull().default(0),
-  updatedAt: text('updated_at').notNull(),
-});
+export const feedReads = sqliteTable(
+  'feed_reads',
+  {
+    userId: text('user_id')
+      .primaryKey()
+      .references(() => users.id),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id),
+    readUpToSeq: integer('read_up_to_seq').notNull().default(0),
+    updatedAt: text('updated_at').notNull(),
+  },
+  (t) => [index('feed_reads_tenant_idx').on(t.tenantId)],
+);

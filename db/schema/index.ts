@@ -6,3 +6,4 @@ export * from './gradebook';
 export * from './learning';
 export * from './events';
 export * from './compliance';
+export * from './webhooks';

@@ -21,7 +21,7 @@ export interface TokenPair {
   refresh_token?: string;
 }
 
-type AuthDeps = Pick<Deps, 'db' | 'clock' | 'config' | 'signer' | 'auth' | 'signInLimiter'>;
+type AuthDeps = Pick<Deps, 'db' | 'clock' | 'config' | 'signer' | 'auth' | 'signInLimiter'> & Partial<Pick<Deps, 'metrics'>>;
 
 const invalidCredentials = () => unauthorized('Invalid credentials');
 
@@ -41,14 +41,19 @@ function throttled(seconds: number, what: string): AppError {
   });
 }
 
-type LimiterDeps = Pick<Deps, 'signInLimiter'>;
+type LimiterDeps = Pick<Deps, 'signInLimiter'> & Partial<Pick<Deps, 'metrics'>>;
+/** Which budget an attempt draws on, as the metrics count failures and refusals. */
+type AttemptKind = 'password' | 'api_key' | 'current_password';
 
-function checkNotThrottled(deps: LimiterDeps, keys: { account?: string; ip: string }, what: string): void {
+function checkNotThrottled(deps: LimiterDeps, keys: { account?: string; ip: string }, what: string, kind: AttemptKind): void {
   const wait = Math.max(
     deps.signInLimiter.ip.retryAfterSeconds(keys.ip),
     keys.account ? deps.signInLimiter.account.retryAfterSeconds(keys.account) : 0,
   );
-  if (wait > 0) throw throttled(wait, what);
+  if (wait > 0) {
+    deps.metrics?.rateLimitRefused(kind === 'current_password' ? 'password_change' : 'sign_in');
+    throw throttled(wait, what);
+  }
 }
 
 /**
@@ -57,16 +62,17 @@ function checkNotThrottled(deps: LimiterDeps, keys: { account?: string; ip: stri
  * change's `current_password` draw on the same budget, so that a stolen API key or access token
  * cannot guess the password there without limit either.
  */
-export function passwordAttempts(deps: LimiterDeps, email: string, ip: string, what = 'password attempts') {
+export function passwordAttempts(deps: LimiterDeps, email: string, ip: string, what = 'password attempts', kind: AttemptKind = 'current_password') {
   const keys = { account: normaliseEmail(email), ip };
   return {
-    check: () => checkNotThrottled(deps, keys, what),
-    failed: () => recordFailure(deps, keys),
+    check: () => checkNotThrottled(deps, keys, what, kind),
+    failed: () => recordFailure(deps, keys, kind),
     succeeded: () => deps.signInLimiter.account.reset(keys.account),
   };
 }
 
-function recordFailure(deps: LimiterDeps, keys: { account?: string; ip: string }): void {
+function recordFailure(deps: LimiterDeps, keys: { account?: string; ip: string }, kind: AttemptKind): void {
+  deps.metrics?.signInFailed(kind);
   deps.signInLimiter.ip.recordFailure(keys.ip);
   if (keys.account) deps.signInLimiter.account.recordFailure(keys.account);
 }
@@ -81,7 +87,7 @@ export async function passwordGrant(
   ip: string,
 ): Promise<TokenPair> {
   const email = normaliseEmail(input.email);
-  const attempts = passwordAttempts(deps, email, ip, 'sign-ins');
+  const attempts = passwordAttempts(deps, email, ip, 'sign-ins', 'password');
   attempts.check();
   // The same email may hold accounts in several tenants. Without a tenant named, the password
   // decides: it opens the one account it belongs to, wherever that is. Only when it opens more than
@@ -117,10 +123,10 @@ export async function passwordGrant(
  * its key, so deleting or expiring the key ends the token too.
  */
 export async function apiKeyGrant(deps: AuthDeps, apiKey: string, ip: string): Promise<TokenPair> {
-  checkNotThrottled(deps, { ip }, 'sign-ins');
+  checkNotThrottled(deps, { ip }, 'sign-ins', 'api_key');
   const actor = await deps.auth.authenticate(apiKey);
   if (!actor || actor.via !== 'api_key') {
-    recordFailure(deps, { ip });
+    recordFailure(deps, { ip }, 'api_key');
     throw invalidCredentials();
   }
   return issueTokens(deps, { id: actor.userId, tenantId: actor.tenantId, role: actor.role }, { withRefresh: false, apiKeyId: actor.apiKeyId });

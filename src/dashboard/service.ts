@@ -74,7 +74,7 @@ export function markRead(db: Db, clock: Clock, learner: Learner, upToId: string 
       } else {
         seq = latestFeedSeq(tx, learner.userId);
       }
-      markFeedRead(tx, clock, learner.userId, seq);
+      markFeedRead(tx, clock, learner, seq);
       return readState(tx, learner);
     },
     { behavior: 'immediate' },

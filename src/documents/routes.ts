@@ -76,7 +76,7 @@ import {
   type DocumentRow,
 } from './service';
 import { getCollaborator, listCollaborators, shareDocument, unshareDocument } from './sharing';
-import { replaceContent } from './content';
+import { currentMarkdown, replaceContent } from './content';
 import { diffTexts, getVersion, listVersions, revertToVersion, saveVersion, unifiedDiff, versionSummary, versionText, type DiffSide } from './versions';
 
 const tags: [ApiTag] = ['Documents'];
@@ -244,7 +244,7 @@ export const documentsRouter = router
       const { document, role } = authorizeDocument('read', documentAccess(c.var.deps.db, c.var.actor, c.req.valid('param').id, { includeTrashed: true }));
       const include = c.req.valid('query').include;
       return c.json(
-        { ...documentFor(c, document, role), ...(include === 'content' ? { content: c.var.deps.documents.getText(document.id) } : {}) },
+        { ...documentFor(c, document, role), ...(include === 'content' ? { content: currentMarkdown(documentServices(c.var.deps), document) } : {}) },
         200,
       );
     },
@@ -609,7 +609,7 @@ export const documentsRouter = router
       const { id, version_id } = c.req.valid('param');
       const { document } = authorizeDocument('read', documentAccess(c.var.deps.db, c.var.actor, id));
       const version = getVersion(c.var.deps.db, document, version_id);
-      return c.json({ ...presentVersion(versionSummary(version)), content: versionText(version) }, 200);
+      return c.json({ ...presentVersion(versionSummary(version)), content: versionText(c.var.deps.db, version) }, 200);
     },
   )
   .openapi(
@@ -634,7 +634,7 @@ export const documentsRouter = router
       const current = authorizeDocument('read', documentAccess(deps.db, c.var.actor, id)).document;
       return c.json(
         {
-          document: { ...documentFor(c, current, role), content: deps.documents.getText(id) },
+          document: { ...documentFor(c, current, role), content: currentMarkdown(documentServices(deps), current) },
           before_revert_version: presentVersion(before),
         },
         200,
@@ -669,9 +669,9 @@ export const documentsRouter = router
       const { document } = authorizeDocument('read', documentAccess(deps.db, c.var.actor, c.req.valid('param').id));
       const q = c.req.valid('query');
       const side = (ref: string): DiffSide => {
-        if (ref === 'current') return { label: 'current', text: deps.documents.getText(document.id) };
+        if (ref === 'current') return { label: 'current', text: currentMarkdown(documentServices(deps), document) };
         const version = getVersion(deps.db, document, ref);
-        return { label: version.id, name: version.name, text: versionText(version) };
+        return { label: version.id, name: version.name, text: versionText(deps.db, version) };
       };
       const from = side(q.from);
       const to = side(q.to);

@@ -144,6 +144,7 @@ export function eraseDocument(svc: Pick<DocumentServices, 'db' | 'store' | 'acce
   if (doc.trashedAt === null) throw conflict('Only a document in the trash can be erased; move it to the trash first');
   // A change still queued for it would fail, with the row gone, and take its batch's retry path.
   svc.store.flush();
+  svc.store.discard(doc.id);
   svc.db.delete(documents).where(eq(documents.id, doc.id)).run();
   svc.access.narrowed();
 }

@@ -1,4 +1,5 @@
-// Named versions of a document (each the full encoded Yjs state of its moment), diffs between two
+// Named versions of a document (each the full encoded Yjs state of its moment, with its Markdown
+// taken at the same moment so that reading a version's text never loads Yjs), diffs between two
 // versions or the live body, and revert, which brings an old version's text back as one new change.
 import { diffChars, diffLines, diffWordsWithSpace, formatPatch, structuredPatch, type Change } from 'diff';
 import { and, desc, eq, sql } from 'drizzle-orm';
@@ -13,7 +14,7 @@ import { countAll } from '../lib/sql';
 import type { DocumentRow, DocumentServices } from './service';
 
 export type VersionRow = typeof documentVersions.$inferSelect;
-export type VersionSummary = Omit<VersionRow, 'state'> & { bytes: number };
+export type VersionSummary = Omit<VersionRow, 'state' | 'markdown'> & { bytes: number };
 
 const summaryColumns = {
   id: documentVersions.id,
@@ -26,32 +27,32 @@ const summaryColumns = {
 };
 
 const summaryOf = (row: VersionRow): VersionSummary => {
-  const { state, ...rest } = row;
+  const { state, markdown: _markdown, ...rest } = row;
   return { ...rest, bytes: state.byteLength };
 };
 
-/** Keeps the document's current state (or `state`, encoded earlier) under a name. */
+/** Keeps the document's current state and text (or `snapshot`, taken earlier) under a name. */
 export function saveVersion(
   svc: Pick<DocumentServices, 'db' | 'clock' | 'store'>,
   doc: DocumentRow,
   name: string,
   userId: string,
-  state = svc.store.encodeState(doc.id),
+  snapshot = svc.store.snapshot(doc.id),
 ): VersionSummary {
-  const row = svc.db
-    .insert(documentVersions)
-    .values({
-      id: newId(),
-      documentId: doc.id,
-      tenantId: doc.tenantId,
-      name,
-      state: Buffer.from(state.buffer, state.byteOffset, state.byteLength),
-      createdBy: userId,
-      createdAt: svc.clock.now().toISOString(),
-    })
-    .returning()
-    .get();
-  return summaryOf(row);
+  const { state, markdown } = snapshot;
+  const values = {
+    id: newId(),
+    documentId: doc.id,
+    tenantId: doc.tenantId,
+    name,
+    state: Buffer.from(state.buffer, state.byteOffset, state.byteLength),
+    markdown,
+    createdBy: userId,
+    createdAt: svc.clock.now().toISOString(),
+  };
+  // Not RETURNING: that would read both large columns back.
+  svc.db.insert(documentVersions).values(values).run();
+  return summaryOf(values);
 }
 
 /** Newest first. */
@@ -79,7 +80,16 @@ export function getVersion(db: Db, doc: DocumentRow, versionId: string): Version
   return row;
 }
 
-export const versionText = (row: VersionRow): string => textOfState(row.state);
+/**
+ * A version's Markdown: as stored with it, or, for a version saved before the text was kept, read
+ * from its state once and stored.
+ */
+export function versionText(db: Db, row: VersionRow): string {
+  if (row.markdown !== null) return row.markdown;
+  const markdown = textOfState(row.state);
+  db.update(documentVersions).set({ markdown }).where(eq(documentVersions.id, row.id)).run();
+  return markdown;
+}
 
 export const versionSummary = summaryOf;
 
@@ -90,11 +100,11 @@ export const versionSummary = summaryOf;
  * no version behind.
  */
 export function revertToVersion(svc: DocumentServices, doc: DocumentRow, version: VersionRow, userId: string): VersionSummary {
-  const state = svc.store.encodeState(doc.id);
-  const text = versionText(version);
+  const before = svc.store.snapshot(doc.id);
+  const text = versionText(svc.db, version);
   svc.store.replaceText(doc.id, text, userId);
   svc.search.write(doc.id, text);
-  return saveVersion(svc, doc, `Before revert to ${version.name}`.slice(0, MAX_VERSION_NAME_LENGTH), userId, state);
+  return saveVersion(svc, doc, `Before revert to ${version.name}`.slice(0, MAX_VERSION_NAME_LENGTH), userId, before);
 }
 
 export const MAX_VERSION_NAME_LENGTH = 200;

@@ -45,7 +45,7 @@ export function appendEvent<T extends EventType>(tx: Db, clock: Clock, event: Ne
   for (const userId of event.recipients ?? []) if (userId) recipients.add(userId);
   if (recipients.size > 0) {
     tx.insert(eventRecipients)
-      .values([...recipients].map((userId) => ({ userId, eventSeq: row.seq })))
+      .values([...recipients].map((userId) => ({ userId, eventSeq: row.seq, tenantId: event.tenantId })))
       .run();
   }
   return row;
@@ -80,10 +80,10 @@ export function appendEvents(tx: Db, clock: Clock, list: readonly NewEvent<Event
     // Rows are inserted in VALUES order, so their seqs follow the list; RETURNING's own order is
     // not promised, hence the lookup by id.
     const seqOf = new Map(tx.insert(events).values(rows).returning({ id: events.id, seq: events.seq }).all().map((r) => [r.id, r.seq]));
-    const recipients: { userId: string; eventSeq: number }[] = [];
+    const recipients: { userId: string; eventSeq: number; tenantId: string }[] = [];
     slice.forEach((event, i) => {
       const eventSeq = seqOf.get(rows[i]!.id)!;
-      for (const userId of new Set(event.recipients ?? [])) if (userId) recipients.push({ userId, eventSeq });
+      for (const userId of new Set(event.recipients ?? [])) if (userId) recipients.push({ userId, eventSeq, tenantId: event.tenantId });
     });
     for (const part of slices(recipients, RECIPIENTS_PER_STATEMENT)) tx.insert(eventRecipients).values(part).run();
   }
@@ -123,11 +123,12 @@ export function unreadFeedCount(db: Db, userId: string): number {
 }
 
 /** Marks the feed read up to `seq` (never backwards). */
-export function markFeedRead(db: Db, clock: Clock, userId: string, seq: number): number {
+export function markFeedRead(db: Db, clock: Clock, reader: { tenantId: string; userId: string }, seq: number): number {
+  const { tenantId, userId } = reader;
   const now = clock.now().toISOString();
   const upTo = Math.max(seq, feedReadUpTo(db, userId));
   db.insert(feedReads)
-    .values({ userId, readUpToSeq: upTo, updatedAt: now })
+    .values({ userId, tenantId, readUpToSeq: upTo, updatedAt: now })
     .onConflictDoUpdate({ target: feedReads.userId, set: { readUpToSeq: upTo, updatedAt: now } })
     .run();
   return upTo;

@@ -69,6 +69,14 @@ export const eventCatalogue = {
       role: z.string(),
     }),
   },
+  'webhook.test': {
+    description: 'Sent on request (POST /api/webhooks/{id}/test) to check an endpoint; never in the log.',
+    data: z.object({ webhook_id: id, message: z.string() }),
+  },
+  'webhook.disabled': {
+    description: 'A webhook subscription was disabled by the server: every delivery attempt had failed for 3 days.',
+    data: z.object({ webhook_id: id, url: z.string(), reason: z.string(), failing_since: when }),
+  },
 } as const;
 
 export type EventType = keyof typeof eventCatalogue;

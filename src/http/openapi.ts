@@ -103,6 +103,8 @@ export const apiTags = [
   { name: 'Analytics', description: "Performance summaries: a learner's own figures, and a course's for its instructors." },
   { name: 'Documents', description: 'Documents, their sharing, contexts, favourites, change history and named versions.' },
   { name: 'Dashboard', description: "A learner's dashboard: what to do next, their shelf, feed and summary." },
+  { name: 'Operations', description: 'Running the server: Prometheus metrics and online backups of the database.' },
+  { name: 'Webhooks', description: "Outbound webhooks (Standard Webhooks): admins subscribe endpoints to the tenant's events; the messages are listed under webhooks." },
 ] as const satisfies ReadonlyArray<{ name: string; description: string }>;
 
 export type ApiTag = (typeof apiTags)[number]['name'];

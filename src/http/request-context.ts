@@ -1,11 +1,16 @@
 // Per-request plumbing, in one middleware because it runs on every request: the request id, the
 // app's dependencies and logger in the context, the security headers of every answer, and one
-// access-log line (request id, user, method, path, status, duration). Kept cheap on purpose:
+// access-log line (request id, user, method, path, status, duration), and, when metrics are on,
+// one histogram observation (route template, status, duration). Kept cheap on purpose:
 // see the Foundation section of bench/RESULTS.md.
 import type { ServerResponse } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
+import { matchedRoutes } from 'hono/route';
 import type { AppEnv, Deps } from '../context';
 import { accessLoggerOf } from '../logger';
+
+/** The route label of every request no route matches (so raw paths never become label values). */
+export const UNMATCHED_ROUTE = 'unmatched';
 
 /**
  * Sent with every answer: the headers that protect JSON (OWASP REST Security): no MIME sniffing,
@@ -55,8 +60,22 @@ export function setResponseHeader(c: Context, name: string, value: string): void
 /** A caller's own X-Request-Id is kept when it is short and plain (Hono's requestId rule). */
 const ACCEPTABLE_REQUEST_ID = /^[\w\-=]{1,255}$/;
 
+/**
+ * The route template that answered (`/api/documents/:id`), never the raw path: the handler that
+ * ran, or when a middleware answered first (a 401), the route that would have; `unmatched` when
+ * no route matches the path (404, 405), so that clients cannot mint label values.
+ */
+export function routeLabel(c: Context): string {
+  const routes = matchedRoutes(c);
+  const ran = routes[c.req.routeIndex];
+  if (ran && ran.method !== 'ALL') return ran.path;
+  for (const route of routes) if (route.method !== 'ALL') return route.path;
+  return UNMATCHED_ROUTE;
+}
+
 export function requestContext(deps: Deps): MiddlewareHandler<AppEnv> {
   const accessLog = accessLoggerOf(deps.logger);
+  const metrics = deps.metrics;
   return async (c, next) => {
     const started = performance.now();
     const given = c.req.header('X-Request-Id');
@@ -80,6 +99,8 @@ export function requestContext(deps: Deps): MiddlewareHandler<AppEnv> {
       for (const [name, value] of SECURITY_HEADERS) if (!headers.has(name)) headers.set(name, value);
       headers.set('X-Request-Id', requestId);
     }
+
+    metrics?.observeRequest(c.req.method, routeLabel(c), c.res.status, (performance.now() - started) / 1000);
 
     if (accessLog.isLevelEnabled('info')) {
       accessLog.info(

@@ -43,6 +43,7 @@ export async function features(deps: Deps) {
     features: {
       collab: (await capabilityState(deps, 'collab')) === 'ok',
       pdf_export: (await capabilityState(deps, 'pdf_export')) === 'ok',
+      webhooks: true,
       lti: false,
       saml: false,
       migration: false,

@@ -67,7 +67,14 @@ const decodeIssuedAt = (token: string): number => {
 export const uniqueEmail = (prefix = 'user') => `${prefix}${++emailCounter}-${Date.now().toString(36)}@example.com`;
 
 export async function makeTestApp(
-  opts: { config?: ConfigInput; clock?: ManualClock; deps?: (deps: Deps) => void; logger?: Logger } = {},
+  opts: {
+    config?: ConfigInput;
+    clock?: ManualClock;
+    deps?: (deps: Deps) => void;
+    logger?: Logger;
+    /** Test seams of the webhook worker (a fake DNS resolver, pinned jitter). */
+    webhooks?: Parameters<typeof buildDeps>[0]['webhooks'];
+  } = {},
 ) {
   const clock = opts.clock ?? new ManualClock(new Date());
   const config = buildConfig({
@@ -78,7 +85,7 @@ export async function makeTestApp(
     ...opts.config,
   });
   const database = openDatabase(':memory:');
-  const deps = await buildDeps({ database, config, clock, logger: opts.logger ?? createLogger('silent') });
+  const deps = await buildDeps({ database, config, clock, logger: opts.logger ?? createLogger('silent'), webhooks: opts.webhooks });
   opts.deps?.(deps);
   const app = createApp(deps);
   const defaultTenant = getTenantBySlug(deps.db, 'default')!;

@@ -1,0 +1,94 @@
+// An online backup of the server's database, whether or not the server runs:
+//
+//   npm run backup -- [--out FILE] [--data-dir DIR]
+//
+// Through SQLite's online backup API, in one read transaction: a consistent copy while the server
+// keeps serving. Written under a temporary name and renamed once complete; SIGTERM or Ctrl-C
+// meanwhile removes the partial file. Without --out it goes to DATA_DIR/backups/ under a dated
+// name, and only the BACKUP_KEEP newest backups there are kept (the nightly cron job).
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import Database from 'better-sqlite3';
+import { BackupAbortedError, BACKUPS_FOLDER, backupName, rotateBackups, writeBackup } from '../src/backup/files';
+import { ConfigError, databaseFile, loadConfig, type Config } from '../src/config';
+import { StartFailure, databaseFailure } from '../src/start-failure';
+
+const USAGE = `Usage:
+  npm run backup -- [--out FILE] [--data-dir DIR]
+      A consistent copy of the database, taken while the server runs or not. Without --out it is
+      written to DATA_DIR/backups/lms-<time>.sqlite and only the BACKUP_KEEP (default 7) newest
+      backups there are kept. Prints the file, its size and its SHA-256.`;
+
+function parse(argv: string[]): { out?: string; config: Config } | 'help' {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      options: { out: { type: 'string' }, 'data-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    }));
+  } catch (err) {
+    throw new StartFailure(`Invalid command line: ${(err as Error).message} (npm run backup -- --help)`, 2);
+  }
+  if (values.help) return 'help';
+  if (values.out !== undefined && values.out.trim() === '') throw new StartFailure('--out takes a file name', 2);
+  try {
+    const config = loadConfig(process.env, values['data-dir'] !== undefined ? ['--data-dir', values['data-dir']] : []);
+    return { out: values.out, config };
+  } catch (err) {
+    if (err instanceof ConfigError) throw new StartFailure(err.message, 2);
+    throw err;
+  }
+}
+
+async function main(): Promise<void> {
+  const command = parse(process.argv.slice(2));
+  if (command === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const { config } = command;
+  const file = databaseFile(config);
+  if (!existsSync(file)) {
+    throw new StartFailure(`No database at ${file}: point DATA_DIR or --data-dir at the server's data folder`);
+  }
+  let source: Database.Database;
+  try {
+    source = new Database(file, { fileMustExist: true });
+    source.pragma('busy_timeout = 5000');
+  } catch (err) {
+    throw databaseFailure(err, file);
+  }
+  const rotated = command.out === undefined;
+  const dir = rotated ? path.join(config.dataDir, BACKUPS_FOLDER) : path.dirname(path.resolve(command.out!));
+  mkdirSync(dir, { recursive: true });
+  const target = rotated ? path.join(dir, backupName(dir, new Date())) : path.resolve(command.out!);
+  if (!rotated && existsSync(target)) throw new StartFailure(`${target} exists already: name a new file`);
+
+  // SIGTERM or Ctrl-C: the copy stops and its partial file is removed before exiting.
+  const controller = new AbortController();
+  const stop = (signal: NodeJS.Signals) => {
+    process.stderr.write(`${signal}: stopping the backup\n`);
+    controller.abort();
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+  try {
+    const backup = await writeBackup(source, target, { signal: controller.signal });
+    const removed = rotated ? rotateBackups(dir, config.backupKeep) : [];
+    process.stdout.write(`Backup written: ${backup.path} (${backup.bytes} bytes, sha256 ${backup.sha256})\n`);
+    if (removed.length > 0) process.stdout.write(`Rotation (BACKUP_KEEP=${config.backupKeep}) removed: ${removed.join(', ')}\n`);
+  } catch (err) {
+    if (err instanceof BackupAbortedError) throw new StartFailure(`Backup stopped: ${err.message}`, 1);
+    throw new StartFailure(`Backup failed: ${(err as Error).message}`);
+  } finally {
+    source.close();
+  }
+}
+
+main().catch((err) => {
+  const failure = err instanceof StartFailure ? err : new StartFailure(`Failed: ${err instanceof Error ? err.message : String(err)}`);
+  process.stderr.write(`${failure.message}\n`);
+  process.exit(failure.exitCode);
+});
