@@ -102,7 +102,6 @@ export const apiTags = [
   { name: 'Compliance', description: 'Seat time: sessions a learner keeps on modules and activities, the time credited against requirements, and the reports an auditor reads.' },
   { name: 'Analytics', description: "Performance summaries: a learner's own figures, and a course's for its instructors." },
   { name: 'Documents', description: 'Documents, their sharing, contexts, favourites, change history and named versions.' },
-  { name: 'Dashboard', description: "A learner's dashboard: what to do next, their shelf, feed and summary." },
   { name: 'Operations', description: 'Running the server: Prometheus metrics and online backups of the database.' },
   { name: 'Webhooks', description: "Outbound webhooks (Standard Webhooks): admins subscribe endpoints to the tenant's events; the messages are listed under webhooks." },
 ] as const satisfies ReadonlyArray<{ name: string; description: string }>;
