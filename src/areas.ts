@@ -2,9 +2,11 @@
 // with an index.ts, and one line here.
 import { collabArea } from '../collab';
 import { exportArea } from '../export';
+import { complianceArea } from './compliance';
 import type { PermissionRules } from './auth/access';
 import type { Area } from './context';
 import { activitiesArea } from './activities';
+import { analyticsArea } from './analytics';
 import { apiKeysArea } from './api-keys';
 import { commentsArea } from './comments';
 import { templatesArea } from './templates';
@@ -38,6 +40,8 @@ export const areas: readonly Area[] = [
   activitiesArea,
   enrollmentsArea,
   sequencingArea,
+  complianceArea,
+  analyticsArea,
   documentsArea,
   dashboardArea,
   metricsArea,

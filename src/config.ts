@@ -57,6 +57,8 @@ const configSchema = z.object({
   /** Longest a PDF export may render, and most pages it may have (past it: 422). */
   pdfTimeoutMs: wholeNumber(1000).default(30_000),
   pdfMaxPages: wholeNumber(1).default(200),
+  /** Seat time: a gap between heartbeats longer than this earns nothing and ends the session. */
+  complianceIdleTimeoutSeconds: wholeNumber(1, 86_400).default(300),
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -97,6 +99,7 @@ const envNames: Record<keyof Config, string> = {
   pdfQueueLimit: 'PDF_QUEUE_LIMIT',
   pdfTimeoutMs: 'PDF_TIMEOUT_MS',
   pdfMaxPages: 'PDF_MAX_PAGES',
+  complianceIdleTimeoutSeconds: 'COMPLIANCE_IDLE_TIMEOUT_SECONDS',
 };
 
 export class ConfigError extends Error {}

@@ -6,6 +6,7 @@ import { mkdirSync, statSync } from 'node:fs';
 import { openDatabase, startBackgroundCheckpoints, type Database_ } from '../db/client';
 import { DataDirectoryBusyError, lockDataDirectory, type DataDirectoryLock } from '../db/data-dir-lock';
 import { createApp } from './app';
+import { startSeatTimeSweep } from './compliance/sweep';
 import { systemClock } from './lib/clock';
 import { ConfigError, databaseFile, loadConfig, type Config } from './config';
 import type { Deps } from './context';
@@ -81,6 +82,7 @@ async function main(): Promise<void> {
     onCheckpoint: deps.metrics ? (seconds) => deps.metrics!.checkpointed(seconds) : undefined,
   });
   running.attach(createApp(deps), createCollabHub(deps));
+  const seatTimeSweep = startSeatTimeSweep(deps);
   // Pending deliveries (a crash mid-delivery included) are due again from the first pass.
   deps.webhooks.start();
   const enabled = (await features(deps)).features;
@@ -115,6 +117,7 @@ async function main(): Promise<void> {
       database.close();
       void closeLog(logger).then(() => process.exit(1));
     }, config.shutdownTimeoutMs + 5_000);
+    seatTimeSweep.stop();
     try {
       // A backup in progress is stopped, its partial file removed: never a truncated backup.
       await deps.backups.stop();

@@ -7,5 +7,6 @@ export * from './templates';
 export * from './gradebook';
 export * from './learning';
 export * from './events';
+export * from './compliance';
 export * from './webhooks';
 export * from './competencies';

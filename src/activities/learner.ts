@@ -7,6 +7,7 @@
 import { and, eq, notExists, sql, type SQL } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import { activities, activityStates, enrollments } from '../../db/schema';
+import { requireSeatTime } from '../compliance/service';
 import { countAll } from '../lib/sql';
 import { appendEvent, type EventRow } from '../events/log';
 import { AppError, conflict, notFound, unprocessable } from '../http/errors';
@@ -191,6 +192,8 @@ export function complete(db: Db, clock: Clock, learner: Learner, activity: Activ
         errors: node?.unmet.map((u) => ({ path: `prerequisites.${u.node_id}`, message: u.message })),
       });
     }
+    // Compliance (issue 25): an activity with min_seat_seconds waits for the learner's credited seat time (409 saying how much remains).
+    requireSeatTime(tx, clock, { tenantId: learner.tenantId, userId: learner.userId, activityId: activity.id });
     const fromShelf = current?.savedAt != null;
     let state = writeState(tx, learner, activity, current, {
       status: 'completed',

@@ -234,6 +234,8 @@ export const activitiesRouter = newRouter()
       summary: 'Complete an activity and collect its rewards (XP, level, streak, badges), once',
       description:
         `${learnerOnly} A locked activity (a prerequisite not met, the course not published) is a 409 whose detail says what blocks it. ` +
+        'An activity with `min_seat_seconds` is a 409 saying how many seconds remain until the caller\'s credited seat time reaches it ' +
+        '(their open session on the activity counts up to now: see Compliance). ' +
         'Completing again awards nothing (200, `xp_awarded: 0`); a higher `score` given then is kept. ' +
         'A skipped activity can be completed. Rewards: see src/activities/rewards.ts (XP with an on-time bonus of half the ' +
         "activity's XP and a streak multiplier of +0.1 per streak day up to 1.5; level n at 50·n·(n−1) XP; streaks in the " +

@@ -1110,7 +1110,7 @@ export interface paths {
         put?: never;
         /**
          * Complete an activity and collect its rewards (XP, level, streak, badges), once
-         * @description Only students actively enrolled in the course (403 for anyone else, instructors included; 409 when the enrollment is dropped or completed). A locked activity (a prerequisite not met, the course not published) is a 409 whose detail says what blocks it. Completing again awards nothing (200, `xp_awarded: 0`); a higher `score` given then is kept. A skipped activity can be completed. Rewards: see src/activities/rewards.ts (XP with an on-time bonus of half the activity's XP and a streak multiplier of +0.1 per streak day up to 1.5; level n at 50·n·(n−1) XP; streaks in the learner's time zone).
+         * @description Only students actively enrolled in the course (403 for anyone else, instructors included; 409 when the enrollment is dropped or completed). A locked activity (a prerequisite not met, the course not published) is a 409 whose detail says what blocks it. An activity with `min_seat_seconds` is a 409 saying how many seconds remain until the caller's credited seat time reaches it (their open session on the activity counts up to now: see Compliance). Completing again awards nothing (200, `xp_awarded: 0`); a higher `score` given then is kept. A skipped activity can be completed. Rewards: see src/activities/rewards.ts (XP with an on-time bonus of half the activity's XP and a streak multiplier of +0.1 per streak day up to 1.5; level n at 50·n·(n−1) XP; streaks in the learner's time zone).
          */
         post: operations["completeActivity"];
         delete?: never;
@@ -1436,6 +1436,166 @@ export interface paths {
          * @description The same rules as the course state, for one node. `user_id`: teaching staff and admins may ask for a learner of the course.
          */
         get: operations["getNodeAvailability"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/compliance/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a seat-time session on a module or activity; the caller's open session, if any, ends
+         * @description Time comes from the server clock only: a session is credited with each interval between consecutive signs of the learner (start, heartbeats, end) no longer than the idle timeout (COMPLIANCE_IDLE_TIMEOUT_SECONDS, default 300). A session with no heartbeat for longer than that has ended by itself at its last heartbeat. Students actively enrolled in the course only (403 for anyone else, instructors included; 409 when the enrollment is dropped or completed). A block that is not a module or activity of the course is 422; a locked one (prerequisites not met, course not published) is 409 saying why. The previous session is credited up to now and ends as `switched`. `Location` is the caller's active session.
+         */
+        post: operations["startSeatSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/compliance/sessions/{id}/heartbeat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Keep a seat-time session alive, crediting the time since the last heartbeat
+         * @description Time comes from the server clock only: a session is credited with each interval between consecutive signs of the learner (start, heartbeats, end) no longer than the idle timeout (COMPLIANCE_IDLE_TIMEOUT_SECONDS, default 300). A session with no heartbeat for longer than that has ended by itself at its last heartbeat. A heartbeat after a longer gap finds the session ended (409) and credits nothing. Someone else's session is 404; an ended one 409; when the enrollment is no longer active the session ends and the answer is 409.
+         */
+        post: operations["heartbeatSeatSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/compliance/sessions/{id}/end": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * End a seat-time session, crediting the time since its last heartbeat (within the idle timeout)
+         * @description Time comes from the server clock only: a session is credited with each interval between consecutive signs of the learner (start, heartbeats, end) no longer than the idle timeout (COMPLIANCE_IDLE_TIMEOUT_SECONDS, default 300). A session with no heartbeat for longer than that has ended by itself at its last heartbeat. Someone else's session is 404; one that has already ended (or ended by itself) is 409.
+         */
+        post: operations["endSeatSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/compliance/sessions/active": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's open seat-time session; 404 when there is none
+         * @description Time comes from the server clock only: a session is credited with each interval between consecutive signs of the learner (start, heartbeats, end) no longer than the idle timeout (COMPLIANCE_IDLE_TIMEOUT_SECONDS, default 300). A session with no heartbeat for longer than that has ended by itself at its last heartbeat. A session found timed out is recorded as ended, and the answer is 404.
+         */
+        get: operations["getActiveSeatSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/compliance/blocks/{block_id}/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A learner's seat time on a module or activity against its requirement
+         * @description Requirements are set on activities (`min_seat_seconds`; none means 0). For a module: required is the sum of its activities' requirements, credited is all time credited in the module (on it and on its activities), remaining is the sum of what each activity still lacks (time on one does not make up for another's shortfall). Compliant: nothing remains. For the caller (a student of the course), or `user_id` (a student of the course) for the course's instructors and admins (403 otherwise).
+         */
+        get: operations["getSeatTimeStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/compliance/courses/{course_id}/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The course compliance report: every learner against every seat-time requirement; ?format=csv for a spreadsheet
+         * @description Blocks: the activities with `min_seat_seconds`, in course order. Learners of record: students whose enrollment is active or completed, by name. JSON: a page of learners, each with credited against required per block and totals, and the course-level figures (`compliant`: every learner meets every requirement). CSV (page and per_page do not apply): a header row (user_id, name, email, enrollment_status, one column of credited seconds per block, required_seconds, credited_seconds, remaining_seconds, compliant), then one row per learner; UTF-8 with BOM and CRLF line ends; cells starting with = + - @ TAB or CR are prefixed with a single quote so that no spreadsheet reads them as formulas. The course's instructors and admins only (403).
+         */
+        get: operations["getCourseComplianceReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/compliance/courses/{course_id}/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The course's seat-time sessions, newest first (instructors), or a learner's own
+         * @description The course's instructors and admins see every learner's sessions, filtered by `user_id`, `block_id` and when they started (`from` inclusive, `to` exclusive). A student of the course sees their own (no `user_id`, or their own; another learner's is 403). Sessions found timed out are recorded as ended first. `from` after `to` is 422.
+         */
+        get: operations["listCourseSeatSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/analytics/performance-summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Performance summary: a learner's own figures, or with `course_id` a course's for its instructors
+         * @description Learner figures (`scope: learner`): completion rate (completed required activities over required ones), activities completed, XP earned and total, level, streak (current, in the learner's time zone, and longest), average grade (mean of their weighted gradebook percents), seat time credited against requirements, last activity; across every course they are (or were, completing it) a student of, or in `course_id`. Course figures (`scope: course`, the course's instructors and admins): student enrollments by status, progress, the completion funnel per module, the grade distribution, at-risk learners (active, progress below `at_risk_progress_below` (default: the median of active learners) and no activity for `at_risk_inactive_days` (default 7)), engagement (deep-link clicks, help requests, skips with their reasons counted). A student passing `course_id` gets their own figures in it; `user_id` of another learner is 403 for them. Instructors may pass `user_id` (a student of the course) for that learner's figures; without `course_id`, only admins may name another user. TAs and others of the tenant: 403.
+         */
+        get: operations["getPerformanceSummary"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4008,6 +4168,256 @@ export interface components {
             status: "locked" | "available" | "in_progress" | "completed" | "skipped";
             reasons: string[];
             unmet: components["schemas"]["UnmetPrerequisite"][];
+        };
+        StartedSeatSession: components["schemas"]["SeatSession"] & {
+            previous_session: components["schemas"]["SeatSession"];
+        };
+        /** @description The caller's session this start ended, if one was open */
+        SeatSession: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            user_id: string;
+            /** Format: uuid */
+            course_id: string;
+            /** Format: uuid */
+            block_id: string;
+            /** @enum {string} */
+            block_type: "module" | "activity";
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            started_at: string;
+            /**
+             * Format: date-time
+             * @description The last time the learner was seen: the start, then each heartbeat
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            last_heartbeat_at: string;
+            /**
+             * Format: date-time
+             * @description Null while open; a timed-out session ends at its last heartbeat
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            ended_at: string | null;
+            /**
+             * @description `ended` (by the learner), `switched` (another session started), `timed_out` (no heartbeat within the idle timeout)
+             * @enum {string|null}
+             */
+            end_reason: "ended" | "switched" | "timed_out" | null;
+            active: boolean;
+            heartbeats: number;
+            /** @description The idle timeout in force when the session started: gaps longer than this earn nothing */
+            idle_timeout_seconds: number;
+            /**
+             * Format: date-time
+             * @description While open: when it ends by itself without another heartbeat
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            expires_at: string | null;
+            /** @description Time credited, in seconds (millisecond precision) */
+            credited_seconds: number;
+            /** @description From the start to the end (or, while open, to the last heartbeat), in seconds (millisecond precision) */
+            duration_seconds: number;
+        } | null;
+        SeatTimeStatus: {
+            /** Format: uuid */
+            block_id: string;
+            /** @enum {string} */
+            block_type: "module" | "activity";
+            /** Format: uuid */
+            course_id: string;
+            /** Format: uuid */
+            user_id: string;
+            /** @description Required, in seconds (millisecond precision) */
+            required_seconds: number;
+            /** @description Credited, in seconds (millisecond precision) */
+            credited_seconds: number;
+            /** @description Still lacking, in seconds (millisecond precision) */
+            remaining_seconds: number;
+            /** @description Nothing remains */
+            compliant: boolean;
+        };
+        ComplianceReport: {
+            /** Format: uuid */
+            course_id: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            generated_at: string;
+            blocks: {
+                /** Format: uuid */
+                block_id: string;
+                /** @enum {string} */
+                block_type: "activity";
+                /** Format: uuid */
+                module_id: string;
+                title: string;
+                required_seconds: number;
+            }[];
+            /** @description Learners of record (students, active or completed) */
+            learners: number;
+            compliant_learners: number;
+            /** @description Every learner of record meets every requirement */
+            compliant: boolean;
+            data: {
+                /** Format: uuid */
+                user_id: string;
+                name: string;
+                email: string;
+                /** @enum {string} */
+                enrollment_status: "active" | "completed";
+                blocks: {
+                    /** Format: uuid */
+                    block_id: string;
+                    /** @description Required, in seconds (millisecond precision) */
+                    required_seconds: number;
+                    /** @description Credited, in seconds (millisecond precision) */
+                    credited_seconds: number;
+                    /** @description Still lacking, in seconds (millisecond precision) */
+                    remaining_seconds: number;
+                    /** @description Nothing remains */
+                    compliant: boolean;
+                }[];
+                totals: {
+                    /** @description Required, in seconds (millisecond precision) */
+                    required_seconds: number;
+                    /** @description Credited, in seconds (millisecond precision) */
+                    credited_seconds: number;
+                    /** @description Still lacking, in seconds (millisecond precision) */
+                    remaining_seconds: number;
+                    /** @description Nothing remains */
+                    compliant: boolean;
+                };
+                compliant: boolean;
+            }[];
+            pagination: {
+                page: number;
+                per_page: number;
+                total: number;
+                total_pages: number;
+            };
+        };
+        PerformanceSummary: components["schemas"]["LearnerPerformanceSummary"] | components["schemas"]["CoursePerformanceSummary"];
+        LearnerPerformanceSummary: {
+            /** @enum {string} */
+            scope: "learner";
+            /** Format: uuid */
+            user_id: string;
+            /** Format: uuid */
+            course_id: string | null;
+            /** @description Courses counted: the one asked for, or every course the learner is (or was, completing it) a student of */
+            courses: number;
+            completion: {
+                completed_required: number;
+                total_required: number;
+                /** @description Completed required activities over required ones, 0..100 */
+                rate: number;
+            };
+            activities_completed: number;
+            /** @description XP earned in the courses counted */
+            xp_earned: number;
+            total_xp: number;
+            level: number;
+            streak: {
+                current_days: number;
+                longest_days: number;
+            };
+            /** @description Mean of the learner's weighted gradebook percents in the courses counted; null when ungraded */
+            average_grade: number | null;
+            seat_time: {
+                required_seconds: number;
+                credited_seconds: number;
+                remaining_seconds: number;
+                compliant: boolean;
+            };
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            last_activity_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            generated_at: string;
+        };
+        CoursePerformanceSummary: {
+            /** @enum {string} */
+            scope: "course";
+            /** Format: uuid */
+            course_id: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            generated_at: string;
+            /** @description Student enrollments by status */
+            enrollments: {
+                active: number;
+                completed: number;
+                dropped: number;
+                total: number;
+            };
+            progress: {
+                /** @description Learners of record: students, active or completed */
+                learners: number;
+                average_percent: number | null;
+                median_percent: number | null;
+                completed_course: number;
+            };
+            /** @description The completion funnel, modules in course order */
+            modules: {
+                /** Format: uuid */
+                module_id: string;
+                title: string;
+                required_activities: number;
+                /** @description Learners who touched any of its activities */
+                started: number;
+                /** @description Learners who completed all its required activities */
+                completed: number;
+                completion_rate: number;
+            }[];
+            grades: {
+                graded: number;
+                ungraded: number;
+                mean_percent: number | null;
+                median_percent: number | null;
+                distribution: {
+                    letter: string;
+                    count: number;
+                }[];
+            };
+            at_risk: {
+                progress_below: number;
+                inactive_days: number;
+                count: number;
+                learners: {
+                    /** Format: uuid */
+                    user_id: string;
+                    name: string;
+                    email: string;
+                    progress_percent: number;
+                    /**
+                     * Format: date-time
+                     * @example 2026-01-01T00:00:00.000Z
+                     */
+                    last_activity_at: string | null;
+                    days_inactive: number;
+                }[];
+            };
+            engagement: {
+                deep_link_clicks: number;
+                learners_clicking: number;
+                help_requests: number;
+                skips: number;
+                skip_reasons: {
+                    reason: string | null;
+                    count: number;
+                }[];
+            };
         };
         Document: {
             /** Format: uuid */
@@ -12242,6 +12652,543 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["NodeAvailability"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    startSeatSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description A course the caller is actively enrolled in as a student
+                     */
+                    course_id: string;
+                    /**
+                     * Format: uuid
+                     * @description A module or an activity of that course
+                     */
+                    block_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The new session, and the one it ended */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StartedSeatSession"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but not acceptable (validation_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    heartbeatSeatSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SeatSession"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    endSeatSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ended session */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SeatSession"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getActiveSeatSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The open session */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SeatSession"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSeatTimeStatus: {
+        parameters: {
+            query?: {
+                /** @description A learner of the course (instructors and admins); default: the caller */
+                user_id?: string;
+            };
+            header?: never;
+            path: {
+                /** @description A module or an activity */
+                block_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The status */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SeatTimeStatus"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getCourseComplianceReport: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (at most 1000000000) */
+                page?: number;
+                /** @description Items per page, 1 to 100 */
+                per_page?: number;
+                /** @description `csv`: every learner, one row each (page and per_page do not apply) */
+                format?: "json" | "csv";
+            };
+            header?: never;
+            path: {
+                course_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the report, or the spreadsheet */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ComplianceReport"];
+                    "text/csv": string;
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listCourseSeatSessions: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (at most 1000000000) */
+                page?: number;
+                /** @description Items per page, 1 to 100 */
+                per_page?: number;
+                /** @description One learner's sessions; a learner may ask only for their own */
+                user_id?: string;
+                /** @description Sessions on this module or activity */
+                block_id?: string;
+                /** @description Sessions started at or after this instant */
+                from?: string;
+                /** @description Sessions started before this instant */
+                to?: string;
+            };
+            header?: never;
+            path: {
+                course_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of sessions */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SeatSession"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but not acceptable (validation_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getPerformanceSummary: {
+        parameters: {
+            query?: {
+                /** @description Instructors: the class summary of this course; learners: their own figures in it */
+                course_id?: string;
+                /** @description One learner's figures (instructors of the course; admins without a course) */
+                user_id?: string;
+                /** @description At risk: no activity for at least this many days (default 7) */
+                at_risk_inactive_days?: number;
+                /** @description At risk: progress (percent) strictly below this; default the median progress of the active learners */
+                at_risk_progress_below?: number | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The summary */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PerformanceSummary"];
                 };
             };
             /** @description Malformed request (validation_failed) */
