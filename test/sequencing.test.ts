@@ -149,4 +149,44 @@ describe('sequencing', () => {
     const edges = await t.call('GET', `/api/courses/${courseId}/sequencing/edges`, { as: teacher });
     expect(edges.body.data.map((e: { from_node_id: string; to_node_id: string }) => [e.from_node_id, e.to_node_id])).toEqual([[modules[0], modules[2]]]);
   });
+
+  it('follows every change to the course graph at once (the engine keeps it in memory between requests)', async () => {
+    const { courseId, modules } = await courseWithModules(['First', 'Second']);
+    const [first, second] = modules as [string, string];
+    const statusOf = async () => {
+      const res = await t.call('GET', `/api/courses/${courseId}/state`, { as: learner });
+      expect(res.status).toBe(200);
+      return (res.body.nodes as { node_id: string; title: string; status: string }[]).map((n) => `${n.title}:${n.status}`);
+    };
+    expect(await statusOf()).toEqual(['First:completed', 'Second:completed']);
+    // An activity appears, and makes its module incomplete.
+    const activity = await t.call('POST', `/api/modules/${first}/activities`, { as: teacher, body: { title: 'Read', type: 'reading' } });
+    expect(activity.status).toBe(201);
+    expect(await statusOf()).toEqual(['First:available', 'Read:available', 'Second:completed']);
+    // An edge locks what waits for the incomplete module; removing it unlocks it again.
+    const edge = await addEdge(courseId, first, second);
+    expect(edge.status).toBe(201);
+    expect(await statusOf()).toEqual(['First:available', 'Read:available', 'Second:completed']);
+    const edge2 = await addEdge(courseId, activity.body.id, second);
+    expect(edge2.status).toBe(201);
+    // Second has no required activities, so it stays completed; a new module waiting for First is locked.
+    const third = await t.call('POST', `/api/courses/${courseId}/modules`, { as: teacher, body: { title: 'Third' } });
+    expect((await addEdge(courseId, first, third.body.id)).status).toBe(201);
+    expect(await statusOf()).toEqual(['First:available', 'Read:available', 'Second:completed', 'Third:completed']);
+    expect((await t.call('POST', `/api/modules/${third.body.id}/activities`, { as: teacher, body: { title: 'Quiz', type: 'quiz' } })).status).toBe(201);
+    expect(await statusOf()).toEqual(['First:available', 'Read:available', 'Second:completed', 'Third:locked', 'Quiz:locked']);
+    // Renames, reorders and deletions show at once.
+    expect((await t.call('PATCH', `/api/modules/${first}`, { as: teacher, body: { title: 'Start' } })).status).toBe(200);
+    expect((await t.call('PATCH', `/api/activities/${activity.body.id}`, { as: teacher, body: { required: false } })).status).toBe(200);
+    expect(await statusOf()).toEqual(['Start:completed', 'Read:available', 'Second:completed', 'Third:available', 'Quiz:available']);
+    expect((await t.call('DELETE', `/api/activities/${activity.body.id}`, { as: teacher })).status).toBe(204);
+    expect(await statusOf()).toEqual(['Start:completed', 'Second:completed', 'Third:available', 'Quiz:available']);
+    expect((await t.call('PUT', `/api/courses/${courseId}/modules/order`, { as: teacher, body: { module_ids: [third.body.id, second, first] } })).status).toBe(200);
+    // Start comes first (Second and Third wait for it), then the new course order: Third (with its activity), Second.
+    expect(await statusOf()).toEqual(['Start:completed', 'Third:available', 'Quiz:available', 'Second:completed']);
+    // A module and its own activity cannot be joined, either way.
+    const quiz = (await t.call('GET', `/api/modules/${third.body.id}/activities`, { as: teacher })).body.data[0].id as string;
+    expectProblem(await addEdge(courseId, third.body.id, quiz), 422, 'validation_failed');
+    expectProblem(await addEdge(courseId, quiz, third.body.id), 422, 'validation_failed');
+  });
 });

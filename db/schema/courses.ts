@@ -25,6 +25,12 @@ export const courses = sqliteTable(
     updatedAt: text('updated_at').notNull(),
     publishedAt: text('published_at'),
     deletedAt: text('deleted_at'),
+    /**
+     * Bumped by triggers (see the course_structure_version migration) whenever a module, section,
+     * activity or sequencing edge of the course is written: the course-state engine keeps a
+     * course's graph in memory for as long as this stays the same. Never written by the application.
+     */
+    structureVersion: integer('structure_version').notNull().default(0),
   },
   (t) => [
     // A soft-deleted course keeps its row but frees its slug for a new course.

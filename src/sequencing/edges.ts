@@ -33,6 +33,9 @@ export function findNode(db: Db, tenantId: string, id: string): CourseNode | und
   return activity ? { ...activity, type: 'activity' } : undefined;
 }
 
+const moduleOfActivity = (db: Db, activityId: string): string | undefined =>
+  db.select({ moduleId: activities.moduleId }).from(activities).where(eq(activities.id, activityId)).get()?.moduleId;
+
 /** Every node of a course: modules and activities, with titles (for naming cycles and graphs). */
 export function courseNodes(db: Db, courseId: string): Map<string, CourseNode> {
   const nodes = new Map<string, CourseNode>();
@@ -112,6 +115,13 @@ export function createEdge(db: Db, clock: Clock, input: NewEdge): EdgeRow {
           return node;
         });
         const [from, to] = ends as [CourseNode, CourseNode];
+        // A module and one of its own activities: the activity waits for its module's
+        // prerequisites already, so either direction would lock one of them for good.
+        const [moduleEnd, activityEnd] = from.type === 'module' ? [from, to] : [to, from];
+        if (moduleEnd.type === 'module' && activityEnd.type === 'activity' && moduleOfActivity(tx, activityEnd.id) === moduleEnd.id)
+          throw unprocessable('An edge cannot join a module and one of its own activities', [
+            { path: activityEnd === from ? 'from_node_id' : 'to_node_id', message: `is an activity of the module ${moduleEnd.id}` },
+          ]);
         const edges = tx
           .select({ fromNodeId: sequencingEdges.fromNodeId, toNodeId: sequencingEdges.toNodeId })
           .from(sequencingEdges)

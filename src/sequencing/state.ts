@@ -33,6 +33,7 @@ import {
   type EnrollmentStatus,
   type SequencingNodeType,
 } from '../../db/schema';
+import { BoundedMap } from '../lib/bounded-map';
 import { preparedFor } from '../lib/prepared';
 
 export type NodeStatus = 'locked' | 'available' | 'in_progress' | 'completed' | 'skipped';
@@ -151,7 +152,7 @@ function statementsOf(db: Db) {
     const p = sql.placeholder;
     return {
       course: db
-        .select({ status: courses.status, enrollment: enrollments.status })
+        .select({ status: courses.status, enrollment: enrollments.status, structureVersion: courses.structureVersion })
         .from(courses)
         .leftJoin(enrollments, and(eq(enrollments.courseId, courses.id), eq(enrollments.userId, p('userId'))))
         .where(and(eq(courses.id, p('courseId')), eq(courses.tenantId, p('tenantId')), isNull(courses.deletedAt)))
@@ -204,13 +205,78 @@ function statementsOf(db: Db) {
   });
 }
 
+/**
+ * A course's graph: what depends only on the course, not on the learner. Kept in memory per
+ * database and course while the course's `structure_version` (bumped by triggers on every write to
+ * its modules, sections, activities and edges) stays the same.
+ */
+interface CourseStructure {
+  version: number;
+  modules: { id: string; title: string }[];
+  activitiesOf: Map<string, ActivityNode[]>;
+  /** Edges into each node, between nodes that exist (an edge always does; this guards against a half-deleted node). */
+  incoming: Map<string, { from: string; minScore: number | null }[]>;
+  /** Every node id in a topological order (prerequisites first, an activity after its module; course order among equals). */
+  order: string[];
+}
+
+const MAX_CACHED_COURSES = 2_000;
+
+function courseStructure(db: Db, st: ReturnType<typeof statementsOf>, courseId: string, version: number): CourseStructure {
+  const cache = preparedFor(db, 'sequencing.structures', () => new BoundedMap<string, CourseStructure>(MAX_CACHED_COURSES));
+  const cached = cache.get(courseId);
+  if (cached?.version === version) return cached;
+  const params = { courseId };
+  const modules = (st.modules.values(params) as [string, string][]).map(([id, title]) => ({ id, title }));
+  const activitiesOf = groupBy(
+    (st.activities.values(params) as [string, string, string, number][]).map(([id, moduleId, title, required]) => ({
+      id,
+      moduleId,
+      title,
+      required: required === 1,
+    })),
+    (a) => a.moduleId,
+  );
+  const natural: string[] = [];
+  for (const m of modules) {
+    natural.push(m.id);
+    for (const a of activitiesOf.get(m.id) ?? []) natural.push(a.id);
+  }
+  const exists = new Set(natural);
+  const incoming = new Map<string, { from: string; minScore: number | null }[]>();
+  const outgoing = new Map<string, string[]>();
+  for (const [from, to, minScore] of st.edges.values(params) as [string, string, number | null][]) {
+    if (!exists.has(from) || !exists.has(to)) continue;
+    const list = incoming.get(to);
+    if (list) list.push({ from, minScore });
+    else incoming.set(to, [{ from, minScore }]);
+    const out = outgoing.get(from);
+    if (out) out.push(to);
+    else outgoing.set(from, [to]);
+  }
+  // In the order, an activity also follows its module (it waits for the module's prerequisites).
+  const orderIncoming = new Map<string, unknown[]>(incoming);
+  const orderOutgoing = new Map(outgoing);
+  for (const m of modules) {
+    const inModule = activitiesOf.get(m.id) ?? [];
+    if (inModule.length === 0) continue;
+    orderOutgoing.set(m.id, [...(outgoing.get(m.id) ?? []), ...inModule.map((a) => a.id)]);
+    for (const a of inModule) orderIncoming.set(a.id, [...(incoming.get(a.id) ?? []), m.id]);
+  }
+  const structure: CourseStructure = { version, modules, activitiesOf, incoming, order: topologicalOrder(natural, orderIncoming, orderOutgoing) };
+  // Read inside a transaction, the structure may include writes that are rolled back later (and
+  // the version with them): only what is committed is kept.
+  if (!(db as Db & { $client: { inTransaction: boolean } }).$client.inTransaction) cache.set(courseId, structure);
+  return structure;
+}
+
 /** One learner's state in each of several courses of the tenant (missing or deleted courses are left out). */
 export function learnerCourseStates(db: Db, q: { tenantId: string; userId: string; courseIds: string[] }): Map<string, LearnerCourseState> {
   const out = new Map<string, LearnerCourseState>();
   const st = statementsOf(db);
   for (const courseId of new Set(q.courseIds)) {
     const params = { courseId, tenantId: q.tenantId, userId: q.userId };
-    const course = st.course.values(params)[0] as [CourseStatus, EnrollmentStatus | null] | undefined;
+    const course = st.course.values(params)[0] as [CourseStatus, EnrollmentStatus | null, number] | undefined;
     if (!course) continue;
     const gradePercent = new Map<string, number>();
     for (const [activityId, score, max] of st.grades.values(params) as [string, number, number][]) if (max > 0) gradePercent.set(activityId, (score / max) * 100);
@@ -219,14 +285,7 @@ export function learnerCourseStates(db: Db, q: { tenantId: string; userId: strin
       computeCourseState({
         courseId,
         reasons: courseReasons(course[0], course[1] ?? undefined),
-        modules: (st.modules.values(params) as [string, string][]).map(([id, title]) => ({ id, title })),
-        activities: (st.activities.values(params) as [string, string, string, number][]).map(([id, moduleId, title, required]) => ({
-          id,
-          moduleId,
-          title,
-          required: required === 1,
-        })),
-        edges: (st.edges.values(params) as [string, string, number | null][]).map(([from, to, minScore]) => ({ from, to, minScore })),
+        structure: courseStructure(db, st, courseId, course[2]),
         states: (st.states.values(params) as [string, StateRow['status'], number | null, number, string][]).map(
           ([activityId, status, score, xpAwarded, updatedAt]) => ({ activityId, status, score, xpAwarded, updatedAt }),
         ),
@@ -245,16 +304,14 @@ export function learnerCourseState(db: Db, q: { tenantId: string; courseId: stri
 interface CourseInput {
   courseId: string;
   reasons: string[];
-  modules: { id: string; title: string }[];
-  activities: ActivityNode[];
-  edges: { from: string; to: string; minScore: number | null }[];
+  structure: CourseStructure;
   states: StateRow[];
   gradePercent: Map<string, number>;
 }
 
 function computeCourseState(input: CourseInput): LearnerCourseState {
   const stateOf = new Map(input.states.map((s) => [s.activityId, s]));
-  const activitiesOf = groupBy(input.activities, (a) => a.moduleId);
+  const { activitiesOf, incoming } = input.structure;
 
   // Natural order (modules in course order, each followed by its activities) and the facts every
   // rule below needs: completion and score per node.
@@ -279,7 +336,7 @@ function computeCourseState(input: CourseInput): LearnerCourseState {
     xpEarned += s.xpAwarded;
     if (lastActivityAt === null || s.updatedAt > lastActivityAt) lastActivityAt = s.updatedAt;
   }
-  for (const module of input.modules) {
+  for (const module of input.structure.modules) {
     const list = activitiesOf.get(module.id) ?? [];
     const activityFacts: Facts[] = [];
     let required = 0;
@@ -330,25 +387,13 @@ function computeCourseState(input: CourseInput): LearnerCourseState {
     for (const f of activityFacts) facts.set(f.id, f);
   }
 
-  // Edges between nodes that exist (an edge always does; this guards against a half-deleted node).
-  const incoming = new Map<string, { from: Facts; minScore: number | null }[]>();
-  const outgoing = new Map<string, string[]>();
-  for (const e of input.edges) {
-    const from = facts.get(e.from);
-    if (!from || !facts.has(e.to)) continue;
-    const list = incoming.get(e.to);
-    if (list) list.push({ from, minScore: e.minScore });
-    else incoming.set(e.to, [{ from, minScore: e.minScore }]);
-    const out = outgoing.get(e.from);
-    if (out) out.push(e.to);
-    else outgoing.set(e.from, [e.to]);
-  }
-
   const unmetOf = (id: string): UnmetPrerequisite[] => {
     const edges = incoming.get(id);
     if (!edges) return NONE;
     const unmet: UnmetPrerequisite[] = [];
-    for (const { from, minScore } of edges) {
+    for (const edge of edges) {
+      const from = facts.get(edge.from)!;
+      const minScore = edge.minScore;
       const scoreMet = minScore === null || (from.score !== null && from.score >= minScore);
       if (from.completed && scoreMet) continue;
       const what = from.type === 'module' ? `the module “${from.title}”` : `“${from.title}”`;
@@ -382,7 +427,7 @@ function computeCourseState(input: CourseInput): LearnerCourseState {
     states.set(f.id, new LearnerNodeState(f.id, f.type, f.moduleId, f.title, status, available, unmet, input.reasons, f.score));
   }
 
-  const nodes = topologicalOrder(natural.map((f) => f.id), incoming, outgoing).map((id) => states.get(id)!);
+  const nodes = input.structure.order.map((id) => states.get(id)!);
   const percent = percentOf(completedRequired, totalRequired);
   const status = totalRequired > 0 && completedRequired === totalRequired ? 'completed' : input.states.some((s) => s.status) ? 'in_progress' : 'not_started';
   return {
