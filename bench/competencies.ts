@@ -10,7 +10,7 @@
 //   npm run bench -- competencies   (or npx tsx bench/competencies.ts)
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { serve } from '@hono/node-server';
 import { analyze, openDatabase } from '../db/client';
@@ -29,7 +29,7 @@ import {
 } from '../db/schema';
 import { createApp } from '../src/app';
 import { newId } from '../src/lib/ids';
-import { benchDeps, percentile } from './helpers/common';
+import { benchDeps, printResults, timeRequests } from './helpers/common';
 
 const LEARNERS = 500;
 const COMPETENCIES = 200; // 10 roots, 40 in the middle, 150 leaves
@@ -126,28 +126,7 @@ function seedData(tenantId: string) {
   return { courseId, instructorId, learnerId: learnerIds[7]! };
 }
 
-async function time(url: string, token: string) {
-  const samples: number[] = [];
-  const cpuSamples: number[] = [];
-  let bytes = 0;
-  for (let i = 0; i < WARMUP + RUNS; i++) {
-    const cpu0 = process.cpuUsage();
-    const t0 = performance.now();
-    const res = await fetch(url, { headers: { Authorization: `Bearer ${token}` } });
-    const body = new Uint8Array(await res.arrayBuffer());
-    const elapsed = performance.now() - t0;
-    const cpu = process.cpuUsage(cpu0);
-    if (res.status !== 200) throw new Error(`${url}: ${res.status} ${new TextDecoder().decode(body)}`);
-    bytes = body.length;
-    if (i >= WARMUP) {
-      samples.push(elapsed);
-      cpuSamples.push((cpu.user + cpu.system) / 1000);
-    }
-  }
-  samples.sort((a, b) => a - b);
-  cpuSamples.sort((a, b) => a - b);
-  return { median: percentile(samples, 50), p95: percentile(samples, 95), cpu: percentile(cpuSamples, 50), bytes };
-}
+const time = (url: string, token: string) => timeRequests(url, token, { runs: RUNS, warmup: WARMUP });
 
 async function main() {
   const deps = await benchDeps(database);
@@ -171,15 +150,8 @@ async function main() {
     { name: 'learner mastery-summary', target: Number.POSITIVE_INFINITY, ...(await time(`${base}/api/competencies/mastery-summary`, learner)) },
   ];
   console.log(`Competencies: ${LEARNERS} learners x ${COMPETENCIES} competencies, ${ALIGNMENTS} alignments to ${MODULES * ACTIVITIES_PER_MODULE} activities, ${MODULES} modules, ${ASSIGNMENTS} assignments`);
-  console.log(`${RUNS} sequential requests each after ${WARMUP} warm-up, over HTTP on 127.0.0.1, Node ${process.version}`);
-  console.log(`${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} (1, 5, 15 min) when done`);
-  for (const r of results) {
-    const verdict = r.target === Number.POSITIVE_INFINITY ? 'no target' : r.median < r.target ? `target < ${r.target} ms: ok` : `target < ${r.target} ms: OVER`;
-    console.log(
-      `${r.name.padEnd(32)} median ${r.median.toFixed(2).padStart(7)} ms   p95 ${r.p95.toFixed(2).padStart(7)} ms   CPU median ${r.cpu.toFixed(2).padStart(7)} ms   ${(r.bytes / 1024).toFixed(0).padStart(4)} KiB   (${verdict})`,
-    );
-  }
-  if (results.some((r) => r.median >= r.target)) process.exitCode = 1;
+  const missed = printResults(results, { runs: RUNS, warmup: WARMUP, nameWidth: 32 });
+  if (missed) process.exitCode = 1;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   database.close();
   rmSync(dir, { recursive: true, force: true });
