@@ -1,7 +1,10 @@
 // What several benchmarks need alike: the app's dependencies on a bench database, a process's CPU
-// time, percentiles, and timing sequential HTTP requests and printing the figures.
+// time, percentiles, starting a helper process, and timing sequential HTTP requests and printing
+// the figures.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
+import path from 'node:path';
 import type { Database_ } from '../../db/client';
 import { systemClock } from '../../src/lib/clock';
 import { buildConfig } from '../../src/config';
@@ -96,4 +99,23 @@ export function printResults(results: Result[], { runs, warmup, nameWidth }: { r
     );
   }
   return results.some((r) => r.target !== undefined && r.median >= r.target);
+}
+
+const root = path.resolve(import.meta.dirname, '../..');
+
+/**
+ * Starts a bench helper process (node itself with tsx as a loader, from the repository's root: its
+ * pid is the helper's) and resolves with the port it prints; rejects if it exits first.
+ */
+export function startHelper(script: string, args: string[], nodeArgs: string[] = []): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let buffered = '';
+    child.stdout!.on('data', (chunk) => {
+      buffered += String(chunk);
+      const match = /"port":(\d+)/.exec(buffered);
+      if (match) resolve({ child, port: Number(match[1]) });
+    });
+    child.once('exit', (code) => reject(new Error(`${path.basename(script, '.ts')} exited with ${code}`)));
+  });
 }
