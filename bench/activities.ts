@@ -7,18 +7,13 @@
 // completing 20 activities each, all at once, every completion sent twice concurrently; checked
 // afterwards: no award lost or doubled (XP totals, one event and one award per completion).
 //   npm run bench -- activities   (or npx tsx bench/activities.ts)
-import { mkdtempSync, rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { serve } from '@hono/node-server';
 import { eq, sql } from 'drizzle-orm';
-import { analyze, openDatabase } from '../db/client';
+import { analyze } from '../db/client';
 import { activities, activityStates, courseModules, courses, enrollments, events, learnerStats, sequencingEdges, users } from '../db/schema';
 import { createApp } from '../src/app';
 import { learnerCourseStates } from '../src/sequencing/state';
 import { newId } from '../src/lib/ids';
-import { benchDeps, percentile, printResults, timeRequests } from './helpers/common';
+import { benchDeps, listen, percentile, printResults, runBench, tempDatabase, timeRequests } from './helpers/common';
 
 const COURSES = 20;
 const MODULES = 10;
@@ -29,8 +24,7 @@ const XP = 10;
 const RUNS = 40;
 const WARMUP = 5;
 
-const dir = mkdtempSync(path.join(tmpdir(), 'lms-bench-activities-'));
-const database = openDatabase(path.join(dir, 'bench.sqlite'));
+const { database, dispose } = tempDatabase('activities');
 
 function seed(tenantId: string) {
   const now = new Date();
@@ -97,9 +91,8 @@ async function main() {
   const token = await deps.signer.sign({ id: learnerId, tenantId, role: 'member' });
 
   const app = createApp(deps);
-  const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-  const { port } = server.address() as AddressInfo;
+  const server = await listen(app.fetch);
+  const { port } = server;
   const base = `http://127.0.0.1:${port}`;
 
   const results = [
@@ -180,14 +173,7 @@ async function main() {
   );
 
   if (missed || !exact) process.exitCode = 1;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  database.close();
-  rmSync(dir, { recursive: true, force: true });
+  await server.close();
 }
 
-main().catch((err) => {
-  console.error(err);
-  database.close();
-  rmSync(dir, { recursive: true, force: true });
-  process.exit(1);
-});
+runBench(main, dispose);

@@ -8,12 +8,7 @@
 //   own over all competencies (GET /competencies/progress) (target: median < 20 ms);
 // - GET /api/users/me as the floor every request pays, measured in the same run.
 //   npm run bench -- competencies   (or npx tsx bench/competencies.ts)
-import { mkdtempSync, rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { serve } from '@hono/node-server';
-import { analyze, openDatabase } from '../db/client';
+import { analyze } from '../db/client';
 import {
   activities,
   activityStates,
@@ -29,7 +24,7 @@ import {
 } from '../db/schema';
 import { createApp } from '../src/app';
 import { newId } from '../src/lib/ids';
-import { benchDeps, printResults, timeRequests } from './helpers/common';
+import { benchDeps, listen, printResults, runBench, tempDatabase, timeRequests } from './helpers/common';
 
 const LEARNERS = 500;
 const COMPETENCIES = 200; // 10 roots, 40 in the middle, 150 leaves
@@ -40,8 +35,7 @@ const ASSIGNMENTS = 100;
 const RUNS = 30;
 const WARMUP = 5;
 
-const dir = mkdtempSync(path.join(tmpdir(), 'lms-bench-competencies-'));
-const database = openDatabase(path.join(dir, 'bench.sqlite'));
+const { database, dispose } = tempDatabase('competencies');
 
 let seed = 20261124;
 const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
@@ -137,9 +131,8 @@ async function main() {
   const instructor = await deps.signer.sign({ id: instructorId, tenantId, role: 'member' });
   const learner = await deps.signer.sign({ id: learnerId, tenantId, role: 'member' });
   const app = createApp(deps);
-  const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-  const { port } = server.address() as AddressInfo;
+  const server = await listen(app.fetch);
+  const { port } = server;
   const base = `http://127.0.0.1:${port}`;
 
   const results = [
@@ -152,14 +145,7 @@ async function main() {
   console.log(`Competencies: ${LEARNERS} learners x ${COMPETENCIES} competencies, ${ALIGNMENTS} alignments to ${MODULES * ACTIVITIES_PER_MODULE} activities, ${MODULES} modules, ${ASSIGNMENTS} assignments`);
   const missed = printResults(results, { runs: RUNS, warmup: WARMUP, nameWidth: 32 });
   if (missed) process.exitCode = 1;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  database.close();
-  rmSync(dir, { recursive: true, force: true });
+  await server.close();
 }
 
-main().catch((err) => {
-  console.error(err);
-  database.close();
-  rmSync(dir, { recursive: true, force: true });
-  process.exit(1);
-});
+runBench(main, dispose);

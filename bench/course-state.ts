@@ -4,16 +4,11 @@
 // learner: the course state (target: median < 20 ms), one node's availability, the enrollment's
 // progress, and GET /api/users/me as the floor every request pays, measured in the same run.
 //   npm run bench -- course-state   (or npx tsx bench/course-state.ts)
-import { mkdtempSync, rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { serve } from '@hono/node-server';
-import { analyze, openDatabase } from '../db/client';
+import { analyze } from '../db/client';
 import { activities, activityStates, courseModules, courses, enrollments, sequencingEdges, users } from '../db/schema';
 import { createApp } from '../src/app';
 import { newId } from '../src/lib/ids';
-import { benchDeps, printResults, timeRequests } from './helpers/common';
+import { benchDeps, listen, printResults, runBench, tempDatabase, timeRequests } from './helpers/common';
 
 const MODULES = 100;
 const ACTIVITIES_PER_MODULE = 19;
@@ -21,8 +16,7 @@ const EDGES = 4_000;
 const RUNS = 40;
 const WARMUP = 5;
 
-const dir = mkdtempSync(path.join(tmpdir(), 'lms-bench-course-state-'));
-const database = openDatabase(path.join(dir, 'bench.sqlite'));
+const { database, dispose } = tempDatabase('course-state');
 
 /** A deterministic pseudo-random sequence, so that every run builds the same graph. */
 let seed = 20261125;
@@ -91,9 +85,8 @@ async function main() {
   analyze(database.sqlite);
   const token = await deps.signer.sign({ id: learnerId, tenantId, role: 'member' });
   const app = createApp(deps);
-  const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-  const { port } = server.address() as AddressInfo;
+  const server = await listen(app.fetch);
+  const { port } = server;
   const base = `http://127.0.0.1:${port}`;
   const lastNode = nodes[nodes.length - 1]!.id;
 
@@ -106,14 +99,7 @@ async function main() {
   console.log(`Course state: ${MODULES} modules + ${MODULES * ACTIVITIES_PER_MODULE} activities = ${nodes.length} nodes, ${EDGES} edges, learner half-way`);
   const missed = printResults(results, { runs: RUNS, warmup: WARMUP, nameWidth: 28 });
   if (missed) process.exitCode = 1;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  database.close();
-  rmSync(dir, { recursive: true, force: true });
+  await server.close();
 }
 
-main().catch((err) => {
-  console.error(err);
-  database.close();
-  rmSync(dir, { recursive: true, force: true });
-  process.exit(1);
-});
+runBench(main, dispose);

@@ -7,18 +7,13 @@
 // 5,000 events appended alone, in batches (appendEvents) and one by one (appendEvent). No targets:
 // the figures are reported.
 //   npm run bench -- dashboard   (or npx tsx bench/dashboard.ts)
-import { mkdtempSync, rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { serve } from '@hono/node-server';
-import { analyze, inTransaction, openDatabase } from '../db/client';
+import { analyze, inTransaction } from '../db/client';
 import { activities, activityStates, courseModules, courses, enrollments, learnerStats, users } from '../db/schema';
 import { createApp } from '../src/app';
 import { appendEvent, appendEvents } from '../src/events/log';
 import { systemClock } from '../src/lib/clock';
 import { newId } from '../src/lib/ids';
-import { benchDeps, printResults, timeRequests } from './helpers/common';
+import { benchDeps, listen, printResults, runBench, tempDatabase, timeRequests } from './helpers/common';
 
 const COURSES = 20;
 const MODULES = 10;
@@ -30,8 +25,7 @@ const RUNS = 30;
 const WARMUP = 5;
 const DAY = 86_400_000;
 
-const dir = mkdtempSync(path.join(tmpdir(), 'lms-bench-dashboard-'));
-const database = openDatabase(path.join(dir, 'bench.sqlite'));
+const { database, dispose } = tempDatabase('dashboard');
 
 function seed(tenantId: string) {
   const now = Date.now();
@@ -118,9 +112,8 @@ async function main() {
   const instructorToken = await deps.signer.sign({ id: instructorId, tenantId, role: 'member' });
 
   const app = createApp(deps);
-  const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-  const { port } = server.address() as AddressInfo;
+  const server = await listen(app.fetch);
+  const { port } = server;
   const api = `http://127.0.0.1:${port}/api`;
 
   const results = [
@@ -168,14 +161,7 @@ async function main() {
   console.log(`bulk-enroll ${BULK} users (with their ${BULK} events): ${bulkMs.toFixed(0)} ms`);
   console.log(`${BULK} events alone, one transaction: appendEvents ${batchMs.toFixed(0)} ms, appendEvent one by one ${oneByOneMs.toFixed(0)} ms`);
 
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  database.close();
-  rmSync(dir, { recursive: true, force: true });
+  await server.close();
 }
 
-main().catch((err) => {
-  console.error(err);
-  database.close();
-  rmSync(dir, { recursive: true, force: true });
-  process.exit(1);
-});
+runBench(main, dispose);

@@ -4,25 +4,19 @@
 // median), the CSV export (< 500 ms) and a page of assignments (< 5 ms); then the summary and CSV
 // again for the same class with a tenth of its grades missing.
 //   npm run bench -- gradebook   (or npx tsx bench/gradebook.ts)
-import { mkdtempSync, rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { serve } from '@hono/node-server';
 import { eq } from 'drizzle-orm';
-import { analyze, openDatabase } from '../db/client';
+import { analyze } from '../db/client';
 import { courses, enrollments, gradebookAssignments, gradebookGrades, users } from '../db/schema';
 import { createApp } from '../src/app';
 import { newId } from '../src/lib/ids';
-import { benchDeps, printResults, timeRequests } from './helpers/common';
+import { benchDeps, listen, printResults, runBench, tempDatabase, timeRequests } from './helpers/common';
 
 const STUDENTS = 1_000;
 const ASSIGNMENTS = 100;
 const RUNS = 30;
 const WARMUP = 5;
 
-const dir = mkdtempSync(path.join(tmpdir(), 'lms-bench-gradebook-'));
-const database = openDatabase(path.join(dir, 'bench.sqlite'));
+const { database, dispose } = tempDatabase('gradebook');
 
 /**
  * Fills an offering directly (this measures reading a gradebook, not writing one) with the given
@@ -102,9 +96,8 @@ async function main() {
   const firstAssignmentId = database.db.select({ id: gradebookAssignments.id }).from(gradebookAssignments).where(eq(gradebookAssignments.courseId, offeringId)).orderBy(gradebookAssignments.position).get()!.id;
 
   const app = createApp(deps);
-  const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-  const { port } = server.address() as AddressInfo;
+  const server = await listen(app.fetch);
+  const { port } = server;
   const base = `http://127.0.0.1:${port}/api/gradebook/offerings/${offeringId}`;
   const gappyBase = `http://127.0.0.1:${port}/api/gradebook/offerings/${gappyOfferingId}`;
 
@@ -129,14 +122,7 @@ async function main() {
   // Like every benchmark here: a missed target is a non-zero exit (`npm run bench` reports it).
   if (missed) process.exitCode = 1;
 
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  database.close();
-  rmSync(dir, { recursive: true, force: true });
+  await server.close();
 }
 
-main().catch((err) => {
-  console.error(err);
-  database.close();
-  rmSync(dir, { recursive: true, force: true });
-  process.exit(1);
-});
+runBench(main, dispose);

@@ -1,11 +1,13 @@
 // What several benchmarks need alike: the app's dependencies on a bench database, a process's CPU
-// time, percentiles, starting a helper process, and timing sequential HTTP requests and printing
-// the figures.
+// time, percentiles, starting a helper process, an in-process benchmark's database, server and
+// clean-up, and timing sequential HTTP requests and printing the figures.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Database_ } from '../../db/client';
+import { serve } from '@hono/node-server';
+import { openDatabase, type Database_ } from '../../db/client';
 import { systemClock } from '../../src/lib/clock';
 import { buildConfig } from '../../src/config';
 import { buildDeps } from '../../src/deps';
@@ -117,5 +119,35 @@ export function startHelper(script: string, args: string[], nodeArgs: string[] =
       if (match) resolve({ child, port: Number(match[1]) });
     });
     child.once('exit', (code) => reject(new Error(`${path.basename(script, '.ts')} exited with ${code}`)));
+  });
+}
+
+/** A bench database in a new temporary folder, and `dispose` to close it and remove the folder. */
+export function tempDatabase(name: string): { database: Database_; dispose: () => void } {
+  const dir = mkdtempSync(path.join(tmpdir(), `lms-bench-${name}-`));
+  const database = openDatabase(path.join(dir, 'bench.sqlite'));
+  return {
+    database,
+    dispose: () => {
+      database.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Serves `fetch` over HTTP on 127.0.0.1, on a free port; `close` stops the server. */
+export async function listen(fetch: (request: Request) => Response | Promise<Response>): Promise<{ port: number; close: () => Promise<void> }> {
+  const server = serve({ fetch, port: 0, hostname: '127.0.0.1' });
+  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+  const { port } = server.address() as AddressInfo;
+  return { port, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+/** Runs a benchmark's main, then `dispose`s its database; an error is printed, disposes and exits 1. */
+export function runBench(main: () => Promise<void>, dispose: () => void): void {
+  main().then(dispose, (err) => {
+    console.error(err);
+    dispose();
+    process.exit(1);
   });
 }
