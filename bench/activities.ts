@@ -7,18 +7,13 @@
 // completing 20 activities each, all at once, every completion sent twice concurrently; checked
 // afterwards: no award lost or doubled (XP totals, one event and one award per completion).
 //   npm run bench -- activities   (or npx tsx bench/activities.ts)
-import { mkdtempSync, rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import path from 'node:path';
-import { serve } from '@hono/node-server';
 import { eq, sql } from 'drizzle-orm';
-import { analyze, openDatabase } from '../db/client';
+import { analyze } from '../db/client';
 import { activities, activityStates, courseModules, courses, enrollments, events, learnerStats, sequencingEdges, users } from '../db/schema';
 import { createApp } from '../src/app';
 import { learnerCourseStates } from '../src/sequencing/state';
 import { newId } from '../src/lib/ids';
-import { benchDeps, percentile } from './helpers/common';
+import { benchDeps, listen, percentile, printResults, runBench, tempDatabase, timeRequests } from './helpers/common';
 
 const COURSES = 20;
 const MODULES = 10;
@@ -29,8 +24,7 @@ const XP = 10;
 const RUNS = 40;
 const WARMUP = 5;
 
-const dir = mkdtempSync(path.join(tmpdir(), 'lms-bench-activities-'));
-const database = openDatabase(path.join(dir, 'bench.sqlite'));
+const { database, dispose } = tempDatabase('activities');
 
 function seed(tenantId: string) {
   const now = new Date();
@@ -84,28 +78,7 @@ function seed(tenantId: string) {
   return { learnerId, learnerIds, courseIds, throughputActivities };
 }
 
-async function time(url: string, token: string): Promise<{ median: number; p95: number; cpu: number; bytes: number }> {
-  const samples: number[] = [];
-  const cpuSamples: number[] = [];
-  let bytes = 0;
-  for (let i = 0; i < WARMUP + RUNS; i++) {
-    const cpu0 = process.cpuUsage();
-    const t0 = performance.now();
-    const res = await fetch(url, { headers: { Authorization: `Bearer ${token}` } });
-    const body = new Uint8Array(await res.arrayBuffer());
-    const elapsed = performance.now() - t0;
-    const cpu = process.cpuUsage(cpu0);
-    if (res.status !== 200) throw new Error(`${url}: ${res.status} ${new TextDecoder().decode(body)}`);
-    bytes = body.length;
-    if (i >= WARMUP) {
-      samples.push(elapsed);
-      cpuSamples.push((cpu.user + cpu.system) / 1000);
-    }
-  }
-  samples.sort((a, b) => a - b);
-  cpuSamples.sort((a, b) => a - b);
-  return { median: percentile(samples, 50), p95: percentile(samples, 95), cpu: percentile(cpuSamples, 50), bytes };
-}
+const time = (url: string, token: string) => timeRequests(url, token, { runs: RUNS, warmup: WARMUP });
 
 async function main() {
   const deps = await benchDeps(database);
@@ -118,9 +91,8 @@ async function main() {
   const token = await deps.signer.sign({ id: learnerId, tenantId, role: 'member' });
 
   const app = createApp(deps);
-  const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-  const { port } = server.address() as AddressInfo;
+  const server = await listen(app.fetch);
+  const { port } = server;
   const base = `http://127.0.0.1:${port}`;
 
   const results = [
@@ -192,14 +164,7 @@ async function main() {
   const exact = awarded === expected && zero === expected && completionEvents === expected && completedStates === expected && xpTotals.length === LEARNERS && mismatched === 0;
 
   console.log(`Activities: one learner in ${COURSES} courses × ${MODULES * PER_MODULE} activities (${COURSES * MODULES * PER_MODULE}), prerequisite chains, a quarter completed (seeded in ${seedSeconds.toFixed(1)} s)`);
-  console.log(`${RUNS} sequential requests each after ${WARMUP} warm-up, over HTTP on 127.0.0.1, Node ${process.version}`);
-  console.log(`${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} (1, 5, 15 min) when done`);
-  for (const r of results) {
-    const verdict = r.target === Number.POSITIVE_INFINITY ? 'no target' : r.median < r.target ? `target < ${r.target} ms: ok` : `target < ${r.target} ms: OVER`;
-    console.log(
-      `${r.name.padEnd(34)} median ${r.median.toFixed(2).padStart(7)} ms   p95 ${r.p95.toFixed(2).padStart(7)} ms   CPU median ${r.cpu.toFixed(2).padStart(7)} ms   ${(r.bytes / 1024).toFixed(0).padStart(4)} KiB   (${verdict})`,
-    );
-  }
+  const missed = printResults(results, { runs: RUNS, warmup: WARMUP, nameWidth: 34 });
   console.log(`of which the course-state engine for the 20 courses, in-process: median ${percentile(engine, 50).toFixed(2)} ms, p95 ${percentile(engine, 95).toFixed(2)} ms`);
   console.log(
     `POST /complete: ${LEARNERS} learners × ${COMPLETIONS_EACH} activities, each sent twice at once: ${requests} requests in ${seconds.toFixed(2)} s = ${(requests / seconds).toFixed(0)} req/s, ${cpuPerRequest.toFixed(2)} ms CPU per request (server and clients); ` +
@@ -207,15 +172,8 @@ async function main() {
       `activity.completed events ${completionEvents}; learners whose total XP differs from their completions' XP: ${mismatched} (${exact ? 'no lost or doubled award: ok' : 'LOST OR DOUBLED AWARDS'})`,
   );
 
-  if (results.some((r) => r.median >= r.target) || !exact) process.exitCode = 1;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  database.close();
-  rmSync(dir, { recursive: true, force: true });
+  if (missed || !exact) process.exitCode = 1;
+  await server.close();
 }
 
-main().catch((err) => {
-  console.error(err);
-  database.close();
-  rmSync(dir, { recursive: true, force: true });
-  process.exit(1);
-});
+runBench(main, dispose);

@@ -9,7 +9,6 @@
 // The machine may be shared: every figure comes with the server's CPU time per request, and
 // GET /api/users/me measured the same way in the same run as the floor every request pays.
 //   npm run bench -- compliance   (or npx tsx bench/compliance.ts)
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -19,7 +18,7 @@ import { activities, activityStates, courseModules, courses, enrollments, gradeb
 import { appendEvent } from '../src/events/log';
 import { systemClock } from '../src/lib/clock';
 import { newId } from '../src/lib/ids';
-import { benchDeps, cpuMs, percentile } from './helpers/common';
+import { benchDeps, cpuMs, percentile, startHelper } from './helpers/common';
 
 const LEARNERS = 2_000;
 const MODULES = 5;
@@ -32,7 +31,6 @@ const HEARTBEAT_SECONDS = 20;
 const RUNS = 20;
 const WARMUP = 3;
 
-const root = path.resolve(import.meta.dirname, '..');
 const dir = mkdtempSync(path.join(tmpdir(), 'lms-bench-compliance-'));
 const file = path.join(dir, 'bench.sqlite');
 /** BENCH_SEED_ONLY=1: seed, print the database's path and keep it (to profile queries against it). */
@@ -154,18 +152,6 @@ async function seedDatabase() {
   return { courseId, instructorToken, learners, sessions, states: stateRows.length };
 }
 
-function startServer(): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/courses-server.ts', file], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    let buffered = '';
-    child.stdout!.on('data', (chunk) => {
-      buffered += String(chunk);
-      const match = /"port":(\d+)/.exec(buffered);
-      if (match) resolve({ child, port: Number(match[1]) });
-    });
-    child.once('exit', (code) => reject(new Error(`courses-server exited with ${code}`)));
-  });
-}
 
 interface Timing {
   name: string;
@@ -246,7 +232,7 @@ async function main() {
     console.log(JSON.stringify({ file, courseId: seeded.courseId }));
     return;
   }
-  const server = await startServer();
+  const server = await startHelper('bench/courses-server.ts', [file]);
   const pid = server.child.pid!;
   const base = `http://127.0.0.1:${server.port}`;
   const { courseId, instructorToken, learners } = seeded;

@@ -4,16 +4,11 @@
 // learner: the course state (target: median < 20 ms), one node's availability, the enrollment's
 // progress, and GET /api/users/me as the floor every request pays, measured in the same run.
 //   npm run bench -- course-state   (or npx tsx bench/course-state.ts)
-import { mkdtempSync, rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import path from 'node:path';
-import { serve } from '@hono/node-server';
-import { analyze, openDatabase } from '../db/client';
+import { analyze } from '../db/client';
 import { activities, activityStates, courseModules, courses, enrollments, sequencingEdges, users } from '../db/schema';
 import { createApp } from '../src/app';
 import { newId } from '../src/lib/ids';
-import { benchDeps, percentile } from './helpers/common';
+import { benchDeps, listen, printResults, runBench, tempDatabase, timeRequests } from './helpers/common';
 
 const MODULES = 100;
 const ACTIVITIES_PER_MODULE = 19;
@@ -21,8 +16,7 @@ const EDGES = 4_000;
 const RUNS = 40;
 const WARMUP = 5;
 
-const dir = mkdtempSync(path.join(tmpdir(), 'lms-bench-course-state-'));
-const database = openDatabase(path.join(dir, 'bench.sqlite'));
+const { database, dispose } = tempDatabase('course-state');
 
 /** A deterministic pseudo-random sequence, so that every run builds the same graph. */
 let seed = 20261125;
@@ -81,28 +75,7 @@ function seedCourse(tenantId: string) {
   return { courseId, learnerId, enrollmentId, nodes };
 }
 
-async function time(url: string, token: string): Promise<{ median: number; p95: number; cpu: number; bytes: number }> {
-  const samples: number[] = [];
-  const cpuSamples: number[] = [];
-  let bytes = 0;
-  for (let i = 0; i < WARMUP + RUNS; i++) {
-    const cpu0 = process.cpuUsage();
-    const t0 = performance.now();
-    const res = await fetch(url, { headers: { Authorization: `Bearer ${token}` } });
-    const body = new Uint8Array(await res.arrayBuffer());
-    const elapsed = performance.now() - t0;
-    const cpu = process.cpuUsage(cpu0);
-    if (res.status !== 200) throw new Error(`${url}: ${res.status} ${new TextDecoder().decode(body)}`);
-    bytes = body.length;
-    if (i >= WARMUP) {
-      samples.push(elapsed);
-      cpuSamples.push((cpu.user + cpu.system) / 1000);
-    }
-  }
-  samples.sort((a, b) => a - b);
-  cpuSamples.sort((a, b) => a - b);
-  return { median: percentile(samples, 50), p95: percentile(samples, 95), cpu: percentile(cpuSamples, 50), bytes };
-}
+const time = (url: string, token: string) => timeRequests(url, token, { runs: RUNS, warmup: WARMUP });
 
 async function main() {
   const deps = await benchDeps(database);
@@ -112,9 +85,8 @@ async function main() {
   analyze(database.sqlite);
   const token = await deps.signer.sign({ id: learnerId, tenantId, role: 'member' });
   const app = createApp(deps);
-  const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-  const { port } = server.address() as AddressInfo;
+  const server = await listen(app.fetch);
+  const { port } = server;
   const base = `http://127.0.0.1:${port}`;
   const lastNode = nodes[nodes.length - 1]!.id;
 
@@ -125,23 +97,9 @@ async function main() {
     { name: 'enrollment progress', target: Number.POSITIVE_INFINITY, ...(await time(`${base}/api/enrollments/${enrollmentId}/progress`, token)) },
   ];
   console.log(`Course state: ${MODULES} modules + ${MODULES * ACTIVITIES_PER_MODULE} activities = ${nodes.length} nodes, ${EDGES} edges, learner half-way`);
-  console.log(`${RUNS} sequential requests each after ${WARMUP} warm-up, over HTTP on 127.0.0.1, Node ${process.version}`);
-  console.log(`${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} (1, 5, 15 min) when done`);
-  for (const r of results) {
-    const verdict = r.target === Number.POSITIVE_INFINITY ? 'no target' : r.median < r.target ? `target < ${r.target} ms: ok` : `target < ${r.target} ms: OVER`;
-    console.log(
-      `${r.name.padEnd(28)} median ${r.median.toFixed(2).padStart(7)} ms   p95 ${r.p95.toFixed(2).padStart(7)} ms   CPU median ${r.cpu.toFixed(2).padStart(7)} ms   ${(r.bytes / 1024).toFixed(0).padStart(4)} KiB   (${verdict})`,
-    );
-  }
-  if (results.some((r) => r.median >= r.target)) process.exitCode = 1;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  database.close();
-  rmSync(dir, { recursive: true, force: true });
+  const missed = printResults(results, { runs: RUNS, warmup: WARMUP, nameWidth: 28 });
+  if (missed) process.exitCode = 1;
+  await server.close();
 }
 
-main().catch((err) => {
-  console.error(err);
-  database.close();
-  rmSync(dir, { recursive: true, force: true });
-  process.exit(1);
-});
+runBench(main, dispose);

@@ -7,7 +7,7 @@
 // server's CPU time per request (read from /proc, barely moved by other load on a shared
 // machine) and the latency of one connection alone (no queueing).
 //   npx tsx bench/courses.ts
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -15,7 +15,7 @@ import autocannon from 'autocannon';
 import { analyze, openDatabase } from '../db/client';
 import { courses, enrollments, users } from '../db/schema';
 import { newId } from '../src/lib/ids';
-import { benchDeps, cpuMs } from './helpers/common';
+import { benchDeps, cpuMs, startHelper } from './helpers/common';
 
 const ROSTER = 10_000;
 const COURSES_OF_ONE_USER = 200;
@@ -28,7 +28,6 @@ const CHUNK = 500;
 /** The cheapest authenticated route, measured alike: what any request costs on this machine now. */
 const REFERENCE = 'reference: GET /api/users/me';
 
-const root = path.resolve(import.meta.dirname, '..');
 const dir = mkdtempSync(path.join(tmpdir(), 'lms-bench-courses-'));
 const file = path.join(dir, 'bench.sqlite');
 
@@ -111,19 +110,7 @@ async function seed() {
 function startServer(): Promise<{ child: ChildProcess; port: number }> {
   // BENCH_SERVER_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the server.
   const nodeArgs = process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'bench/courses-server.ts', file], {
-    cwd: root,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    let buffered = '';
-    child.stdout!.on('data', (chunk) => {
-      buffered += String(chunk);
-      const match = /"port":(\d+)/.exec(buffered);
-      if (match) resolve({ child, port: Number(match[1]) });
-    });
-    child.once('exit', (code) => reject(new Error(`courses-server exited with ${code}`)));
-  });
+  return startHelper('bench/courses-server.ts', [file], nodeArgs);
 }
 
 interface Figure {

@@ -7,18 +7,13 @@
 // 5,000 events appended alone, in batches (appendEvents) and one by one (appendEvent). No targets:
 // the figures are reported.
 //   npm run bench -- dashboard   (or npx tsx bench/dashboard.ts)
-import { mkdtempSync, rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import path from 'node:path';
-import { serve } from '@hono/node-server';
-import { analyze, inTransaction, openDatabase } from '../db/client';
+import { analyze, inTransaction } from '../db/client';
 import { activities, activityStates, courseModules, courses, enrollments, learnerStats, users } from '../db/schema';
 import { createApp } from '../src/app';
 import { appendEvent, appendEvents } from '../src/events/log';
 import { systemClock } from '../src/lib/clock';
 import { newId } from '../src/lib/ids';
-import { benchDeps, percentile } from './helpers/common';
+import { benchDeps, listen, printResults, runBench, tempDatabase, timeRequests } from './helpers/common';
 
 const COURSES = 20;
 const MODULES = 10;
@@ -30,8 +25,7 @@ const RUNS = 30;
 const WARMUP = 5;
 const DAY = 86_400_000;
 
-const dir = mkdtempSync(path.join(tmpdir(), 'lms-bench-dashboard-'));
-const database = openDatabase(path.join(dir, 'bench.sqlite'));
+const { database, dispose } = tempDatabase('dashboard');
 
 function seed(tenantId: string) {
   const now = Date.now();
@@ -104,28 +98,7 @@ function seed(tenantId: string) {
  * Wall time per request, and the CPU time this process spent on it (server and client share the
  * process). On a machine shared with other work, wall time includes waiting for a core.
  */
-async function time(url: string, token: string, init?: RequestInit): Promise<{ median: number; p95: number; cpu: number; bytes: number }> {
-  const samples: number[] = [];
-  const cpuSamples: number[] = [];
-  let bytes = 0;
-  for (let i = 0; i < WARMUP + RUNS; i++) {
-    const cpu0 = process.cpuUsage();
-    const t0 = performance.now();
-    const res = await fetch(url, { ...init, headers: { Authorization: `Bearer ${token}`, ...(init?.body ? { 'Content-Type': 'application/json' } : {}) } });
-    const body = new Uint8Array(await res.arrayBuffer());
-    const elapsed = performance.now() - t0;
-    const cpu = process.cpuUsage(cpu0);
-    if (res.status !== 200) throw new Error(`${url}: ${res.status} ${new TextDecoder().decode(body)}`);
-    bytes = body.length;
-    if (i >= WARMUP) {
-      samples.push(elapsed);
-      cpuSamples.push((cpu.user + cpu.system) / 1000);
-    }
-  }
-  samples.sort((a, b) => a - b);
-  cpuSamples.sort((a, b) => a - b);
-  return { median: percentile(samples, 50), p95: percentile(samples, 95), cpu: percentile(cpuSamples, 50), bytes };
-}
+const time = (url: string, token: string, request?: (i: number) => RequestInit) => timeRequests(url, token, { runs: RUNS, warmup: WARMUP, request });
 
 async function main() {
   const deps = await benchDeps(database);
@@ -139,9 +112,8 @@ async function main() {
   const instructorToken = await deps.signer.sign({ id: instructorId, tenantId, role: 'member' });
 
   const app = createApp(deps);
-  const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-  const { port } = server.address() as AddressInfo;
+  const server = await listen(app.fetch);
+  const { port } = server;
   const api = `http://127.0.0.1:${port}/api`;
 
   const results = [
@@ -149,7 +121,7 @@ async function main() {
     { name: 'summary (20 courses)', ...(await time(`${api}/dashboard/summary`, token)) },
     { name: 'feed, page 1 (100)', ...(await time(`${api}/dashboard/feed`, token)) },
     { name: 'feed, page 50 (100)', ...(await time(`${api}/dashboard/feed?page=50`, token)) },
-    { name: 'POST feed/read', ...(await time(`${api}/dashboard/feed/read`, token, { method: 'POST' })) },
+    { name: 'POST feed/read', ...(await time(`${api}/dashboard/feed/read`, token, () => ({ method: 'POST' }))) },
     { name: 'shelf (50)', ...(await time(`${api}/dashboard/shelf`, token)) },
     { name: 'shelf analytics', ...(await time(`${api}/dashboard/shelf/analytics`, token)) },
   ];
@@ -185,24 +157,11 @@ async function main() {
   console.log(
     `Dashboard: a learner in ${COURSES} courses × ${MODULES * PER_MODULE} activities (half completed), ${SAVED} on the shelf, a feed of ${FEED_EVENTS} events (seeded in ${seedSeconds.toFixed(1)} s)`,
   );
-  console.log(`${RUNS} sequential requests each after ${WARMUP} warm-up, over HTTP on 127.0.0.1, Node ${process.version}`);
-  console.log(`${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} (1, 5, 15 min) when done`);
-  for (const r of results) {
-    console.log(
-      `${r.name.padEnd(24)} median ${r.median.toFixed(2).padStart(7)} ms   p95 ${r.p95.toFixed(2).padStart(7)} ms   CPU median ${r.cpu.toFixed(2).padStart(7)} ms   ${(r.bytes / 1024).toFixed(0).padStart(4)} KiB`,
-    );
-  }
+  printResults(results, { runs: RUNS, warmup: WARMUP, nameWidth: 24 });
   console.log(`bulk-enroll ${BULK} users (with their ${BULK} events): ${bulkMs.toFixed(0)} ms`);
   console.log(`${BULK} events alone, one transaction: appendEvents ${batchMs.toFixed(0)} ms, appendEvent one by one ${oneByOneMs.toFixed(0)} ms`);
 
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  database.close();
-  rmSync(dir, { recursive: true, force: true });
+  await server.close();
 }
 
-main().catch((err) => {
-  console.error(err);
-  database.close();
-  rmSync(dir, { recursive: true, force: true });
-  process.exit(1);
-});
+runBench(main, dispose);

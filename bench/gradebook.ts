@@ -4,25 +4,19 @@
 // median), the CSV export (< 500 ms) and a page of assignments (< 5 ms); then the summary and CSV
 // again for the same class with a tenth of its grades missing.
 //   npm run bench -- gradebook   (or npx tsx bench/gradebook.ts)
-import { mkdtempSync, rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import path from 'node:path';
-import { serve } from '@hono/node-server';
 import { eq } from 'drizzle-orm';
-import { analyze, openDatabase } from '../db/client';
+import { analyze } from '../db/client';
 import { courses, enrollments, gradebookAssignments, gradebookGrades, users } from '../db/schema';
 import { createApp } from '../src/app';
 import { newId } from '../src/lib/ids';
-import { benchDeps, percentile } from './helpers/common';
+import { benchDeps, listen, printResults, runBench, tempDatabase, timeRequests } from './helpers/common';
 
 const STUDENTS = 1_000;
 const ASSIGNMENTS = 100;
 const RUNS = 30;
 const WARMUP = 5;
 
-const dir = mkdtempSync(path.join(tmpdir(), 'lms-bench-gradebook-'));
-const database = openDatabase(path.join(dir, 'bench.sqlite'));
+const { database, dispose } = tempDatabase('gradebook');
 
 /**
  * Fills an offering directly (this measures reading a gradebook, not writing one) with the given
@@ -85,29 +79,7 @@ function seedUsers(tenantId: string): { instructorId: string; studentIds: string
  * process). On a machine shared with other work, wall time includes waiting for a core; CPU time
  * is close to what the request costs on an idle one.
  */
-async function time(url: string, token: string, write?: (i: number) => RequestInit): Promise<{ median: number; p95: number; cpu: number; bytes: number }> {
-  const samples: number[] = [];
-  const cpuSamples: number[] = [];
-  let bytes = 0;
-  for (let i = 0; i < WARMUP + RUNS; i++) {
-    const cpu0 = process.cpuUsage();
-    const t0 = performance.now();
-    const init = write?.(i) ?? {};
-    const res = await fetch(url, { ...init, headers: { Authorization: `Bearer ${token}`, ...(init.body ? { 'Content-Type': 'application/json' } : {}) } });
-    const body = new Uint8Array(await res.arrayBuffer());
-    const elapsed = performance.now() - t0;
-    const cpu = process.cpuUsage(cpu0);
-    if (res.status !== 200) throw new Error(`${url}: ${res.status} ${new TextDecoder().decode(body)}`);
-    bytes = body.length;
-    if (i >= WARMUP) {
-      samples.push(elapsed);
-      cpuSamples.push((cpu.user + cpu.system) / 1000);
-    }
-  }
-  samples.sort((a, b) => a - b);
-  cpuSamples.sort((a, b) => a - b);
-  return { median: percentile(samples, 50), p95: percentile(samples, 95), cpu: percentile(cpuSamples, 50), bytes };
-}
+const time = (url: string, token: string, request?: (i: number) => RequestInit) => timeRequests(url, token, { runs: RUNS, warmup: WARMUP, request });
 
 async function main() {
   const deps = await benchDeps(database);
@@ -124,9 +96,8 @@ async function main() {
   const firstAssignmentId = database.db.select({ id: gradebookAssignments.id }).from(gradebookAssignments).where(eq(gradebookAssignments.courseId, offeringId)).orderBy(gradebookAssignments.position).get()!.id;
 
   const app = createApp(deps);
-  const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-  const { port } = server.address() as AddressInfo;
+  const server = await listen(app.fetch);
+  const { port } = server;
   const base = `http://127.0.0.1:${port}/api/gradebook/offerings/${offeringId}`;
   const gappyBase = `http://127.0.0.1:${port}/api/gradebook/offerings/${gappyOfferingId}`;
 
@@ -145,27 +116,13 @@ async function main() {
   console.log(
     `Gradebook: ${STUDENTS} students × ${ASSIGNMENTS} assignments = ${STUDENTS * ASSIGNMENTS} grades, plus the same class with 10% of grades missing (seeded in ${seedSeconds.toFixed(1)} s)`,
   );
-  console.log(`${RUNS} sequential requests each after ${WARMUP} warm-up, over HTTP on 127.0.0.1, Node ${process.version}`);
   // The figures depend on what else the machine runs; say so next to them.
-  console.log(`${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} (1, 5, 15 min) when done`);
-  for (const r of results) {
-    const verdict = r.target === Number.POSITIVE_INFINITY ? 'no target' : r.median < r.target ? `target < ${r.target} ms: ok` : `target < ${r.target} ms: OVER`;
-    console.log(
-      `${r.name.padEnd(24)} median ${r.median.toFixed(2).padStart(7)} ms   p95 ${r.p95.toFixed(2).padStart(7)} ms   CPU median ${r.cpu.toFixed(2).padStart(7)} ms   ${(r.bytes / 1024).toFixed(0).padStart(4)} KiB   (${verdict})`,
-    );
-  }
+  const missed = printResults(results, { runs: RUNS, warmup: WARMUP, nameWidth: 24 });
 
   // Like every benchmark here: a missed target is a non-zero exit (`npm run bench` reports it).
-  if (results.some((r) => r.median >= r.target)) process.exitCode = 1;
+  if (missed) process.exitCode = 1;
 
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  database.close();
-  rmSync(dir, { recursive: true, force: true });
+  await server.close();
 }
 
-main().catch((err) => {
-  console.error(err);
-  database.close();
-  rmSync(dir, { recursive: true, force: true });
-  process.exit(1);
-});
+runBench(main, dispose);

@@ -7,7 +7,6 @@
 // REST API's p99 (autocannon, GET /api/webhooks, 10 connections) with no delivery running, beside
 // its p99 while the burst is being delivered, in the same run.
 //   npm run bench -- webhooks   (or npx tsx bench/webhooks.ts)
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -15,7 +14,7 @@ import autocannon from 'autocannon';
 import { inTransaction, openDatabase } from '../db/client';
 import { appendEvent } from '../src/events/log';
 import { systemClock } from '../src/lib/clock';
-import { BENCH_ADMIN, percentile } from './helpers/common';
+import { BENCH_ADMIN, percentile, startHelper } from './helpers/common';
 
 /** BENCH_EVENTS overrides the count for a quicker run (figures are for 10,000). */
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000);
@@ -23,23 +22,8 @@ const SUBSCRIBERS = 3;
 const BATCH = 100;
 const STEADY_RATE = 200; // events per second: 600 deliveries per second, within what the burst shows the worker sustains
 const REST_SECONDS = 5;
-const root = path.resolve(import.meta.dirname, '..');
 const dir = mkdtempSync(path.join(tmpdir(), 'lms-bench-webhooks-'));
 const file = path.join(dir, 'bench.sqlite');
-
-/** Starts a bench helper process (node itself with tsx as a loader) and reads the port it prints. */
-function startHelper(script: string, args: string[], nodeArgs: string[] = []): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    let buffered = '';
-    child.stdout!.on('data', (chunk) => {
-      buffered += String(chunk);
-      const match = /"port":(\d+)/.exec(buffered);
-      if (match) resolve({ child, port: Number(match[1]) });
-    });
-    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
-  });
-}
 
 /** When each event id was committed (ms since the epoch, as the receiver notes arrivals). */
 const committedAt = new Map<string, number>();

@@ -11,12 +11,13 @@ import { and, eq, isNull } from 'drizzle-orm';
 import { openDatabase, type Database_ } from '../db/client';
 import { tenants, users } from '../db/schema';
 import { generatePassword } from '../src/auth/passwords';
-import { ConfigError, databaseFile, loadConfig, type Config } from '../src/config';
+import { databaseFile, type Config } from '../src/config';
 import { emailAddress, singleLineText } from '../src/http/text';
 import { systemClock } from '../src/lib/clock';
 import { StartFailure, databaseFailure } from '../src/start-failure';
 import { DEFAULT_TENANT_SLUG, getTenantBySlug } from '../src/tenants/service';
 import { createUser, normaliseEmail, updateUser } from '../src/users/service';
+import { commandConfig, runCommand } from './cli';
 
 const USAGE = `Usage:
   npm run admin -- reset-password EMAIL [--tenant SLUG] [--data-dir DIR]
@@ -70,14 +71,8 @@ function parseCommand(argv: string[]): Command | 'help' {
   }
   const adminName = values.name === undefined ? undefined : singleLineText().trim().min(1).max(200).safeParse(values.name);
   if (adminName?.success === false) throw new Failure('--name takes 1 to 200 characters of one line, without control characters', 2);
-  let config: Config;
-  try {
-    // The server's own settings: DATA_DIR, SCRYPT_COST, ADMIN_PASSWORD (8 characters or more).
-    config = loadConfig(process.env, values['data-dir'] !== undefined ? ['--data-dir', values['data-dir']] : []);
-  } catch (err) {
-    if (err instanceof ConfigError) throw new Failure(err.message, 2);
-    throw err;
-  }
+  // The server's own settings: DATA_DIR, SCRYPT_COST, ADMIN_PASSWORD (8 characters or more).
+  const config = commandConfig(values['data-dir']);
   return {
     name,
     email: normaliseEmail(email),
@@ -181,8 +176,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err) => {
-  const failure = err instanceof StartFailure ? err : new StartFailure(`Failed: ${err instanceof Error ? err.message : String(err)}`);
-  process.stderr.write(`${failure.message}\n`);
-  process.exit(failure.exitCode);
-});
+runCommand(main);

@@ -11,8 +11,9 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import { BackupAbortedError, BACKUPS_FOLDER, backupName, rotateBackups, writeBackup } from '../src/backup/files';
-import { ConfigError, databaseFile, loadConfig, type Config } from '../src/config';
+import { databaseFile, type Config } from '../src/config';
 import { StartFailure, databaseFailure } from '../src/start-failure';
+import { commandConfig, runCommand } from './cli';
 
 const USAGE = `Usage:
   npm run backup -- [--out FILE] [--data-dir DIR]
@@ -33,13 +34,7 @@ function parse(argv: string[]): { out?: string; config: Config } | 'help' {
   }
   if (values.help) return 'help';
   if (values.out !== undefined && values.out.trim() === '') throw new StartFailure('--out takes a file name', 2);
-  try {
-    const config = loadConfig(process.env, values['data-dir'] !== undefined ? ['--data-dir', values['data-dir']] : []);
-    return { out: values.out, config };
-  } catch (err) {
-    if (err instanceof ConfigError) throw new StartFailure(err.message, 2);
-    throw err;
-  }
+  return { out: values.out, config: commandConfig(values['data-dir']) };
 }
 
 async function main(): Promise<void> {
@@ -87,8 +82,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err) => {
-  const failure = err instanceof StartFailure ? err : new StartFailure(`Failed: ${err instanceof Error ? err.message : String(err)}`);
-  process.stderr.write(`${failure.message}\n`);
-  process.exit(failure.exitCode);
-});
+runCommand(main);

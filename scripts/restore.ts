@@ -8,8 +8,9 @@
 import { parseArgs } from 'node:util';
 import { DataDirectoryBusyError } from '../db/data-dir-lock';
 import { RestoreRefusedError, restoreBackup } from '../src/backup/restore';
-import { ConfigError, loadConfig, type Config } from '../src/config';
+import type { Config } from '../src/config';
 import { StartFailure } from '../src/start-failure';
+import { commandConfig, runCommand } from './cli';
 
 const USAGE = `Usage:
   npm run restore -- --from FILE [--data-dir DIR]
@@ -30,13 +31,7 @@ function parse(argv: string[]): { from: string; config: Config } | 'help' {
   }
   if (values.help) return 'help';
   if (!values.from) throw new StartFailure('Name the backup to restore with --from FILE (npm run restore -- --help)', 2);
-  try {
-    const config = loadConfig(process.env, values['data-dir'] !== undefined ? ['--data-dir', values['data-dir']] : []);
-    return { from: values.from, config };
-  } catch (err) {
-    if (err instanceof ConfigError) throw new StartFailure(err.message, 2);
-    throw err;
-  }
+  return { from: values.from, config: commandConfig(values['data-dir']) };
 }
 
 async function main(): Promise<void> {
@@ -59,8 +54,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err) => {
-  const failure = err instanceof StartFailure ? err : new StartFailure(`Failed: ${err instanceof Error ? err.message : String(err)}`);
-  process.stderr.write(`${failure.message}\n`);
-  process.exit(failure.exitCode);
-});
+runCommand(main);

@@ -1,7 +1,13 @@
 // What several benchmarks need alike: the app's dependencies on a bench database, a process's CPU
-// time, and percentiles.
-import { readFileSync } from 'node:fs';
-import type { Database_ } from '../../db/client';
+// time, percentiles, starting a helper process, an in-process benchmark's database, server and
+// clean-up, and timing sequential HTTP requests and printing the figures.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import path from 'node:path';
+import { serve } from '@hono/node-server';
+import { openDatabase, type Database_ } from '../../db/client';
 import { systemClock } from '../../src/lib/clock';
 import { buildConfig } from '../../src/config';
 import { buildDeps } from '../../src/deps';
@@ -33,4 +39,115 @@ export function cpuMs(pid: number): number {
 export function percentile(sorted: ArrayLike<number>, p: number): number {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+/** The figures of one timed URL: wall-clock median and p95, this process's CPU median, body size. */
+export interface Timing {
+  median: number;
+  p95: number;
+  cpu: number;
+  bytes: number;
+}
+
+/**
+ * `runs` sequential requests to `url` as `token`'s holder, after `warmup` untimed ones; any status
+ * but 200 aborts the benchmark. `request(i)` gives request i's method and body (JSON), GET if none.
+ * The CPU figure is this (client + in-process server) process's, per request.
+ */
+export async function timeRequests(
+  url: string,
+  token: string,
+  { runs, warmup, request }: { runs: number; warmup: number; request?: (i: number) => RequestInit },
+): Promise<Timing> {
+  const samples: number[] = [];
+  const cpuSamples: number[] = [];
+  let bytes = 0;
+  for (let i = 0; i < warmup + runs; i++) {
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    const init = request?.(i) ?? {};
+    const res = await fetch(url, { ...init, headers: { Authorization: `Bearer ${token}`, ...(init.body ? { 'Content-Type': 'application/json' } : {}) } });
+    const body = new Uint8Array(await res.arrayBuffer());
+    const elapsed = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
+    if (res.status !== 200) throw new Error(`${url}: ${res.status} ${new TextDecoder().decode(body)}`);
+    bytes = body.length;
+    if (i >= warmup) {
+      samples.push(elapsed);
+      cpuSamples.push((cpu.user + cpu.system) / 1000);
+    }
+  }
+  samples.sort((a, b) => a - b);
+  cpuSamples.sort((a, b) => a - b);
+  return { median: percentile(samples, 50), p95: percentile(samples, 95), cpu: percentile(cpuSamples, 50), bytes };
+}
+
+/** A timed URL as printed: `target` is the median to stay under (ms), +Infinity for none; no target, no verdict. */
+export type Result = Timing & { name: string; target?: number };
+
+/**
+ * Prints how the figures were measured (runs, warm-up, Node, cores, load average, which depend on
+ * what else the machine runs), then one line per result with its verdict against its target.
+ * Returns whether any result missed its target (each benchmark decides its exit code).
+ */
+export function printResults(results: Result[], { runs, warmup, nameWidth }: { runs: number; warmup: number; nameWidth: number }): boolean {
+  console.log(`${runs} sequential requests each after ${warmup} warm-up, over HTTP on 127.0.0.1, Node ${process.version}`);
+  console.log(`${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} (1, 5, 15 min) when done`);
+  for (const r of results) {
+    const verdict =
+      r.target === undefined ? '' : r.target === Number.POSITIVE_INFINITY ? 'no target' : r.median < r.target ? `target < ${r.target} ms: ok` : `target < ${r.target} ms: OVER`;
+    console.log(
+      `${r.name.padEnd(nameWidth)} median ${r.median.toFixed(2).padStart(7)} ms   p95 ${r.p95.toFixed(2).padStart(7)} ms   CPU median ${r.cpu.toFixed(2).padStart(7)} ms   ${(r.bytes / 1024).toFixed(0).padStart(4)} KiB${verdict ? `   (${verdict})` : ''}`,
+    );
+  }
+  return results.some((r) => r.target !== undefined && r.median >= r.target);
+}
+
+const root = path.resolve(import.meta.dirname, '../..');
+
+/**
+ * Starts a bench helper process (node itself with tsx as a loader, from the repository's root: its
+ * pid is the helper's) and resolves with the port it prints; rejects if it exits first.
+ */
+export function startHelper(script: string, args: string[], nodeArgs: string[] = []): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let buffered = '';
+    child.stdout!.on('data', (chunk) => {
+      buffered += String(chunk);
+      const match = /"port":(\d+)/.exec(buffered);
+      if (match) resolve({ child, port: Number(match[1]) });
+    });
+    child.once('exit', (code) => reject(new Error(`${path.basename(script, '.ts')} exited with ${code}`)));
+  });
+}
+
+/** A bench database in a new temporary folder, and `dispose` to close it and remove the folder. */
+export function tempDatabase(name: string): { database: Database_; dispose: () => void } {
+  const dir = mkdtempSync(path.join(tmpdir(), `lms-bench-${name}-`));
+  const database = openDatabase(path.join(dir, 'bench.sqlite'));
+  return {
+    database,
+    dispose: () => {
+      database.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Serves `fetch` over HTTP on 127.0.0.1, on a free port; `close` stops the server. */
+export async function listen(fetch: (request: Request) => Response | Promise<Response>): Promise<{ port: number; close: () => Promise<void> }> {
+  const server = serve({ fetch, port: 0, hostname: '127.0.0.1' });
+  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+  const { port } = server.address() as AddressInfo;
+  return { port, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+/** Runs a benchmark's main, then `dispose`s its database; an error is printed, disposes and exits 1. */
+export function runBench(main: () => Promise<void>, dispose: () => void): void {
+  main().then(dispose, (err) => {
+    console.error(err);
+    dispose();
+    process.exit(1);
+  });
 }

@@ -14,7 +14,7 @@ import { AppError, conflict, notFound, unprocessable } from '../http/errors';
 import type { Clock } from '../lib/clock';
 import { learnerCourseState } from '../sequencing/state';
 import { localDay } from '../lib/timezone';
-import { applyRewards, currentStreak, learnerStatsOf, levelForXp, timezoneOf, type BadgeAward } from './rewards';
+import { applyRewards, currentStreak, learnerStatsOf, levelForXp, timezoneOf, type AppliedRewards } from './rewards';
 import type { ActivityRow, ActivityStateRow } from './service';
 
 const immediate = { behavior: 'immediate' } as const;
@@ -136,14 +136,7 @@ export function requestHelp(db: Db, clock: Clock, learner: Learner, activity: Ac
 
 export interface CompletionOutcome {
   state: ActivityStateRow;
-  rewards: {
-    xpAwarded: number;
-    totalXp: number;
-    level: number;
-    levelUp: boolean;
-    streakDays: number;
-    badges: BadgeAward[];
-  };
+  rewards: AppliedRewards;
 }
 
 /** How many required activities (of a module, of a course) the learner has not completed. */

@@ -3,12 +3,13 @@
 // comes from the course-state engine, computed for all the learner's courses in one call; the sort
 // keys of the activities and the learner's states are two range reads on (course) and (user, course),
 // and only the page's rows are then read in full.
-import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { activities, activityStates, courses, enrollments } from '../../db/schema';
+import { activities, activityStates } from '../../db/schema';
 import { learnerCourseState, learnerCourseStates, type LearnerCourseState } from '../sequencing/state';
 import { compareByPriority, isOverdue, priorityScore, type LearnerActivityStatus, type PrioritizedActivity } from './priority';
 import { preparedFor } from '../lib/prepared';
+import { activeCourseIdsAs } from '../memberships/service';
 import { presentActivity, presentState } from './present';
 import type { ActivityRow, ActivityStateRow } from './service';
 
@@ -18,26 +19,6 @@ export interface LearnerActivity extends PrioritizedActivity {
 }
 
 export type ActivityStatusFilter = LearnerActivityStatus | 'locked' | 'available';
-
-/** Courses (live) in which the user is an active student. */
-function learnerCourseIds(db: Db, tenantId: string, userId: string, courseId?: string): string[] {
-  return db
-    .select({ id: enrollments.courseId })
-    .from(enrollments)
-    .innerJoin(courses, eq(courses.id, enrollments.courseId))
-    .where(
-      and(
-        eq(enrollments.userId, userId),
-        eq(enrollments.tenantId, tenantId),
-        eq(enrollments.status, 'active'),
-        eq(enrollments.role, 'student'),
-        isNull(courses.deletedAt),
-        courseId === undefined ? undefined : eq(enrollments.courseId, courseId),
-      ),
-    )
-    .all()
-    .map((r) => r.id);
-}
 
 function combine(row: ActivityRow, state: ActivityStateRow | undefined, courseState: LearnerCourseState | undefined): LearnerActivity {
   return {
@@ -74,7 +55,7 @@ function lightStatements(db: Db) {
       activities: db
         .select({ id: activities.id, courseId: activities.courseId, priority: activities.priority, required: activities.required, dueAt: activities.dueAt })
         .from(activities)
-        // The course ids were chosen among the caller's tenant's courses (learnerCourseIds): the
+        // The course ids were chosen among the caller's tenant's courses (activeCourseIdsAs): the
         // course index alone serves this, where a tenant predicate would lead SQLite to the tenant index.
         .where(inCourses(activities.courseId))
         .prepare(),
@@ -98,7 +79,7 @@ export function learnerActivityPage(
   filter: { courseId?: string; status?: ActivityStatusFilter },
   page: { offset: number; limit: number },
 ): { items: LearnerActivity[]; total: number } {
-  const courseIds = learnerCourseIds(db, learner.tenantId, learner.userId, filter.courseId);
+  const courseIds = activeCourseIdsAs(db, learner.tenantId, learner.userId, 'student', filter.courseId);
   if (courseIds.length === 0) return { items: [], total: 0 };
   const courseStates = learnerCourseStates(db, { tenantId: learner.tenantId, userId: learner.userId, courseIds });
   const params = { courseIds: JSON.stringify(courseIds), userId: learner.userId };

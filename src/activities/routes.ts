@@ -2,6 +2,8 @@
 // enrolled in the course) list theirs by priority, open, save, skip, ask for help and complete
 // them; the dashboard's next up. Reading follows the course (policy.ts).
 import { z } from '@hono/zod-openapi';
+import type { Db } from '../../db/client';
+import type { Actor } from '../auth/authenticator';
 import { type ApiTag, authedRoute, errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, timestamp, uuid } from '../http/openapi';
 import { pageBounds, paginate, pageOf, paginationQuery } from '../http/pagination';
 import { eventJson } from '../events/log';
@@ -47,6 +49,11 @@ const helpEventSchema = z
   .openapi('HelpRequestedEvent');
 
 const learnerOnly = 'Only students actively enrolled in the course (403 for anyone else, instructors included; 409 when the enrollment is dropped or completed).';
+
+/** The activity a learner action is on: the policy answers 404, 403, or 409 for a finished enrollment. */
+function activityToLearn(db: Db, actor: Actor, id: string) {
+  return authorizeActivity(actor, 'learn', activityAccess(db, actor, id)).activity;
+}
 
 export const activitiesRouter = newRouter()
   .openapi(
@@ -220,7 +227,7 @@ export const activitiesRouter = newRouter()
     (c) => {
       const deps = c.var.deps;
       const actor = c.var.actor;
-      const { activity } = authorizeActivity(actor, 'learn', activityAccess(deps.db, actor, c.req.valid('param').id));
+      const activity = activityToLearn(deps.db, actor, c.req.valid('param').id);
       const { deepLinkUrl, clicks } = recordClick(deps.db, deps.clock, actor, activity);
       return c.json({ deep_link_url: deepLinkUrl, clicks }, 200);
     },
@@ -247,7 +254,7 @@ export const activitiesRouter = newRouter()
       const deps = c.var.deps;
       const actor = c.var.actor;
       const body = c.req.valid('json') ?? {};
-      const { activity } = authorizeActivity(actor, 'learn', activityAccess(deps.db, actor, c.req.valid('param').id));
+      const activity = activityToLearn(deps.db, actor, c.req.valid('param').id);
       const outcome = complete(deps.db, deps.clock, actor, activity, body.score ?? null);
       return c.json({ state: presentState(outcome.state), rewards: presentRewards(outcome.rewards) }, 200);
     },
@@ -267,7 +274,7 @@ export const activitiesRouter = newRouter()
     (c) => {
       const deps = c.var.deps;
       const actor = c.var.actor;
-      const { activity } = authorizeActivity(actor, 'learn', activityAccess(deps.db, actor, c.req.valid('param').id));
+      const activity = activityToLearn(deps.db, actor, c.req.valid('param').id);
       const event = requestHelp(deps.db, deps.clock, actor, activity, c.req.valid('json').message);
       return c.json(eventJson(event) as z.infer<typeof helpEventSchema>, 201);
     },
@@ -290,7 +297,7 @@ export const activitiesRouter = newRouter()
       const deps = c.var.deps;
       const actor = c.var.actor;
       const body = c.req.valid('json') ?? {};
-      const { activity } = authorizeActivity(actor, 'learn', activityAccess(deps.db, actor, c.req.valid('param').id));
+      const activity = activityToLearn(deps.db, actor, c.req.valid('param').id);
       return c.json(presentState(saveForLater(deps.db, deps.clock, actor, activity, body.remind_at ?? null)), 200);
     },
     unacceptableIs422(),
@@ -309,7 +316,7 @@ export const activitiesRouter = newRouter()
     (c) => {
       const deps = c.var.deps;
       const actor = c.var.actor;
-      const { activity } = authorizeActivity(actor, 'learn', activityAccess(deps.db, actor, c.req.valid('param').id));
+      const activity = activityToLearn(deps.db, actor, c.req.valid('param').id);
       return c.json(presentState(unsave(deps.db, deps.clock, actor, activity)), 200);
     },
   )
@@ -328,7 +335,7 @@ export const activitiesRouter = newRouter()
       const deps = c.var.deps;
       const actor = c.var.actor;
       const body = c.req.valid('json') ?? {};
-      const { activity } = authorizeActivity(actor, 'learn', activityAccess(deps.db, actor, c.req.valid('param').id));
+      const activity = activityToLearn(deps.db, actor, c.req.valid('param').id);
       return c.json(presentState(skip(deps.db, deps.clock, actor, activity, body.reason ?? null)), 200);
     },
     unacceptableIs422(),

@@ -8,7 +8,7 @@ import { courseAccess } from '../courses/service';
 import { notFound } from '../http/errors';
 import { type ApiTag, authedRoute, errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent } from '../http/openapi';
 import { paginate, pageOf, pageOfRows, paginationQuery, type PageQuery } from '../http/pagination';
-import { membershipOf } from '../memberships/service';
+import { activeCourseIdsAs, membershipOf } from '../memberships/service';
 import { exportCasePackage, importCasePackage } from './case';
 import { courseLearnerProgress, courseMastery, learnerProgress, masterySummary, MASTERY_DESCRIPTION } from './mastery';
 import { authorizeCompetencies, authorizeCourseCompetencies } from './policy';
@@ -50,7 +50,6 @@ import {
   getAlignment,
   getCompetency,
   getFramework,
-  instructorCourseIds,
   listAlignments,
   listCompetencies,
   listFrameworks,
@@ -428,7 +427,7 @@ export const competenciesRouter = newRouter()
       const competency = getCompetency(db, actor.tenantId, c.req.valid('param').id);
       let courseIds: string[] | null = null;
       if (!isTenantAdmin(actor)) {
-        courseIds = instructorCourseIds(db, actor.tenantId, actor.userId);
+        courseIds = activeCourseIdsAs(db, actor.tenantId, actor.userId, 'instructor');
         if (courseIds.length === 0) authorizeCourseCompetencies(actor, { kind: 'alignments' }, { course: { status: 'published' }, membership: undefined });
       }
       const q = c.req.valid('query');

@@ -2,7 +2,7 @@
 // within a framework (parent in the same framework, no cycles, code unique per framework), the
 // nested tree, ranked search, and alignments of a competency to course content. Every query is
 // scoped to the caller's tenant; another tenant's framework or competency is not found.
-import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import {
   activities,
@@ -11,7 +11,6 @@ import {
   competencyFrameworks,
   courseModules,
   courses,
-  enrollments,
   gradebookAssignments,
   DEFAULT_MASTERY_THRESHOLD,
   type AlignmentTargetType,
@@ -404,23 +403,4 @@ export function getAlignment(db: Db, competency: CompetencyRow, id: string): Ali
 
 export function deleteAlignment(db: Db, alignment: AlignmentRow): void {
   db.delete(competencyAlignments).where(eq(competencyAlignments.id, alignment.id)).run();
-}
-
-/** Courses the user teaches (an active instructor enrollment in a live course). */
-export function instructorCourseIds(db: Db, tenantId: string, userId: string): string[] {
-  return db
-    .select({ id: enrollments.courseId })
-    .from(enrollments)
-    .innerJoin(courses, eq(courses.id, enrollments.courseId))
-    .where(
-      and(
-        eq(enrollments.userId, userId),
-        eq(enrollments.tenantId, tenantId),
-        eq(enrollments.role, 'instructor'),
-        eq(enrollments.status, 'active'),
-        isNull(courses.deletedAt),
-      ),
-    )
-    .all()
-    .map((r) => r.id);
 }

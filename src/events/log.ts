@@ -21,6 +21,21 @@ export interface NewEvent<T extends EventType> {
   recipients?: Iterable<string | null | undefined>;
 }
 
+/** The events row of a new event (its seq comes from the insert). */
+function eventRow(event: NewEvent<EventType>, occurredAt: string) {
+  return {
+    id: newId(),
+    tenantId: event.tenantId,
+    type: event.type,
+    actorId: event.actorId,
+    subjectType: event.subject.type,
+    subjectId: event.subject.id,
+    courseId: event.courseId ?? null,
+    payload: JSON.stringify(event.data),
+    occurredAt,
+  };
+}
+
 /**
  * Appends one event. Call it with the transaction that makes the change, so that the change and
  * its event are committed (or rolled back) together.
@@ -28,17 +43,7 @@ export interface NewEvent<T extends EventType> {
 export function appendEvent<T extends EventType>(tx: Db, clock: Clock, event: NewEvent<T>): EventRow {
   const row = tx
     .insert(events)
-    .values({
-      id: newId(),
-      tenantId: event.tenantId,
-      type: event.type,
-      actorId: event.actorId,
-      subjectType: event.subject.type,
-      subjectId: event.subject.id,
-      courseId: event.courseId ?? null,
-      payload: JSON.stringify(event.data),
-      occurredAt: clock.now().toISOString(),
-    })
+    .values(eventRow(event, clock.now().toISOString()))
     .returning()
     .get();
   const recipients = new Set<string>();
@@ -66,17 +71,7 @@ function* slices<T>(items: readonly T[], size: number): Generator<T[]> {
 export function appendEvents(tx: Db, clock: Clock, list: readonly NewEvent<EventType>[]): void {
   const occurredAt = clock.now().toISOString();
   for (const slice of slices(list, EVENTS_PER_STATEMENT)) {
-    const rows = slice.map((event) => ({
-      id: newId(),
-      tenantId: event.tenantId,
-      type: event.type,
-      actorId: event.actorId,
-      subjectType: event.subject.type,
-      subjectId: event.subject.id,
-      courseId: event.courseId ?? null,
-      payload: JSON.stringify(event.data),
-      occurredAt,
-    }));
+    const rows = slice.map((event) => eventRow(event, occurredAt));
     // Rows are inserted in VALUES order, so their seqs follow the list; RETURNING's own order is
     // not promised, hence the lookup by id.
     const seqOf = new Map(tx.insert(events).values(rows).returning({ id: events.id, seq: events.seq }).all().map((r) => [r.id, r.seq]));

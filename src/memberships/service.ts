@@ -3,7 +3,7 @@
 // documents); the enrollments area writes the rows. A deleted course counts for nothing.
 import { and, eq, isNull, ne, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { courses, enrollments } from '../../db/schema';
+import { courses, enrollments, type EnrollmentRole } from '../../db/schema';
 import { sqlLimit } from '../lib/sql';
 import type { Membership } from './policy';
 
@@ -31,6 +31,22 @@ export function membershipOf(db: Db, tenantId: string, courseId: string, userId:
 export function activeCourseRoles(db: Db, tenantId: string, userId: string) {
   const where = and(eq(enrollments.userId, userId), eq(enrollments.status, 'active'));
   return liveEnrollments(db, tenantId, where).all();
+}
+
+/**
+ * Live courses in which the user holds an active enrollment as `role` (students: their activities
+ * and dashboard; instructors: the courses they teach); only `courseId` when given.
+ */
+export function activeCourseIdsAs(db: Db, tenantId: string, userId: string, role: EnrollmentRole, courseId?: string): string[] {
+  const where = and(
+    eq(enrollments.userId, userId),
+    eq(enrollments.status, 'active'),
+    eq(enrollments.role, role),
+    courseId === undefined ? undefined : eq(enrollments.courseId, courseId),
+  );
+  return liveEnrollments(db, tenantId, where)
+    .all()
+    .map((r) => r.courseId);
 }
 
 /** True when both users hold an enrollment (any role, not dropped) in a common live course. */
