@@ -1,14 +1,13 @@
 // A learner's activities across the courses they are actively enrolled in, ordered by the one
 // priority function (priority.ts): `GET /api/activities` and the dashboard's next up. Availability
-// comes from the course-state engine, computed for all the learner's courses in one call; the sort
-// keys of the activities and the learner's states are two range reads on (course) and (user, course),
-// and only the page's rows are then read in full.
-import { and, eq, inArray, sql } from 'drizzle-orm';
+// comes from the course-state engine, computed for all the learner's courses in one call, which also
+// gives each activity's sort keys (from the course graph it keeps in memory) and the learner's mark
+// on it; only the page's rows are then read in full.
+import { and, eq, inArray } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { activities, activityStates } from '../../db/schema';
 import { learnerCourseState, learnerCourseStates, type LearnerCourseState } from '../sequencing/state';
 import { compareByPriority, isOverdue, priorityScore, type LearnerActivityStatus, type PrioritizedActivity } from './priority';
-import { preparedFor } from '../lib/prepared';
 import { activeCourseIdsAs } from '../memberships/service';
 import { presentActivity, presentState } from './present';
 import type { ActivityRow, ActivityStateRow } from './service';
@@ -46,28 +45,6 @@ interface Light extends PrioritizedActivity {
   courseId: string;
 }
 
-/** The sort keys of a learner's activities and states, read without drizzle's row mapping (4,000 rows per request). */
-function lightStatements(db: Db) {
-  return preparedFor(db, 'activities:learner-light', () => {
-    const p = sql.placeholder;
-    const inCourses = (column: typeof activities.courseId | typeof activityStates.courseId) => sql`${column} in (select value from json_each(${p('courseIds')}))`;
-    return {
-      activities: db
-        .select({ id: activities.id, courseId: activities.courseId, priority: activities.priority, required: activities.required, dueAt: activities.dueAt })
-        .from(activities)
-        // The course ids were chosen among the caller's tenant's courses (activeCourseIdsAs): the
-        // course index alone serves this, where a tenant predicate would lead SQLite to the tenant index.
-        .where(inCourses(activities.courseId))
-        .prepare(),
-      states: db
-        .select({ activityId: activityStates.activityId, status: activityStates.status })
-        .from(activityStates)
-        .where(and(eq(activityStates.userId, p('userId')), inCourses(activityStates.courseId)))
-        .prepare(),
-    };
-  });
-}
-
 /**
  * One page of the learner's activities across their active courses (or one of them), in priority
  * order, with the total. Everything is sorted on its keys alone; only the page's rows are read in full.
@@ -82,24 +59,22 @@ export function learnerActivityPage(
   const courseIds = activeCourseIdsAs(db, learner.tenantId, learner.userId, 'student', filter.courseId);
   if (courseIds.length === 0) return { items: [], total: 0 };
   const courseStates = learnerCourseStates(db, { tenantId: learner.tenantId, userId: learner.userId, courseIds });
-  const params = { courseIds: JSON.stringify(courseIds), userId: learner.userId };
-  const statements = lightStatements(db);
-  const statuses = new Map<string, LearnerActivityStatus>();
-  for (const [activityId, status] of statements.states.values(params) as [string, LearnerActivityStatus | null][]) {
-    if (status) statuses.set(activityId, status);
-  }
+  // The sort keys come with the course graph the engine keeps in memory, the learner's marks with its answer.
   const all: Light[] = [];
-  for (const [id, courseId, priority, required, dueAt] of statements.activities.values(params) as [string, string, number, number, string | null][]) {
-    const a: Light = {
-      id,
-      courseId,
-      priority,
-      required: required === 1,
-      dueAt,
-      status: statuses.get(id) ?? 'not_started',
-      available: courseStates.get(courseId)?.byId.get(id)?.available ?? false,
-    };
-    if (matches(a, filter.status)) all.push(a);
+  for (const [courseId, courseState] of courseStates) {
+    for (const activity of courseState.activities) {
+      const node = courseState.byId.get(activity.id);
+      const a: Light = {
+        id: activity.id,
+        courseId,
+        priority: activity.priority,
+        required: activity.required,
+        dueAt: activity.dueAt,
+        status: node?.progress ?? 'not_started',
+        available: node?.available ?? false,
+      };
+      if (matches(a, filter.status)) all.push(a);
+    }
   }
   all.sort(compareByPriority(now));
   const chosen = all.slice(page.offset, page.offset + page.limit);

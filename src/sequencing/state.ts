@@ -62,6 +62,8 @@ export interface NodeState {
   readonly reasons: string[];
   /** The learner's score on the node (a percentage), when there is one. */
   score: number | null;
+  /** The learner's own mark on an activity, whatever its availability (modules: not_started). */
+  progress: 'not_started' | 'in_progress' | 'completed' | 'skipped';
 }
 
 export interface LearnerCourseState {
@@ -80,13 +82,19 @@ export interface LearnerCourseState {
   /** Every node, in a topological order (prerequisites first; course order among equals). */
   nodes: NodeState[];
   byId: Map<string, NodeState>;
+  /** The course's activities in course order, with their sort keys (shared, read-only). */
+  activities: readonly ActivityNode[];
 }
 
-interface ActivityNode {
+/** An activity as the course graph holds it, with what the priority order sorts on. */
+export interface ActivityNode {
   id: string;
   moduleId: string;
   title: string;
   required: boolean;
+  /** The instructor's priority, 0..100. */
+  priority: number;
+  dueAt: string | null;
 }
 
 interface StateRow {
@@ -125,6 +133,7 @@ class LearnerNodeState implements NodeState {
     readonly unmet: UnmetPrerequisite[],
     private readonly courseReasons: string[],
     readonly score: number | null,
+    readonly progress: NodeState['progress'],
   ) {}
 
   get reasons(): string[] {
@@ -166,7 +175,14 @@ function statementsOf(db: Db) {
         .orderBy(sql`${courseModules.sectionId} is not null`, courseSections.position, courseModules.position)
         .prepare(),
       activities: db
-        .select({ id: activities.id, moduleId: activities.moduleId, title: activities.title, required: activities.required })
+        .select({
+          id: activities.id,
+          moduleId: activities.moduleId,
+          title: activities.title,
+          required: activities.required,
+          priority: activities.priority,
+          dueAt: activities.dueAt,
+        })
         .from(activities)
         .where(eq(activities.courseId, p('courseId')))
         .orderBy(activities.moduleId, activities.position)
@@ -214,6 +230,8 @@ interface CourseStructure {
   version: number;
   modules: { id: string; title: string }[];
   activitiesOf: Map<string, ActivityNode[]>;
+  /** Every activity, in course order. */
+  activities: ActivityNode[];
   /** Edges into each node, between nodes that exist (an edge always does; this guards against a half-deleted node). */
   incoming: Map<string, { from: string; minScore: number | null }[]>;
   /** Every node id in a topological order (prerequisites first, an activity after its module; course order among equals). */
@@ -229,11 +247,13 @@ function courseStructure(db: Db, st: ReturnType<typeof statementsOf>, courseId: 
   const params = { courseId };
   const modules = (st.modules.values(params) as [string, string][]).map(([id, title]) => ({ id, title }));
   const activitiesOf = groupBy(
-    (st.activities.values(params) as [string, string, string, number][]).map(([id, moduleId, title, required]) => ({
+    (st.activities.values(params) as [string, string, string, number, number, string | null][]).map(([id, moduleId, title, required, priority, dueAt]) => ({
       id,
       moduleId,
       title,
       required: required === 1,
+      priority,
+      dueAt,
     })),
     (a) => a.moduleId,
   );
@@ -263,7 +283,14 @@ function courseStructure(db: Db, st: ReturnType<typeof statementsOf>, courseId: 
     orderOutgoing.set(m.id, [...(outgoing.get(m.id) ?? []), ...inModule.map((a) => a.id)]);
     for (const a of inModule) orderIncoming.set(a.id, [...(incoming.get(a.id) ?? []), m.id]);
   }
-  const structure: CourseStructure = { version, modules, activitiesOf, incoming, order: topologicalOrder(natural, orderIncoming, orderOutgoing) };
+  const structure: CourseStructure = {
+    version,
+    modules,
+    activitiesOf,
+    activities: modules.flatMap((m) => activitiesOf.get(m.id) ?? []),
+    incoming,
+    order: topologicalOrder(natural, orderIncoming, orderOutgoing),
+  };
   // Read inside a transaction, the structure may include writes that are rolled back later (and
   // the version with them): only what is committed is kept.
   if (!(db as Db & { $client: { inTransaction: boolean } }).$client.inTransaction) cache.set(courseId, structure);
@@ -424,7 +451,7 @@ function computeCourseState(input: CourseInput): LearnerCourseState {
     else if (!available) status = 'locked';
     else if (f.touched) status = 'in_progress';
     else status = 'available';
-    states.set(f.id, new LearnerNodeState(f.id, f.type, f.moduleId, f.title, status, available, unmet, input.reasons, f.score));
+    states.set(f.id, new LearnerNodeState(f.id, f.type, f.moduleId, f.title, status, available, unmet, input.reasons, f.score, f.ownStatus ?? 'not_started'));
   }
 
   const nodes = input.structure.order.map((id) => states.get(id)!);
@@ -442,6 +469,7 @@ function computeCourseState(input: CourseInput): LearnerCourseState {
     modules: modulesProgress,
     nodes,
     byId: states,
+    activities: input.structure.activities,
   };
 }
 
