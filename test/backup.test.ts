@@ -126,13 +126,15 @@ describe('backup files', () => {
     for (let i = 0; i < 500; i++) insert.run();
     const controller = new AbortController();
     const target = path.join(dir, 'copy.sqlite');
-    let steps = 0;
-    const copying = writeBackup(source, target, { pagesPerStep: 10, signal: controller.signal });
-    const timer = setInterval(() => {
-      if (++steps === 3) controller.abort();
-    });
+    // One page per step (~500 steps, each its own event-loop turn): stopped once the partial file
+    // exists, whatever the machine's speed.
+    const copying = writeBackup(source, target, { pagesPerStep: 1, signal: controller.signal });
+    const stopOnceStarted = () => {
+      if (readdirSync(dir).some((name) => name.endsWith('.partial'))) controller.abort();
+      else setImmediate(stopOnceStarted);
+    };
+    setImmediate(stopOnceStarted);
     await expect(copying).rejects.toBeInstanceOf(BackupAbortedError);
-    clearInterval(timer);
     expect(readdirSync(dir)).toEqual([]);
 
     // A process killed mid-copy (pid 2^22 + 1 is above Linux's pid_max: never alive).
