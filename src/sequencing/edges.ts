@@ -6,7 +6,7 @@ import { activities, courseModules, sequencingEdges, type SequencingNodeType } f
 import type { Clock } from '../lib/clock';
 import { conflict, notFound, unprocessable } from '../http/errors';
 import { newId } from '../lib/ids';
-import { isUniqueViolation } from '../lib/sql';
+import { countAll, isUniqueViolation } from '../lib/sql';
 
 export type EdgeRow = typeof sequencingEdges.$inferSelect;
 
@@ -46,8 +46,15 @@ export function courseNodes(db: Db, courseId: string): Map<string, CourseNode> {
   return nodes;
 }
 
-export function listEdges(db: Db, courseId: string): EdgeRow[] {
-  return db.select().from(sequencingEdges).where(eq(sequencingEdges.courseId, courseId)).orderBy(asc(sequencingEdges.createdAt), asc(sequencingEdges.id)).all();
+/** A course's edges, oldest first: all of them, or one page with the total. */
+export function listEdges(db: Db, courseId: string): EdgeRow[];
+export function listEdges(db: Db, courseId: string, page: { limit: number; offset: number }): { rows: EdgeRow[]; total: number };
+export function listEdges(db: Db, courseId: string, page?: { limit: number; offset: number }): EdgeRow[] | { rows: EdgeRow[]; total: number } {
+  const where = eq(sequencingEdges.courseId, courseId);
+  const query = db.select().from(sequencingEdges).where(where).orderBy(asc(sequencingEdges.createdAt), asc(sequencingEdges.id));
+  if (!page) return query.all();
+  const rows = query.limit(page.limit).offset(page.offset).all();
+  return { rows, total: db.select({ n: countAll }).from(sequencingEdges).where(where).get()?.n ?? 0 };
 }
 
 /** An edge of the tenant, or 404. */

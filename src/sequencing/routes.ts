@@ -3,7 +3,7 @@
 import type { Context } from 'hono';
 import type { AppEnv } from '../context';
 import { type ApiTag, authedRoute, errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent } from '../http/openapi';
-import { pageOf, pageOfRows } from '../http/pagination';
+import { pageBounds, pageOf, pageOfRows } from '../http/pagination';
 import { notFound } from '../http/errors';
 import { courseAccess } from '../courses/service';
 import { membershipOf } from '../memberships/service';
@@ -20,7 +20,7 @@ import {
   listEdgesQuery,
   nodeParams,
 } from './schemas';
-import { learnerCourseState } from './state';
+import { courseNodesInOrder, learnerCourseState } from './state';
 
 const tags: [ApiTag] = ['Sequencing'];
 
@@ -52,9 +52,7 @@ export const sequencingRouter = newRouter()
       const { db } = c.var.deps;
       const { course } = authorizeSequencing(c.var.actor, { kind: 'read' }, courseAccess(db, c.var.actor, c.req.valid('param').id));
       const q = c.req.valid('query');
-      const all = listEdges(db, course.id);
-      const start = (q.page - 1) * q.per_page;
-      return c.json(pageOfRows(c, q, { rows: all.slice(start, start + q.per_page), total: all.length }, presentEdge), 200);
+      return c.json(pageOfRows(c, q, listEdges(db, course.id, pageBounds(q)), presentEdge), 200);
     },
   )
   .openapi(
@@ -137,9 +135,12 @@ export const sequencingRouter = newRouter()
     (c) => {
       const { db } = c.var.deps;
       const { course } = authorizeSequencing(c.var.actor, { kind: 'read' }, courseAccess(db, c.var.actor, c.req.valid('param').id));
-      const state = learnerCourseState(db, { tenantId: c.var.actor.tenantId, courseId: course.id, userId: c.var.actor.userId })!;
-      // The engine orders the nodes topologically (course order among equals): the graph shows that order.
-      const nodes = state.nodes.map((n) => ({ node_id: n.nodeId, node_type: n.nodeType, module_id: n.moduleId, title: n.title }));
+      const nodes = courseNodesInOrder(db, { tenantId: c.var.actor.tenantId, courseId: course.id })!.map((n) => ({
+        node_id: n.nodeId,
+        node_type: n.nodeType,
+        module_id: n.moduleId,
+        title: n.title,
+      }));
       const edges = listEdges(db, course.id);
       return c.json({ course_id: course.id, nodes, edges: edges.map(presentEdge) }, 200);
     },

@@ -323,6 +323,24 @@ export function learnerCourseStates(db: Db, q: { tenantId: string; userId: strin
   return out;
 }
 
+/** A course's nodes in the engine's topological order, with no learner's state; undefined when not a live course of the tenant. */
+export function courseNodesInOrder(
+  db: Db,
+  q: { tenantId: string; courseId: string },
+): { nodeId: string; nodeType: SequencingNodeType; moduleId: string | null; title: string }[] | undefined {
+  const course = db
+    .select({ version: courses.structureVersion })
+    .from(courses)
+    .where(and(eq(courses.id, q.courseId), eq(courses.tenantId, q.tenantId), isNull(courses.deletedAt)))
+    .get();
+  if (!course) return undefined;
+  const structure = courseStructure(db, statementsOf(db), q.courseId, course.version);
+  const nodes = new Map<string, { nodeId: string; nodeType: SequencingNodeType; moduleId: string | null; title: string }>();
+  for (const m of structure.modules) nodes.set(m.id, { nodeId: m.id, nodeType: 'module', moduleId: null, title: m.title });
+  for (const a of structure.activities) nodes.set(a.id, { nodeId: a.id, nodeType: 'activity', moduleId: a.moduleId, title: a.title });
+  return structure.order.map((id) => nodes.get(id)!);
+}
+
 /** One learner's state in one course; undefined when the course is not a live course of the tenant. */
 export function learnerCourseState(db: Db, q: { tenantId: string; courseId: string; userId: string }): LearnerCourseState | undefined {
   return learnerCourseStates(db, { tenantId: q.tenantId, userId: q.userId, courseIds: [q.courseId] }).get(q.courseId);
