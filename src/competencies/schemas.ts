@@ -157,14 +157,18 @@ export const alignmentParams = z.object({ id: uuidParam('id'), alignment_id: uui
 
 export const masteryStatus = z.enum(['mastered', 'in_progress', 'not_started']);
 
-export const progressItemSchema = z
-  .object({
-    competency_id: uuid(),
-    framework_id: uuid(),
-    parent_id: uuid().nullable(),
-    code: z.string(),
-    title: z.string(),
-    mastery_threshold: z.number(),
+/** What every per-competency figure starts with: which competency, where it sits, its threshold. */
+const competencyHead = z.object({
+  competency_id: uuid(),
+  framework_id: uuid(),
+  parent_id: uuid().nullable(),
+  code: z.string(),
+  title: z.string(),
+  mastery_threshold: z.number(),
+});
+
+export const progressItemSchema = competencyHead
+  .extend({
     score: z.number().nullable().openapi({ description: '0..1; null without evidence' }),
     status: masteryStatus,
     mastered: z.boolean(),
@@ -197,14 +201,8 @@ export const frameworkSummarySchema = z
   })
   .openapi('CompetencyFrameworkSummary');
 
-export const courseMasterySchema = z
-  .object({
-    competency_id: uuid(),
-    framework_id: uuid(),
-    parent_id: uuid().nullable(),
-    code: z.string(),
-    title: z.string(),
-    mastery_threshold: z.number(),
+export const courseMasterySchema = competencyHead
+  .extend({
     alignment_count: z.number().int(),
     learners: z.number().int(),
     mastered: z.number().int(),
