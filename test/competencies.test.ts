@@ -194,6 +194,7 @@ describe('alignments and mastery', () => {
     const a1 = await align(c1.id, course.instructor, { target_type: 'activity', target_id: reading });
     expect(a1.status, a1.text).toBe(201);
     expect(a1.body).toMatchObject({ competency_id: c1.id, course_id: course.id, target_type: 'activity', target_id: reading, target_title: 'Reading', weight: 1 });
+    expect(a1.headers.get('location')).toBe(`/api/competencies/${c1.id}/alignments/${a1.body.id}`);
     expect((await align(c1.id, course.instructor, { target_type: 'assignment', target_id: quiz, weight: 3 })).status).toBe(201);
     expect((await align(c2.id, course.instructor, { target_type: 'assignment', target_id: quiz })).status).toBe(201);
     expectProblem(await align(c1.id, course.instructor, { target_type: 'activity', target_id: reading }), 409, 'conflict');
@@ -248,6 +249,10 @@ describe('alignments and mastery', () => {
     expectProblem(await t.call('GET', `/api/courses/${course.id}/competencies/progress?user_id=${ann.user.id}`, { as: bob }), 403, 'forbidden');
     expectProblem(await t.call('GET', `/api/courses/${course.id}/competency-mastery`, { as: bob }), 403, 'forbidden');
     expectProblem(await t.call('GET', `/api/courses/${course.id}/competencies/progress?user_id=${MISSING_ID}`, { as: course.instructor }), 404, 'not_found');
+    // Only a student of the course is a learner there: a TA of it is not found.
+    const ta = await t.newUser({ name: 'Course TA' });
+    expect((await t.call('POST', `/api/enrollments/course/${course.id}/enroll`, { as: course.instructor, body: { user_id: ta.user.id, role: 'ta' } })).status).toBe(201);
+    expectProblem(await t.call('GET', `/api/courses/${course.id}/competencies/progress?user_id=${ta.user.id}`, { as: course.instructor }), 404, 'not_found');
 
     // The learner's own views: every competency of the tenant, or one framework, at both paths.
     for (const path of ['/competencies/progress', '/api/competencies/progress']) {

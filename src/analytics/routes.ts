@@ -4,7 +4,7 @@ import { z } from '@hono/zod-openapi';
 import { courseAccess } from '../courses/service';
 import { notFound } from '../http/errors';
 import { type ApiTag, authedRoute, errorResponses, jsonContent, newRouter } from '../http/openapi';
-import { membershipOf } from '../memberships/service';
+import { membershipOf, isStudentOf } from '../memberships/service';
 import { getUser } from '../users/service';
 import { authorizeSummary } from './policy';
 import { summaryQuery, summarySchema, type courseSummarySchema, type learnerSummarySchema } from './schemas';
@@ -111,7 +111,7 @@ export const analyticsRouter = newRouter().openapi(
     }
     if (scope.userId !== actor.userId) {
       if (access) {
-        if (membershipOf(db, actor.tenantId, access.course.id, scope.userId)?.role !== 'student') throw notFound('Learner in this course');
+        if (!isStudentOf(db, actor.tenantId, access.course.id, scope.userId)) throw notFound('Learner in this course');
       } else getUser(db, actor.tenantId, scope.userId);
     }
     return c.json(presentLearner(learnerSummary(db, clock, { tenantId: actor.tenantId, userId: scope.userId, courseId: access?.course.id }), generatedAt), 200);

@@ -8,7 +8,7 @@ import { courseAccess } from '../courses/service';
 import { notFound } from '../http/errors';
 import { type ApiTag, authedRoute, errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent } from '../http/openapi';
 import { paginate, pageOf, pageOfRows, paginationQuery, type PageQuery } from '../http/pagination';
-import { activeCourseIdsAs, membershipOf } from '../memberships/service';
+import { activeCourseIdsAs, membershipOf, isStudentOf } from '../memberships/service';
 import { exportCasePackage, importCasePackage } from './case';
 import { courseLearnerProgress, courseMastery, learnerProgress, masterySummary, MASTERY_DESCRIPTION } from './mastery';
 import { authorizeCompetencies, authorizeCourseCompetencies } from './policy';
@@ -453,6 +453,7 @@ export const competenciesRouter = newRouter()
       const target = findTarget(db, actor.tenantId, body.target_type, body.target_id);
       authorizeCourseCompetencies(actor, { kind: 'alignments' }, { course: { status: 'published' }, membership: membershipOf(db, actor.tenantId, target.courseId, actor.userId) });
       const alignment = createAlignment(db, clock, competency, target, { weight: body.weight, createdBy: actor.userId });
+      c.header('Location', `/api/competencies/${competency.id}/alignments/${alignment.id}`);
       return c.json(presentAlignment(alignment, target.title), 201);
     },
   )
@@ -493,7 +494,7 @@ export const competenciesRouter = newRouter()
       const q = c.req.valid('query');
       const learnerId = q.user_id ?? actor.userId;
       const { course } = authorizeCourseCompetencies(actor, { kind: 'learner', learnerId }, courseAccess(db, actor, c.req.valid('param').id));
-      if (learnerId !== actor.userId && !membershipOf(db, actor.tenantId, course.id, learnerId)) throw notFound('Learner in this course');
+      if (learnerId !== actor.userId && !isStudentOf(db, actor.tenantId, course.id, learnerId)) throw notFound('Learner in this course');
       const all = courseLearnerProgress(db, { tenantId: actor.tenantId, userId: learnerId, courseId: course.id, now: clock.now().toISOString() });
       return c.json(pageOfList(c, q, all, presentProgress), 200);
     },

@@ -6,7 +6,7 @@ import { courseAccess } from '../courses/service';
 import { notFound, unprocessable } from '../http/errors';
 import { type ApiTag, authedRoute, errorResponses, jsonBody, jsonContent, newRouter } from '../http/openapi';
 import { pageOf, pageOfRows, paginate } from '../http/pagination';
-import { membershipOf } from '../memberships/service';
+import { membershipOf, isStudentOf } from '../memberships/service';
 import { findNode } from '../sequencing/edges';
 import { authorizeCompliance, authorizeSessionListing } from './policy';
 import { presentFigures, presentSession } from './present';
@@ -40,7 +40,7 @@ function learnerOf(c: Context<AppEnv>, courseId: string, userId: string | undefi
   const actor = c.var.actor;
   const learnerId = userId ?? actor.userId;
   authorizeCompliance(actor, { kind: 'learner', learnerId }, courseAccess(db, actor, courseId));
-  if (learnerId !== actor.userId && membershipOf(db, actor.tenantId, courseId, learnerId)?.role !== 'student') throw notFound('Learner in this course');
+  if (learnerId !== actor.userId && !isStudentOf(db, actor.tenantId, courseId, learnerId)) throw notFound('Learner in this course');
   return learnerId;
 }
 

@@ -49,6 +49,14 @@ export function activeCourseIdsAs(db: Db, tenantId: string, userId: string, role
     .map((r) => r.courseId);
 }
 
+/**
+ * A learner of the course, as the routes that read another user's figures (`user_id`) take it:
+ * someone holding a student enrollment in it (any status); anyone else is not found there.
+ */
+export function isStudentOf(db: Db, tenantId: string, courseId: string, userId: string): boolean {
+  return membershipOf(db, tenantId, courseId, userId)?.role === 'student';
+}
+
 /** True when both users hold an enrollment (any role, not dropped) in a common live course. */
 export function shareACourse(db: Db, tenantId: string, a: string, b: string): boolean {
   const withB = sql`exists (select 1 from ${enrollments} e2 where e2.course_id = ${enrollments.courseId} and e2.user_id = ${b} and e2.status <> 'dropped')`;
