@@ -2,6 +2,7 @@
 // with raw HTML disabled: a `<script>`, `<iframe>` or `<link>` typed into a document is text, never
 // markup, and `javascript:` links are refused by markdown-it's link check.
 import MarkdownIt from 'markdown-it';
+import { escapeHtml } from '../src/lib/html';
 
 const md = new MarkdownIt({ html: false, linkify: false, typographer: false });
 
@@ -13,8 +14,7 @@ export const parseMarkdown = (markdown: string): Token[] => md.parse(markdown, {
 /** The body's HTML fragment. */
 export const markdownToHtml = (markdown: string): string => md.render(markdown);
 
-const htmlEscapes: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (ch) => htmlEscapes[ch]!);
+export { escapeHtml };
 
 /** Shared by the HTML export and the PDF: readable on screen, paginated cleanly on paper. */
 const stylesheet = `

@@ -83,8 +83,8 @@ export const exportRouter = router
       const { version_id } = c.req.valid('query');
       const { deps } = c.var;
       const { document } = authorizeDocument('read', documentAccess(deps.db, c.var.actor, id));
-      const source = exportSource(deps.db, deps.documents, document, version_id);
       if (!deps.pdf?.available()) throw new AppError('service_unavailable', INSTALL_HINT);
+      const source = exportSource(deps.db, deps.documents, document, version_id);
       const pdf = await deps.pdf.renderMarkdown(source.title, source.markdown);
       return c.body(pdf as Uint8Array<ArrayBuffer>, 200, fileHeaders(source.title, formatInfo.pdf));
     },

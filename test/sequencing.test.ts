@@ -136,6 +136,10 @@ describe('sequencing', () => {
     expect((await t.call('GET', `/api/courses/${courseId}/state?user_id=${learner.user.id}`, { as: learner })).status).toBe(200);
     expectProblem(await t.call('GET', `/api/courses/${courseId}/state?user_id=${teacher.user.id}`, { as: learner }), 403, 'forbidden');
     expectProblem(await t.call('GET', `/api/courses/${courseId}/state?user_id=${MISSING_ID}`, { as: teacher }), 404, 'not_found');
+    // Only a student of the course is a learner there: its TA is not found.
+    const ta = await t.newUser({ name: 'TA' });
+    expect((await t.call('POST', `/api/enrollments/course/${courseId}/enroll`, { as: teacher, body: { user_id: ta.user.id, role: 'ta' } })).status).toBe(201);
+    expectProblem(await t.call('GET', `/api/courses/${courseId}/state?user_id=${ta.user.id}`, { as: teacher }), 404, 'not_found');
     expectProblem(await t.call('GET', `/api/courses/${courseId}/nodes/${MISSING_ID}/availability`, { as: learner }), 404, 'not_found');
     expectProblem(await t.call('GET', `/api/courses/${courseId}/state?user_id=nope`, { as: teacher }), 400, 'validation_failed');
   });

@@ -13,12 +13,17 @@ export function isPublicRoute(path: string): boolean {
   return false;
 }
 
+/** The token of an `Authorization: Bearer <token>` header, or null. */
+export function bearerToken(header: string): string | null {
+  return /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1] ?? null;
+}
+
 /** The credential of a request and the header it came in; `X-API-Key` carries API keys only. */
 export function credentialFrom(c: Context): { credential: string; header: 'authorization' | 'x-api-key' } | null {
   const header = c.req.header('Authorization');
   if (header) {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    return match ? { credential: match[1]!, header: 'authorization' } : null;
+    const token = bearerToken(header);
+    return token ? { credential: token, header: 'authorization' } : null;
   }
   const key = c.req.header('X-API-Key')?.trim();
   return key ? { credential: key, header: 'x-api-key' } : null;

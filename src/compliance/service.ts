@@ -14,7 +14,7 @@
 //   the module itself and on its activities); what remains is the sum of what each activity still
 //   lacks, since time on one activity does not make up for another's shortfall.
 // - Completing an activity with a requirement waits until its credited time reaches it
-//   (seatTimeShortfall / requireSeatTime, called by the activities area in its transaction).
+//   (requireSeatTime, called by the activities area in its transaction).
 //
 // This folder never imports `activities` (activities imports it for the gate).
 import { and, asc, count, desc, eq, gte, inArray, isNull, lt, sql } from 'drizzle-orm';
@@ -343,16 +343,10 @@ function activitySeatTime(tx: Db, clock: Clock, q: Learner & { activityId: strin
 }
 
 /**
- * THE seat-time gate of completion: the whole seconds the learner still lacks on the activity, 0
- * when it requires none or they are met. Run it inside the completion's transaction: it credits the
- * learner's open session on the activity up to now (a write), which commits with the completion.
+ * THE seat-time gate of completion: 409 saying how much seat time the learner still lacks on the
+ * activity, when any. Run it inside the completion's transaction: it credits the learner's open
+ * session on the activity up to now (a write), which commits with the completion.
  */
-export function seatTimeShortfall(tx: Db, clock: Clock, q: { tenantId: string; userId: string; activityId: string }): number {
-  const { requiredMs, creditedMs } = activitySeatTime(tx, clock, q);
-  return Math.ceil(Math.max(0, requiredMs - creditedMs) / 1000);
-}
-
-/** The gate as a refusal: 409 saying how much seat time remains, when any does. */
 export function requireSeatTime(tx: Db, clock: Clock, q: { tenantId: string; userId: string; activityId: string }): void {
   const { requiredMs, creditedMs } = activitySeatTime(tx, clock, q);
   const remaining = Math.ceil(Math.max(0, requiredMs - creditedMs) / 1000);

@@ -12,6 +12,7 @@ import { inTransaction, type Db } from '../../db/client';
 import { documentGrants, documentSearch, documentUpdates, documents } from '../../db/schema';
 import type { DocumentStore } from '../../collab/store';
 import { preparedFor } from '../lib/prepared';
+import { escapeHtml } from '../lib/html';
 
 export const SUGGESTION_LIMIT = 10;
 const MAX_QUERY_TERMS = 12;
@@ -58,12 +59,10 @@ export const indexableBody = (markdown: string): string => {
   if (end < markdown.length && /[\uD800-\uDBFF]/.test(markdown[end - 1]!)) end--;
   return markdown.slice(0, end).replace(HIT_MARKS, '\uFFFD');
 };
-const escapes: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
 /** A snippet() result as safe HTML: escaped text with the hits wrapped in <mark>. */
 export function snippetHtml(raw: string): string {
-  return raw
-    .replace(/[&<>"']/g, (ch) => escapes[ch]!)
+  return escapeHtml(raw)
     .replace(/\uE000([^\uE000\uE001]*)\uE001/g, '<mark>$1</mark>')
     .replace(HIT_MARKS, '');
 }

@@ -4,6 +4,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { z } from '@hono/zod-openapi';
 import { AppError } from '../http/errors';
 import { type ApiTag, errorResponses, newRouter, publicRoute } from '../http/openapi';
+import { bearerToken } from '../auth/middleware';
 
 const tags: [ApiTag] = ['Operations'];
 
@@ -11,8 +12,8 @@ const digest = (value: string) => createHash('sha256').update(value).digest();
 
 /** Digests of equal length whatever was sent: the comparison takes the same time for every guess. */
 export function tokenMatches(header: string | undefined, token: string): boolean {
-  const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-  return timingSafeEqual(digest(match ? match[1]! : ''), digest(token)) && match !== null;
+  const given = header ? bearerToken(header) : null;
+  return timingSafeEqual(digest(given ?? ''), digest(token)) && given !== null;
 }
 
 const route = publicRoute({

@@ -6,7 +6,7 @@ import { type ApiTag, authedRoute, errorResponses, idParams, jsonBody, jsonConte
 import { pageBounds, pageOf, pageOfRows } from '../http/pagination';
 import { notFound } from '../http/errors';
 import { courseAccess } from '../courses/service';
-import { membershipOf } from '../memberships/service';
+import { isStudentOf } from '../memberships/service';
 import { createEdge, deleteEdge, getEdge, listEdges } from './edges';
 import { authorizeSequencing } from './policy';
 import { presentCourseState, presentEdge } from './present';
@@ -33,7 +33,7 @@ function learnerFor(c: Context<AppEnv>, courseId: string, userId: string | undef
   const actor = c.var.actor;
   const learnerId = userId ?? actor.userId;
   const access = authorizeSequencing(actor, { kind: 'learner-state', learnerId }, courseAccess(db, actor, courseId));
-  if (learnerId !== actor.userId && !membershipOf(db, actor.tenantId, access.course.id, learnerId)) throw notFound('Learner in this course');
+  if (learnerId !== actor.userId && !isStudentOf(db, actor.tenantId, access.course.id, learnerId)) throw notFound('Learner in this course');
   return learnerId;
 }
 
@@ -135,7 +135,7 @@ export const sequencingRouter = newRouter()
     (c) => {
       const { db } = c.var.deps;
       const { course } = authorizeSequencing(c.var.actor, { kind: 'read' }, courseAccess(db, c.var.actor, c.req.valid('param').id));
-      const nodes = courseNodesInOrder(db, { tenantId: c.var.actor.tenantId, courseId: course.id })!.map((n) => ({
+      const nodes = courseNodesInOrder(db, course).map((n) => ({
         node_id: n.nodeId,
         node_type: n.nodeType,
         module_id: n.moduleId,

@@ -323,18 +323,12 @@ export function learnerCourseStates(db: Db, q: { tenantId: string; userId: strin
   return out;
 }
 
-/** A course's nodes in the engine's topological order, with no learner's state; undefined when not a live course of the tenant. */
+/** A loaded course's nodes in the engine's topological order, with no learner's state. */
 export function courseNodesInOrder(
   db: Db,
-  q: { tenantId: string; courseId: string },
-): { nodeId: string; nodeType: SequencingNodeType; moduleId: string | null; title: string }[] | undefined {
-  const course = db
-    .select({ version: courses.structureVersion })
-    .from(courses)
-    .where(and(eq(courses.id, q.courseId), eq(courses.tenantId, q.tenantId), isNull(courses.deletedAt)))
-    .get();
-  if (!course) return undefined;
-  const structure = courseStructure(db, statementsOf(db), q.courseId, course.version);
+  course: { id: string; structureVersion: number },
+): { nodeId: string; nodeType: SequencingNodeType; moduleId: string | null; title: string }[] {
+  const structure = courseStructure(db, statementsOf(db), course.id, course.structureVersion);
   const nodes = new Map<string, { nodeId: string; nodeType: SequencingNodeType; moduleId: string | null; title: string }>();
   for (const m of structure.modules) nodes.set(m.id, { nodeId: m.id, nodeType: 'module', moduleId: null, title: m.title });
   for (const a of structure.activities) nodes.set(a.id, { nodeId: a.id, nodeType: 'activity', moduleId: a.moduleId, title: a.title });

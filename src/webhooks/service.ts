@@ -12,6 +12,7 @@ import type { Clock } from '../lib/clock';
 import { newId } from '../lib/ids';
 import { preparedFor } from '../lib/prepared';
 import { countAll } from '../lib/sql';
+import type { SendOutcome } from './send';
 
 export type SubscriptionRow = typeof webhookSubscriptions.$inferSelect;
 export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
@@ -293,12 +294,8 @@ export function dueHeads(db: Db, clock: Clock, exclude: ReadonlySet<string>, lim
   return heads.filter((d) => !exclude.has(d.subscriptionId)).slice(0, limit);
 }
 
-export interface AttemptOutcome {
-  ok: boolean;
-  statusCode: number | null;
-  error: string | null;
-  latencyMs: number;
-}
+/** What one attempt gave: what sending it gave (send.ts). */
+export type AttemptOutcome = SendOutcome;
 
 /**
  * Records one attempt: delivered, or failed and due again after the next wait of the schedule,
