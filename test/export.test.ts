@@ -151,6 +151,10 @@ describe('GET /api/documents/{id}/export?format=', () => {
     expect(JSON.parse(then.text)).toMatchObject({ content: 'First words', version: { id: saved.body.id, name: 'v1' } });
     const missing = await t.call('GET', `/api/documents/${doc.id}/export?format=markdown&version_id=${MISSING_ID}`, { as: owner });
     expectProblem(missing, 404, 'not_found');
+    // A version of another document (the caller's own) is not this document's: 404 too.
+    const other = await createDoc(t, owner, { title: 'Other', content: 'Other words' });
+    const foreign = await t.call('GET', `/api/documents/${other.id}/export?format=markdown&version_id=${saved.body.id}`, { as: owner });
+    expectProblem(foreign, 404, 'not_found');
   });
 
   it('names files safely (RFC 6266): filename* for non-ASCII titles, an ASCII fallback, no path or quote', async () => {

@@ -140,6 +140,8 @@ describe('sequencing', () => {
     const ta = await t.newUser({ name: 'TA' });
     expect((await t.call('POST', `/api/enrollments/course/${courseId}/enroll`, { as: teacher, body: { user_id: ta.user.id, role: 'ta' } })).status).toBe(201);
     expectProblem(await t.call('GET', `/api/courses/${courseId}/state?user_id=${ta.user.id}`, { as: teacher }), 404, 'not_found');
+    const moduleId = (await t.call('GET', `/api/courses/${courseId}/modules`, { as: teacher })).body.data[0].id as string;
+    expectProblem(await t.call('GET', `/api/courses/${courseId}/nodes/${moduleId}/availability?user_id=${ta.user.id}`, { as: teacher }), 404, 'not_found');
     expectProblem(await t.call('GET', `/api/courses/${courseId}/nodes/${MISSING_ID}/availability`, { as: learner }), 404, 'not_found');
     expectProblem(await t.call('GET', `/api/courses/${courseId}/state?user_id=nope`, { as: teacher }), 400, 'validation_failed');
   });
