@@ -32,27 +32,37 @@
 // Each compacted state is stored with its Markdown, taken from the same Y.Doc at the same moment.
 // While no log row follows the state, reads of the text (content, copy, search, export) and of the
 // state itself (a named version) use the stored row and never load Yjs: a document made of ~100,000
-// small edits takes Yjs ~200 ms to load. Writes still need the Y.Doc: a large document loaded for
-// one (a REST write, or a read of a state that is behind its log) stays in memory for LINGER_MS
-// after its last use, serving what follows from memory, and is compacted when it leaves, in a turn
-// of its own. A document created whole (create, copy) is stored with its state and text at once.
+// small edits takes Yjs ~200 ms to load. A document created whole (create, copy) is stored with its
+// state and text at once.
+//
+// Large documents (at least `offloadMinBytes`, encoded) are worked on whole in worker threads
+// (workers.ts, yjs-tasks.ts), never on the event loop: a REST write of their Markdown (replaceText)
+// is diffed and turned into one Yjs update by a worker that loads the body from disk, and the
+// update is then stored (and applied to the live copy, if editors hold one, as any editor's
+// concurrent update); a version of one whose state is behind its log, and every compaction of one,
+// is folded by a worker from the stored state and log, and written unless a newer state was written
+// meanwhile. A large document that leaves memory with its state behind (its last editor left, or a
+// transient load wrote to it) stays in memory, serving reads, until its fold is stored. REST writes
+// of a document's whole text are taken one at a time per document, so that each applies to the
+// result of the one before (two PUTs never merge into neither text).
 //
 // Compaction writes the new state at once, but clears the `data` of the log rows it covers later,
 // a hundred rows at a time in slices of a few milliseconds (`cleared_through_update_id` keeps the
 // progress, so a restart resumes it): clearing five hundred rows interleaved with other documents'
 // dirties a page per few rows, and done in one go it stalled every live document for 15-35 ms.
 import { and, asc, count, desc, eq, gt, isNotNull, lt, lte, sql } from 'drizzle-orm';
-import { diffChars, diffLines, type Change } from 'diff';
 import type { Logger } from 'pino';
 import * as Y from 'yjs';
 import { inTransaction, type Db } from '../db/client';
 import { documentStates, documentUpdates, documents } from '../db/schema';
 import type { Clock } from '../src/lib/clock';
-import { sharedEnds, sharedPrefix } from '../src/lib/shared-ends';
 import { sqlLimit } from '../src/lib/sql';
+import { textEdits } from './text-edits';
 import { checkUpdate, UpdateProblem } from './update-check';
+import type { YjsWorkers } from './workers';
+import { applyEdits, CONTENT_FIELD, replay, type Folded, type StoredBody } from './yjs-tasks';
 
-export const CONTENT_FIELD = 'content';
+export { CONTENT_FIELD };
 
 /**
  * Documents whose compacted log rows are not all cleared yet: a few at most, read at start through
@@ -83,22 +93,11 @@ const DELETE_HEADROOM = 64 * 1024;
  */
 const REMEASURE_SHARE = 1 / 64;
 const REMEASURE_CHANGES = 8;
-/** Edits that replaceText computes character by character; a larger changed region is diffed by lines first. */
-const CHAR_DIFF_MAX = 20_000;
-/** How long replaceText's diff may take before it replaces the changed region as a whole. */
-const DIFF_TIMEOUT_MS = 25;
 /** Compacted log rows cleared per step, and the time a slice of steps may take before it yields. */
 const CLEAR_ROWS_PER_STEP = 100;
 const CLEAR_SLICE_MS = 3;
-/**
- * A transient load that leaves the stored state behind (a write, or a state stored without its
- * text) compacts it. A document at least this large (bytes, as estimated) is kept in memory
- * instead, for LINGER_MS after its last use, and compacted when it leaves, in a turn of its own;
- * at most MAX_LINGERING are kept, past that the compaction is done before the request returns.
- */
-const LINGER_MIN_BYTES = 512 * 1024;
-const LINGER_MS = 5_000;
-const MAX_LINGERING = 4;
+/** Documents at least this large (bytes encoded, as estimated) are loaded whole only by the workers. */
+export const DEFAULT_OFFLOAD_MIN_BYTES = 256 * 1024;
 
 /**
  * A live document's subscriber (the hub's room): told of every stored update, with the origin
@@ -176,8 +175,10 @@ interface LoadedDoc {
   freed: number;
   /** The stored state has no Markdown beside it (written before it was kept): the next compaction adds it. */
   lacksMarkdown: boolean;
-  /** Kept in memory after a transient load (see LINGER_MS) until this timer ends it. */
-  linger?: NodeJS.Timeout;
+  /** A worker is folding the stored body (see compactSoon). */
+  folding: boolean;
+  /** No one holds it: it leaves memory once its fold is stored (a large document whose state was behind). */
+  leaving: boolean;
 }
 
 /** Optional instrumentation (the server's metrics): told of what the store writes. */
@@ -195,6 +196,16 @@ export interface StoreOptions {
   /** Largest encoded state a change may give a document (DOCUMENT_MAX_BYTES). */
   maxDocumentBytes?: number;
   metrics?: StoreMetrics;
+  /** Threads for the whole-body work on large documents; without them, all of it is done inline. */
+  workers?: YjsWorkers;
+  /** Documents at least this large (encoded) go to `workers` (DEFAULT_OFFLOAD_MIN_BYTES). */
+  offloadMinBytes?: number;
+}
+
+/** A document's body and text at one moment: what a named version keeps. */
+export interface Snapshot {
+  state: Uint8Array;
+  markdown: string;
 }
 
 /** A change applied in memory whose log row is not written yet. */
@@ -238,6 +249,13 @@ export class DocumentStore {
   /** Documents whose compacted log rows still hold data (see clearSlice). */
   private readonly uncleared = new Set<string>();
   private clearScheduled = false;
+  private readonly workers?: YjsWorkers;
+  private readonly offloadMinBytes: number;
+  /** Per document, the end of the chain of REST writes of its whole text (see `exclusive`). */
+  private readonly writers = new Map<string, Promise<unknown>>();
+  /** Folds running in the workers (see `settled`). */
+  private readonly background = new Set<Promise<unknown>>();
+  private closed = false;
 
   constructor(opts: StoreOptions) {
     this.db = opts.db;
@@ -246,6 +264,8 @@ export class DocumentStore {
     this.metrics = opts.metrics;
     this.compactAfter = opts.compactAfter ?? 500;
     this.maxDocumentBytes = opts.maxDocumentBytes ?? DEFAULT_MAX_DOCUMENT_BYTES;
+    this.workers = opts.workers;
+    this.offloadMinBytes = opts.offloadMinBytes ?? DEFAULT_OFFLOAD_MIN_BYTES;
     // Prepared once: the log write is the hot path of live editing. The id is read back through
     // lastInsertRowid, which costs less than a RETURNING row.
     this.insertUpdate = this.db
@@ -285,6 +305,14 @@ export class DocumentStore {
         })
         .from(documents)
         .leftJoin(documentStates, eq(documentStates.documentId, documents.id))
+        .where(eq(documents.id, documentId))
+        .prepare(),
+      // What the stored body weighs, without reading it (SQLite's length() of a blob reads its header).
+      storedBytes: this.db
+        .select({
+          bytes: sql<number>`coalesce((SELECT length(${documentStates.state}) FROM ${documentStates} WHERE ${documentStates.documentId} = ${documents.id}), 0) + coalesce((SELECT sum(length(${documentUpdates.data})) FROM ${documentUpdates} WHERE ${documentUpdates.documentId} = ${documents.id} AND ${documentUpdates.id} > coalesce((SELECT ${documentStates.throughUpdateId} FROM ${documentStates} WHERE ${documentStates.documentId} = ${documents.id}), -1)), 0)`,
+        })
+        .from(documents)
         .where(eq(documents.id, documentId))
         .prepare(),
       lastLogId: this.db.select({ id: sql<number | null>`max(${documentUpdates.id})` }).from(documentUpdates).where(eq(documentUpdates.documentId, documentId)).prepare(),
@@ -340,7 +368,7 @@ export class DocumentStore {
       this.live.set(documentId, loaded);
     }
     loaded.refs += 1;
-    this.stopLinger(loaded);
+    loaded.leaving = false;
     return loaded.doc;
   }
 
@@ -356,65 +384,121 @@ export class DocumentStore {
     this.unload(loaded);
   }
 
-  /** Lets go of every document kept after a transient load (compacting each): at shutdown, and in benchmarks. */
+  /**
+   * Lets go of every document no one holds (one leaving while its fold runs), compacting each
+   * inline: at shutdown, when the event loop is free to be held.
+   */
   unloadIdle(): void {
-    for (const loaded of [...this.live.values()]) if (loaded.refs === 0) this.unload(loaded);
+    for (const loaded of [...this.live.values()]) if (loaded.refs === 0) this.unload(loaded, true);
   }
 
-  /** Lets go of a document kept after a transient load without compacting it: it is being erased. */
+  /** Lets go of a document no one holds without compacting it: it is being erased. */
   discard(documentId: string): void {
     const loaded = this.live.get(documentId);
     if (!loaded || loaded.refs > 0) return;
     this.flush();
     if (this.live.get(documentId) !== loaded) return;
-    this.stopLinger(loaded);
     this.live.delete(documentId);
     loaded.doc.destroy();
   }
 
-  /** Compacts what the document's session wrote (and any text its state lacks) and takes it out of memory. */
-  private unload(loaded: LoadedDoc): void {
+  /**
+   * Compacts what the document's session wrote (and any text its state lacks) and takes it out of
+   * memory; a large one stays until a worker's fold of it is stored (unless `inline`).
+   */
+  private unload(loaded: LoadedDoc, inline = false): void {
     const documentId = loaded.id;
-    this.stopLinger(loaded);
     // What is queued is stored before the state is compacted; if it cannot be, the flush has
     // dropped the document already.
     this.flush();
     if (this.live.get(documentId) !== loaded) return;
-    this.live.delete(documentId);
     try {
       if (loaded.editedAt > loaded.touchedAt) {
         this.touchDocument.run({ id: documentId, updatedAt: new Date(loaded.editedAt).toISOString() });
+        loaded.touchedAt = loaded.editedAt;
       }
-      if (loaded.updatesSinceCompaction > 0 || loaded.lacksMarkdown) this.compactLoaded(loaded);
+      if (loaded.updatesSinceCompaction > 0 || loaded.lacksMarkdown) {
+        if (!inline && this.offloaded(loaded)) {
+          loaded.leaving = true;
+          this.compactSoon(loaded);
+          return;
+        }
+        this.compactLoaded(loaded);
+      }
     } catch (err) {
       // The log already holds every update; a failed compaction only costs load time later.
       this.logger?.warn({ err, documentId }, 'compaction on unload failed');
-    } finally {
-      loaded.subscribers = NO_SUBSCRIBERS;
-      loaded.doc.destroy();
+    }
+    this.live.delete(documentId);
+    loaded.subscribers = NO_SUBSCRIBERS;
+    loaded.doc.destroy();
+  }
+
+  /** Whether the document is large enough for its whole-body work to go to the workers. */
+  private offloaded(loaded: LoadedDoc): boolean {
+    return this.workers !== undefined && loaded.bytes >= this.offloadMinBytes;
+  }
+
+  /**
+   * Compacts a large document in a worker (see foldStored), in the background: what follows is
+   * served from memory meanwhile. A document leaving memory leaves once its fold is stored, or is
+   * folded again if it was written to meanwhile; one acquired again stays.
+   */
+  private compactSoon(loaded: LoadedDoc): void {
+    if (loaded.folding) return;
+    loaded.folding = true;
+    const covered = loaded.updatesSinceCompaction;
+    this.inBackground(
+      this.foldStored(loaded.id)
+        .then((fold) => {
+          if (fold) this.folded(loaded, fold.through, fold.state.byteLength, covered);
+        })
+        .catch((err: unknown) => {
+          if (this.closed) return;
+          // The log holds every update; a failed compaction only costs load time later. A document
+          // leaving memory is compacted inline instead (or, that failing too, let go).
+          this.logger?.warn({ err, documentId: loaded.id }, 'compaction failed');
+          const leaving = loaded.leaving;
+          loaded.leaving = false;
+          if (leaving && this.live.get(loaded.id) === loaded && loaded.refs === 0) this.unload(loaded, true);
+        })
+        .finally(() => {
+          loaded.folding = false;
+          if (!loaded.leaving || this.closed || this.live.get(loaded.id) !== loaded || loaded.refs > 0) return;
+          if (loaded.updatesSinceCompaction > 0 || loaded.lacksMarkdown) this.compactSoon(loaded);
+          else this.unload(loaded, true);
+        }),
+    );
+  }
+
+  /** A fold through log row `through` (covering `covered` of the updates counted since the last one) was stored for `loaded`. */
+  private folded(loaded: LoadedDoc, through: number, bytes: number, covered: number): void {
+    loaded.lacksMarkdown = false;
+    if (loaded.lastUpdateId === through) {
+      loaded.updatesSinceCompaction = 0;
+      this.measured(loaded, bytes);
+    } else {
+      loaded.updatesSinceCompaction = Math.max(0, loaded.updatesSinceCompaction - covered);
     }
   }
 
-  /** Keeps a transiently loaded document in memory for LINGER_MS more (see LINGER_MIN_BYTES). */
-  private lingerOn(loaded: LoadedDoc): void {
-    this.stopLinger(loaded);
-    this.live.set(loaded.id, loaded);
-    loaded.linger = setTimeout(() => {
-      loaded.linger = undefined;
-      if (this.live.get(loaded.id) === loaded && loaded.refs === 0) this.unload(loaded);
-    }, LINGER_MS);
-    loaded.linger.unref();
+  private inBackground(work: Promise<unknown>): void {
+    this.background.add(work);
+    void work.finally(() => this.background.delete(work));
   }
 
-  private stopLinger(loaded: LoadedDoc): void {
-    if (loaded.linger) clearTimeout(loaded.linger);
-    loaded.linger = undefined;
+  /** Resolves once no fold runs in the background (tests, benchmarks). */
+  async settled(): Promise<void> {
+    while (this.background.size > 0) await Promise.allSettled([...this.background]);
   }
 
-  private get lingering(): number {
-    let n = 0;
-    for (const loaded of this.live.values()) if (loaded.linger) n++;
-    return n;
+  /**
+   * Stops the background work: folds still running are dropped (the log holds everything they
+   * would have folded), and the worker threads end. At shutdown, after unloadIdle.
+   */
+  close(): Promise<void> {
+    this.closed = true;
+    return this.workers?.close() ?? Promise.resolve();
   }
 
   isLive(documentId: string): boolean {
@@ -480,16 +564,94 @@ export class DocumentStore {
 
   /**
    * The full encoded state and its Markdown, of the same moment (what a named version keeps). A
-   * document no one holds whose stored state is current is read as stored, without loading Yjs.
+   * document no one holds whose stored state is current is read as stored, without loading Yjs; a
+   * large one whose state is behind is folded by a worker (and that fold stored as its state).
    */
-  snapshot(documentId: string): { state: Uint8Array; markdown: string } {
+  async snapshot(documentId: string): Promise<Snapshot> {
     this.flush();
     if (!this.live.has(documentId)) {
       const stored = this.currentStored(documentId);
       const state = stored?.markdown != null ? this.reads.storedState.get({ documentId })?.state : undefined;
       if (stored?.markdown != null && state) return { state: new Uint8Array(state.buffer, state.byteOffset, state.byteLength), markdown: stored.markdown };
     }
+    if (this.offloads(documentId)) {
+      const loaded = this.live.get(documentId);
+      const covered = loaded?.updatesSinceCompaction ?? 0;
+      const fold = await this.foldStored(documentId);
+      if (loaded && this.live.get(documentId) === loaded) this.folded(loaded, fold.through, fold.state.byteLength, covered);
+      return fold;
+    }
     return this.with(documentId, (loaded) => ({ state: encode(loaded), markdown: loaded.doc.getText(CONTENT_FIELD).toString() }));
+  }
+
+  /** Whether the document (live, or as stored) is large enough for its whole-body work to go to the workers. */
+  private offloads(documentId: string): boolean {
+    if (!this.workers) return false;
+    const loaded = this.live.get(documentId);
+    if (loaded) return this.offloaded(loaded);
+    const row = this.reads.storedBytes.get({ documentId });
+    if (!row) throw new UnknownDocumentError(`document ${documentId} does not exist`);
+    return row.bytes >= this.offloadMinBytes;
+  }
+
+  /** The stored body (call after `flush`): state, log rows after it, and the last row it reaches. */
+  private readStored(documentId: string): { tenantId: string; body: StoredBody; through: number } {
+    const meta = this.reads.tenantOf.get({ documentId });
+    if (!meta) throw new UnknownDocumentError(`document ${documentId} does not exist`);
+    const state = this.reads.state.get({ documentId });
+    const log = this.reads.logAfter.all({ documentId, through: state?.throughUpdateId ?? 0 });
+    return {
+      tenantId: meta.tenantId,
+      body: { state: state?.state ?? null, updates: log.map((row) => row.data!) },
+      through: log.at(-1)?.id ?? state?.throughUpdateId ?? 0,
+    };
+  }
+
+  /**
+   * The stored body folded by a worker into one state with its Markdown, of the moment of the call
+   * (every queued change stored first). It is written as the compacted state unless one as new was
+   * written meanwhile, or the document is gone.
+   */
+  private async foldStored(documentId: string): Promise<Folded & { through: number }> {
+    this.flush();
+    const { tenantId, body, through } = this.readStored(documentId);
+    const fold = await this.inWorker(documentId, (workers) => workers.fold(body));
+    if (this.closed) return { ...fold, through };
+    inTransaction(this.db, () => {
+      if (!this.reads.tenantOf.get({ documentId })) return;
+      const current = this.reads.state.get({ documentId });
+      if (current && current.throughUpdateId >= through && current.hasMarkdown) return;
+      this.writeState({ id: documentId, tenantId }, Buffer.from(fold.state.buffer, fold.state.byteOffset, fold.state.byteLength), fold.markdown, through);
+    });
+    return { ...fold, through };
+  }
+
+  /** Runs whole-body work in a worker; a body the worker cannot load is an UnreadableDocumentError. */
+  private async inWorker<T>(documentId: string, work: (workers: YjsWorkers) => Promise<T>): Promise<T> {
+    try {
+      return await work(this.workers!);
+    } catch (err) {
+      if (!this.closed) this.logger?.error({ err, documentId }, 'stored document cannot be worked on');
+      throw new UnreadableDocumentError(`the stored body of document ${documentId} cannot be worked on: ${(err as Error).message}`);
+    }
+  }
+
+  /**
+   * Runs `fn` after every REST write of the document's whole text started before it has ended:
+   * each such write then applies to the result of the one before.
+   */
+  private exclusive<T>(documentId: string, fn: () => T | Promise<T>): Promise<T> {
+    const before = this.writers.get(documentId) ?? Promise.resolve();
+    const result = before.then(fn);
+    const done = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.writers.set(documentId, done);
+    void done.then(() => {
+      if (this.writers.get(documentId) === done) this.writers.delete(documentId);
+    });
+    return result;
   }
 
   /**
@@ -602,11 +764,22 @@ export class DocumentStore {
   /**
    * Makes the content equal to `markdown` as ONE transaction of minimal edits (textEdits), so that
    * live editors' cursors outside the changed runs stay where they are and their own concurrent
-   * edits merge. Throws DocumentTooLargeError, changing nothing, if the result would be too large.
+   * edits merge; with `snapshotBefore`, returns the snapshot of the moment before (taken in the same
+   * turn of REST writes). Throws DocumentTooLargeError, changing nothing, if the result would be
+   * too large. A large document is diffed and edited by a worker (see the file's comment).
    */
-  replaceText(documentId: string, markdown: string, userId: string | null): void {
+  async replaceText(documentId: string, markdown: string, userId: string | null, options: { snapshotBefore?: boolean } = {}): Promise<{ before?: Snapshot }> {
     const markdownBytes = Buffer.byteLength(markdown);
     if (markdownBytes > this.maxDocumentBytes) throw new DocumentTooLargeError(markdownBytes, this.maxDocumentBytes);
+    return this.exclusive(documentId, async () => {
+      const before = options.snapshotBefore ? await this.snapshot(documentId) : undefined;
+      if (this.offloads(documentId) || markdownBytes >= this.offloadMinBytes) await this.replaceInWorker(documentId, markdown, userId);
+      else this.replaceInline(documentId, markdown, userId);
+      return { before };
+    });
+  }
+
+  private replaceInline(documentId: string, markdown: string, userId: string | null): void {
     this.with(documentId, (loaded) => {
       const text = loaded.doc.getText(CONTENT_FIELD);
       const current = text.toString();
@@ -626,20 +799,48 @@ export class DocumentStore {
         }
       }
       this.makeRoom(loaded, charge - removed, !inserts);
-      loaded.doc.transact(() => {
-        let index = 0;
-        for (const part of parts) {
-          if (part.added) {
-            text.insert(index, part.value);
-            index += part.value.length;
-          } else if (part.removed) {
-            text.delete(index, part.value.length);
-          } else {
-            index += part.value.length;
-          }
-        }
-      }, new Authored(userId, null, charge));
+      applyEdits(text, parts, new Authored(userId, null, charge));
     });
+  }
+
+  /**
+   * The worker loads the stored body, applies the edits and answers them as one update, with the
+   * result folded (so its exact size is known). The update is then stored as any editor's: into
+   * the live copy if editors hold one (merging with what they wrote meanwhile), else straight to
+   * the log, with the fold as the compacted state when no other change came in between.
+   */
+  private async replaceInWorker(documentId: string, markdown: string, userId: string | null): Promise<void> {
+    if (!this.workers) return this.replaceInline(documentId, markdown, userId);
+    this.flush();
+    const { tenantId, body, through } = this.readStored(documentId);
+    const edited = await this.inWorker(documentId, (workers) => workers.edit(body, markdown));
+    if (!edited.update) return;
+    const bytes = edited.state.byteLength;
+    if (bytes > this.maxDocumentBytes + (edited.inserts ? 0 : DELETE_HEADROOM)) throw new DocumentTooLargeError(bytes, this.maxDocumentBytes);
+    this.flush();
+    if (!this.reads.tenantOf.get({ documentId })) throw new UnknownDocumentError(`document ${documentId} does not exist`);
+    const state = Buffer.from(edited.state.buffer, edited.state.byteOffset, edited.state.byteLength);
+    const live = this.live.get(documentId);
+    if (live) {
+      // Current: nothing was written to it since the worker read it; else the update merges as a
+      // concurrent editor's would, and the size is estimated as for one.
+      const current = live.lastUpdateId === through;
+      const charge = chargeOf(edited.update);
+      if (!current) this.makeRoom(live, charge, !edited.inserts);
+      integrate(live, edited.update, new Authored(userId, null, charge), this.logger);
+      this.commitQueued(documentId);
+      if (current) {
+        this.writeState(live, state, edited.markdown, live.lastUpdateId);
+        this.folded(live, live.lastUpdateId, bytes, live.updatesSinceCompaction);
+      }
+      return;
+    }
+    const current = (this.reads.lastLogId.get({ documentId })?.id ?? 0) === through;
+    this.queue.push({ documentId, tenantId, userId, update: edited.update, origin: null });
+    this.commitQueued(documentId);
+    const written = this.reads.lastLogId.get({ documentId })?.id;
+    if (current && written != null) this.writeState({ id: documentId, tenantId }, state, edited.markdown, written);
+    else this.inBackground(this.foldStored(documentId).catch((err: unknown) => this.logger?.warn({ err, documentId }, 'compaction failed')));
   }
 
   /** Folds the log into the state row now (normally automatic), clearing the rows it covers. */
@@ -656,7 +857,7 @@ export class DocumentStore {
    */
   private with<T>(documentId: string, fn: (loaded: LoadedDoc) => T): T {
     // Looked up after the flush: a failed flush may have dropped the live copy, and then the
-    // durable state is the one on disk. (A lingering document is live, with no holder.)
+    // durable state is the one on disk. (A document leaving memory is live, with no holder.)
     this.flush();
     const live = this.live.get(documentId);
     const loaded = live ?? this.load(documentId);
@@ -664,18 +865,15 @@ export class DocumentStore {
     try {
       const result = fn(loaded);
       this.commitQueued(documentId);
-      if (live) {
-        // A lingering document's time runs from its last use.
-        if (live.linger) this.lingerOn(live);
-        return result;
-      }
+      if (live) return result;
       // A stored state behind its log, or without its text, is brought up to date, so that what
-      // follows reads it as stored: a large document when it leaves memory, in a turn of its own
-      // (what follows meanwhile is served from memory), a small one now (it costs little).
+      // follows reads it as stored: a small one now (it costs little), a large one by a worker,
+      // kept in memory to serve what follows meanwhile.
       if (loaded.updatesSinceCompaction === 0 && !loaded.lacksMarkdown) return result;
-      if (loaded.bytes >= LINGER_MIN_BYTES && this.lingering < MAX_LINGERING) {
-        this.lingerOn(loaded);
+      if (this.offloaded(loaded)) {
+        this.live.set(documentId, loaded);
         kept = true;
+        this.unload(loaded);
       } else {
         try {
           this.compactLoaded(loaded);
@@ -697,13 +895,9 @@ export class DocumentStore {
     const through = state?.throughUpdateId ?? 0;
     const log = this.reads.logAfter.all({ documentId, through });
     const doc = new Y.Doc();
+    let dropped: boolean;
     try {
-      // One transaction for the whole replay: observers and the update event run once, not per row.
-      // (Y.mergeUpdates first would be slower: its cost grows faster than the number of updates.)
-      doc.transact(() => {
-        if (state) Y.applyUpdate(doc, state.state);
-        for (const row of log) Y.applyUpdate(doc, row.data!);
-      });
+      dropped = replay(doc, { state: state?.state ?? null, updates: log.map((row) => row.data!) });
     } catch (err) {
       doc.destroy();
       this.logger?.error({ err, documentId }, 'stored document cannot be loaded');
@@ -713,12 +907,9 @@ export class DocumentStore {
     for (const row of log) logBytes += row.data!.byteLength;
     let slack = logBytes;
     let unmeasured = log.length;
-    // Stored before updates were checked: changes that were never integrated are not content, and
-    // merged with others they could make the document unencodable. They are let go.
-    if (doc.store.pendingStructs || doc.store.pendingDs) {
+    // Stored before updates were checked: changes that were never integrated (replay let them go).
+    if (dropped) {
       this.logger?.warn({ documentId }, 'stored document held changes it could not integrate; dropped them');
-      doc.store.pendingStructs = null;
-      doc.store.pendingDs = null;
       slack = Infinity;
       unmeasured = Infinity;
     }
@@ -737,7 +928,8 @@ export class DocumentStore {
       unmeasured,
       freed: 0,
       lacksMarkdown: state !== undefined && !state.hasMarkdown,
-      linger: undefined,
+      folding: false,
+      leaving: false,
     };
     doc.on('beforeObserverCalls', (transaction: Y.Transaction) => {
       loaded.freed = deletedTextBytes(transaction);
@@ -879,7 +1071,6 @@ export class DocumentStore {
    */
   private drop(loaded: LoadedDoc, err: Error): void {
     if (this.live.get(loaded.id) !== loaded) return;
-    this.stopLinger(loaded);
     this.live.delete(loaded.id);
     const subscribers = loaded.subscribers;
     loaded.subscribers = NO_SUBSCRIBERS;
@@ -1039,114 +1230,6 @@ function deletedTextBytes(transaction: Y.Transaction): number {
     if (struct instanceof Y.Item && struct.content instanceof Y.ContentString) bytes += Buffer.byteLength(struct.content.str);
   });
   return bytes;
-}
-
-/**
- * Edits that turn `from` into `to`, few and small, so that a live editor's cursor outside them
- * keeps its place. What both share at the start and the end is kept; a small changed region is
- * diffed by characters; a large one line by line in step, each stretch of differing lines (until
- * the two texts agree again on two lines in a row, looked for within RESYNC_LINES) diffed on its
- * own. Whatever does not diff within DIFF_TIMEOUT_MS in all is replaced whole, so that no write
- * holds the event loop long.
- */
-export function textEdits(from: string, to: string): Change[] {
-  return edits(from, to, performance.now() + DIFF_TIMEOUT_MS, true);
-}
-
-/** How far ahead (in lines, on each side) the line walk looks for the texts to agree again. */
-const RESYNC_LINES = 48;
-
-function edits(from: string, to: string, deadline: number, byLines: boolean): Change[] {
-  const { start, end } = sharedEnds(from, to, false);
-  const middle = changedEdits(from.slice(start, from.length - end), to.slice(start, to.length - end), deadline, byLines);
-  return [...kept(from.slice(0, start)), ...middle, ...kept(from.slice(from.length - end))];
-}
-
-const kept = (value: string): Change[] => (value ? [{ value, count: 1, added: false, removed: false }] : []);
-
-function changedEdits(from: string, to: string, deadline: number, byLines: boolean): Change[] {
-  const replace = (): Change[] => [
-    ...(from ? [{ value: from, count: 1, added: false, removed: true }] : []),
-    ...(to ? [{ value: to, count: 1, added: true, removed: false }] : []),
-  ];
-  if (!from || !to) return replace();
-  if (from.length + to.length <= CHAR_DIFF_MAX) return diffChars(from, to, { timeout: Math.max(1, deadline - performance.now()) }) ?? replace();
-  if (!byLines) return jsdiffLineEdits(from, to, deadline) ?? replace();
-  return lineWalkEdits(from, to, deadline);
-}
-
-/** Lines in step: equal lines kept as one run, each stretch of differing ones diffed alone. */
-function lineWalkEdits(from: string, to: string, deadline: number): Change[] {
-  const parts: Change[] = [];
-  // Offsets of the start of a line in each text.
-  let pa = 0;
-  let pb = 0;
-  while (pa < from.length && pb < to.length) {
-    // Equal lines: as far as both texts agree from here, back to the start of the line where they
-    // part (the same offset from here in both, the text up to it being the same).
-    const equal = sharedPrefix(from, pa, to, pb);
-    const rest = pa + equal === from.length && pb + equal === to.length;
-    // (lastIndexOf would look at index 0 for a position before it.)
-    const whole = rest ? equal : equal === 0 ? 0 : Math.max(0, from.lastIndexOf('\n', pa + equal - 1) + 1 - pa);
-    if (whole > 0) {
-      parts.push(...kept(from.slice(pa, pa + whole)));
-      pa += whole;
-      pb += whole;
-    }
-    if (pa >= from.length || pb >= to.length) break;
-    // The nearest place (fewest lines skipped on both sides) where the texts agree again on two
-    // lines in a row; past the deadline, none is looked for.
-    const la = nextLineStarts(from, pa, RESYNC_LINES + 2);
-    const lb = nextLineStarts(to, pb, RESYNC_LINES + 2);
-    const line = (text: string, starts: number[], k: number) => text.slice(starts[k], starts[k + 1]);
-    const agree = (k: number, l: number) =>
-      k + 1 < la.length &&
-      l + 1 < lb.length &&
-      line(from, la, k) === line(to, lb, l) &&
-      (k + 2 >= la.length || l + 2 >= lb.length || line(from, la, k + 1) === line(to, lb, l + 1));
-    let next: [number, number] | null = null;
-    for (let d = 1; d <= 2 * RESYNC_LINES && !next && performance.now() < deadline; d++) {
-      for (let k = Math.max(0, d - RESYNC_LINES); k <= Math.min(d, RESYNC_LINES); k++) {
-        if (agree(k, d - k)) {
-          next = [la[k]!, lb[d - k]!];
-          break;
-        }
-      }
-    }
-    // No agreement in sight: the rest is one changed stretch.
-    const [na, nb] = next ?? [from.length, to.length];
-    parts.push(...edits(from.slice(pa, na), to.slice(pb, nb), deadline, false));
-    [pa, pb] = [na, nb];
-  }
-  parts.push(...edits(from.slice(pa), to.slice(pb), deadline, false));
-  return parts;
-}
-
-/** The offsets where up to `count` lines of `text` start from `at` (a line start), and where the last of them ends. */
-function nextLineStarts(text: string, at: number, count: number): number[] {
-  const starts = [at];
-  while (starts.length <= count && starts[starts.length - 1]! < text.length) {
-    const end = text.indexOf('\n', starts[starts.length - 1]!);
-    starts.push(end === -1 ? text.length : end + 1);
-  }
-  return starts;
-}
-
-/** jsdiff's line diff within the time left, characters within each changed group; undefined past the deadline. */
-function jsdiffLineEdits(from: string, to: string, deadline: number): Change[] | undefined {
-  const lines = diffLines(from, to, { timeout: Math.max(1, deadline - performance.now()) });
-  if (!lines) return undefined;
-  const parts: Change[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    const part = lines[i]!;
-    const next = lines[i + 1];
-    if (next && ((part.removed && next.added) || (part.added && next.removed))) {
-      const [removed, added] = part.removed ? [part, next] : [next, part];
-      parts.push(...(removed.value.length + added.value.length <= CHAR_DIFF_MAX ? changedEdits(removed.value, added.value, deadline, false) : [removed, added]));
-      i++;
-    } else parts.push(part);
-  }
-  return parts;
 }
 
 /** The Markdown held by an encoded state (a named version). */

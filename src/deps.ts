@@ -7,6 +7,7 @@ import type { Database_ } from '../db/client';
 import { documentCollabAccess } from './documents/collab-access';
 import { CollabHub } from '../collab/hub';
 import { DocumentStore } from '../collab/store';
+import { YjsWorkers } from '../collab/workers';
 import { DocumentSearchIndex } from './documents/search';
 import { PdfExporter, findChromium } from '../export/pdf';
 import { tenantPermissions } from './areas';
@@ -29,6 +30,8 @@ export async function buildDeps(opts: {
   logger: Logger;
   /** Test seams of the webhook worker (a fake resolver, pinned jitter). */
   webhooks?: Partial<Pick<WebhookWorkerOptions, 'resolver' | 'random' | 'timeoutMs'>>;
+  /** Test seam: the size from which documents' whole-body work goes to worker threads (0: all of it). */
+  offloadMinBytes?: number;
 }): Promise<Deps> {
   const { database, config, clock, logger } = opts;
   const { db, sqlite } = database;
@@ -38,7 +41,15 @@ export async function buildDeps(opts: {
   const metrics: Metrics | undefined = config.metricsToken
     ? new Metrics({ sqlite, liveDocuments: (): number => documents.liveCount, pendingLogRows: pendingLogRows(sqlite) })
     : undefined;
-  const documents: DocumentStore = new DocumentStore({ db, clock, logger, maxDocumentBytes: config.documentMaxBytes, metrics: metrics?.store });
+  const documents: DocumentStore = new DocumentStore({
+    db,
+    clock,
+    logger,
+    maxDocumentBytes: config.documentMaxBytes,
+    metrics: metrics?.store,
+    workers: new YjsWorkers(),
+    offloadMinBytes: opts.offloadMinBytes,
+  });
   const search = new DocumentSearchIndex(db, documents, { logger });
   // Bodies left unindexed by a crash before a debounced refresh are caught up now.
   search.reindexStale();
@@ -104,9 +115,9 @@ export function createCollabHub(deps: Deps, options: Partial<ConstructorParamete
 
 /**
  * What a shutdown writes before the database closes: live edits still queued, the compaction of
- * documents kept in memory after a REST request (see DocumentStore's LINGER_MS), then the search
- * index's pending refreshes (debounced live edits), so that a restart finds the index current
- * instead of re-reading every recently edited document.
+ * documents still in memory with no holder (a large one whose worker fold is running is compacted
+ * inline instead), then the search index's pending refreshes (debounced live edits), so that a
+ * restart finds the index current instead of re-reading every recently edited document.
  */
 export function flushPendingWrites(deps: Deps): void {
   deps.documents.flush();

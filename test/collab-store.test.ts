@@ -248,7 +248,7 @@ describe('DocumentStore', () => {
     expect(restarted.getText(doc.id)).toBe(typed);
   });
 
-  it('replaceText applies minimal edits as one stored update that live editors receive', () => {
+  it('replaceText applies minimal edits as one stored update that live editors receive', async () => {
     const doc = newDocument();
     store.createBody(doc, 'The quick brown fox', userId);
     const live = store.acquire(doc.id);
@@ -257,7 +257,7 @@ describe('DocumentStore', () => {
     // An editor's view of the document, kept in sync by the updates the store passes on.
     const editor = new Y.Doc();
     Y.applyUpdate(editor, Y.encodeStateAsUpdate(live));
-    store.replaceText(doc.id, 'The slow brown fox jumps', userId);
+    await store.replaceText(doc.id, 'The slow brown fox jumps', userId);
     expect(updates).toHaveLength(1);
     Y.applyUpdate(editor, updates[0]!);
     expect(editor.getText(CONTENT_FIELD).toString()).toBe('The slow brown fox jumps');
@@ -265,21 +265,21 @@ describe('DocumentStore', () => {
     store.release(doc.id);
   });
 
-  it('textOfState reads a saved state back', () => {
+  it('textOfState reads a saved state back', async () => {
     const doc = newDocument();
     store.createBody(doc, 'version one', userId);
     const state = store.encodeState(doc.id);
-    store.replaceText(doc.id, 'version two', userId);
+    await store.replaceText(doc.id, 'version two', userId);
     expect(textOfState(state)).toBe('version one');
     expect(store.getText(doc.id)).toBe('version two');
   });
 
-  it('tells change listeners about every stored change', () => {
+  it('tells change listeners about every stored change', async () => {
     const changed: string[] = [];
     store.onChange((id) => changed.push(id));
     const doc = newDocument();
     store.createBody(doc, 'a', userId);
-    store.replaceText(doc.id, 'ab', userId);
+    await store.replaceText(doc.id, 'ab', userId);
     expect(changed).toEqual([doc.id, doc.id]);
   });
 });
@@ -340,7 +340,7 @@ describe('DocumentStore group commit (deferred updates)', () => {
     expect(new DocumentStore({ db: database.db, clock }).getText(first.id)).toBe(live.getText(CONTENT_FIELD).toString());
   });
 
-  it('stores what is queued before any read or other write of the document', () => {
+  it('stores what is queued before any read or other write of the document', async () => {
     const doc = newDocument();
     store.acquire(doc.id);
     const origins: unknown[] = [];
@@ -365,7 +365,7 @@ describe('DocumentStore group commit (deferred updates)', () => {
 
     // A REST write right behind a queued edit is logged after it.
     queue('four ', 'ws-4');
-    store.replaceText(doc.id, 'one two three four five', userId);
+    await store.replaceText(doc.id, 'one two three four five', userId);
     expect(origins).toEqual(['ws-1', 'ws-2', 'ws-3', 'ws-4', null]);
     const rows = updateRows(doc.id);
     expect(rows).toHaveLength(5);
@@ -446,7 +446,7 @@ describe('DocumentStore group commit (deferred updates)', () => {
     // Another document's REST write is not reported as failed because of it.
     store.acquire(failing.id);
     store.applyUpdate(failing.id, b.updates[0]!, userId, 'ws-b', { defer: true });
-    store.replaceText(bystander.id, 'written through REST', userId);
+    await store.replaceText(bystander.id, 'written through REST', userId);
     expect(store.getText(bystander.id)).toBe('written through REST');
     expect(store.isLive(failing.id)).toBe(false);
     heal();
@@ -454,7 +454,7 @@ describe('DocumentStore group commit (deferred updates)', () => {
     expect(store.getText(failing.id)).toBe('cannot be stored');
   });
 
-  it('a live document whose REST write fails is dropped and the write reported', () => {
+  it('a live document whose REST write fails is dropped and the write reported', async () => {
     const doc = newDocument();
     store.createBody(doc, 'kept', userId);
     store.acquire(doc.id);
@@ -462,7 +462,7 @@ describe('DocumentStore group commit (deferred updates)', () => {
     store.subscribe(doc.id, { onUpdate: () => {}, onDropped: (err) => dropped.push(err) });
     const heal = failUpdateWrites(database.sqlite, doc.id);
     try {
-      expect(() => store.replaceText(doc.id, 'kept and lost', userId)).toThrow(PersistenceError);
+      await expect(store.replaceText(doc.id, 'kept and lost', userId)).rejects.toThrow(PersistenceError);
     } finally {
       heal();
     }

@@ -47,9 +47,9 @@ const storedRows = (id: string) => t.db.select({ n: count() }).from(documentUpda
 const encodedSize = (id: string) => t.deps.documents.encodeState(id).byteLength;
 
 /** A body stored before the limit existed (or under a larger one): written by a store with a higher limit. */
-function legacyBody(id: string, content: string): void {
+async function legacyBody(id: string, content: string): Promise<void> {
   const roomy = new DocumentStore({ db: t.db, clock: t.clock, maxDocumentBytes: 10 * LIMIT });
-  roomy.replaceText(id, content, owner.user.id);
+  await roomy.replaceText(id, content, owner.user.id);
 }
 
 const paragraph = (n: number) => `Paragraph ${n}: the quick brown fox jumps over the lazy dog.\n`;
@@ -91,7 +91,26 @@ describe('DOCUMENT_MAX_BYTES', () => {
   });
 });
 
-describe('over REST', () => {
+// Over REST, the whole-body work is done inline for small documents and in the Yjs worker threads
+// for large ones: each case runs both ways (the second on an app that sends every document there).
+describe.each([
+  { mode: 'inline', offloadMinBytes: undefined },
+  { mode: 'in a worker thread', offloadMinBytes: 0 },
+])('over REST, with the whole-body work $mode', ({ offloadMinBytes }) => {
+  let inline: { t: TestApp; owner: TestUser; writer: TestUser } | undefined;
+  beforeAll(async () => {
+    if (offloadMinBytes === undefined) return;
+    inline = { t, owner, writer };
+    t = await makeTestApp({ config: { documentMaxBytes: LIMIT, documentBodyLimitBytes: 256 * KiB }, offloadMinBytes });
+    owner = await t.newUser();
+    writer = await t.newUser();
+  });
+  afterAll(async () => {
+    if (!inline) return;
+    await t.close();
+    ({ t, owner, writer } = inline);
+  });
+
   it('creation with content past the limit is 413 and creates nothing; up to it is fine', async () => {
     const before = (await t.call('GET', '/api/documents', { as: owner })).body.pagination.total;
     const res = await t.call('POST', '/api/documents', { as: owner, body: { title: 'Too big', content: text(LIMIT + 100) } });
@@ -121,7 +140,7 @@ describe('over REST', () => {
 
   it('a copy of a document over the limit (stored before it) is 413; one within it is copied', async () => {
     const id = await newDocument('');
-    legacyBody(id, text(2 * LIMIT));
+    await legacyBody(id, text(2 * LIMIT));
     expect(await contentOf(id)).toHaveLength(2 * LIMIT);
     expectProblem(await t.call('POST', `/api/documents/${id}/copy`, { as: owner }), 413, 'payload_too_large');
     // Cut down below the limit, it copies.
@@ -133,7 +152,7 @@ describe('over REST', () => {
 
   it('a revert to a version past the limit is 413, changes nothing and saves no "before revert" version', async () => {
     const id = await newDocument('');
-    legacyBody(id, text(2 * LIMIT));
+    await legacyBody(id, text(2 * LIMIT));
     const version = await t.call('POST', `/api/documents/${id}/versions`, { as: owner, body: { name: 'big' } });
     expect(version.status).toBe(201);
     expect((await t.call('PUT', `/api/documents/${id}/content`, { as: owner, body: { content: 'now small' } })).status).toBe(200);
@@ -143,6 +162,30 @@ describe('over REST', () => {
     expectProblem(res, 413, 'payload_too_large');
     expect(await contentOf(id)).toBe('now small');
     expect(versions()).toBe(before);
+  });
+
+  it('a PUT whose text fits but whose result would not (a body of many pieces stored past the limit, added to) is 413 and stores nothing; one that only cuts it goes through', async () => {
+    const id = await newDocument('');
+    // Typed by many clients at random places: its text is within the limit, its encoding is not.
+    const pieces = new Y.Doc();
+    const body = pieces.getText(CONTENT_FIELD);
+    let seed = 7;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    for (let i = 0; Y.encodeStateAsUpdate(pieces).byteLength <= LIMIT + 4 * KiB; i++) {
+      pieces.clientID = 1_000 + (i % 50);
+      body.insert(Math.floor(random() * (body.length + 1)), `w${i} `);
+    }
+    const typed = body.toString();
+    expect(Buffer.byteLength(typed)).toBeLessThan(LIMIT);
+    new DocumentStore({ db: t.db, clock: t.clock, maxDocumentBytes: 10 * LIMIT }).applyUpdate(id, Y.encodeStateAsUpdate(pieces), owner.user.id);
+    const rows = storedRows(id);
+    const res = await t.call('PUT', `/api/documents/${id}/content`, { as: owner, body: { content: `${typed} and more` } });
+    expectProblem(res, 413, 'payload_too_large');
+    expect(await contentOf(id)).toBe(typed);
+    expect(storedRows(id)).toBe(rows);
+    const cut = typed.slice(0, typed.length / 2);
+    expect((await t.call('PUT', `/api/documents/${id}/content`, { as: owner, body: { content: cut } })).status).toBe(200);
+    expect(await contentOf(id)).toBe(cut);
   });
 });
 

@@ -27,257 +27,277 @@ const saveVersion = async (as: TestUser, documentId: string, name: string) => {
   return res.body as { id: string; name: string; bytes: number };
 };
 
-describe('named versions', () => {
-  it('saves, lists newest first and reads a version with its Markdown', async () => {
-    const doc = await createDoc(t, owner, { content: 'first draft' });
-    const v1 = await saveVersion(owner, doc.id, '  Draft 1 ');
-    liveAppend(t, doc.id, owner.user.id, ', improved');
-    t.clock.advance(1000);
-    const v2 = await saveVersion(owner, doc.id, 'Draft 2');
-    expect(v1).toMatchObject({ name: 'Draft 1', document_id: doc.id, created_by: owner.user.id });
-    expect(v1.bytes).toBeGreaterThan(0);
-
-    const list = await t.call('GET', `/api/documents/${doc.id}/versions`, { as: owner });
-    expect(list.status).toBe(200);
-    expect(list.body.data.map((v: { id: string }) => v.id)).toEqual([v2.id, v1.id]);
-    expect(list.body.data[0]).not.toHaveProperty('content');
-
-    const one = await t.call('GET', `/api/documents/${doc.id}/versions/${v1.id}`, { as: owner });
-    expect(one.status).toBe(200);
-    expect(one.body).toMatchObject({ id: v1.id, name: 'Draft 1', content: 'first draft' });
-    expect((await t.call('GET', `/api/documents/${doc.id}/versions/${v2.id}`, { as: owner })).body.content).toBe('first draft, improved');
+// Versions, diffs and revert run twice: with the whole-body work inline (small documents) and in the
+// Yjs worker threads (large documents; the second app sends every document there).
+describe.each([
+  { mode: 'inline', offloadMinBytes: undefined },
+  { mode: 'in a worker thread', offloadMinBytes: 0 },
+])('with the whole-body work $mode', ({ offloadMinBytes }) => {
+  let inline: { t: TestApp; owner: TestUser } | undefined;
+  beforeAll(async () => {
+    if (offloadMinBytes === undefined) return;
+    inline = { t, owner };
+    t = await makeTestApp({ offloadMinBytes });
+    owner = await t.newUser();
+  });
+  afterAll(async () => {
+    if (!inline) return;
+    await t.close();
+    ({ t, owner } = inline);
   });
 
-  it('answers 404 for an unknown version or one of another document, 400 for bad input', async () => {
-    const doc = await createDoc(t, owner, { content: 'x' });
-    const otherDoc = await createDoc(t, owner, { content: 'y' });
-    const foreign = await saveVersion(owner, otherDoc.id, 'elsewhere');
-    expect((await t.call('GET', `/api/documents/${doc.id}/versions/${newId()}`, { as: owner })).status).toBe(404);
-    expect((await t.call('GET', `/api/documents/${doc.id}/versions/${foreign.id}`, { as: owner })).status).toBe(404);
-    expect((await t.call('POST', `/api/documents/${doc.id}/versions/${foreign.id}/revert`, { as: owner })).status).toBe(404);
-    expect((await t.call('GET', `/api/documents/${doc.id}/versions/v1`, { as: owner })).status).toBe(400);
-    for (const body of [{}, { name: '' }, { name: 'x'.repeat(201) }, { name: 'ok', extra: 1 }]) {
-      expect((await t.call('POST', `/api/documents/${doc.id}/versions`, { as: owner, body })).status, JSON.stringify(body)).toBe(400);
-    }
-  });
-
-  it('answers 201 with a Location that reads the new version', async () => {
-    const doc = await createDoc(t, owner, { content: 'located text' });
-    const res = await t.call('POST', `/api/documents/${doc.id}/versions`, { as: owner, body: { name: 'Located' } });
-    expect(res.status).toBe(201);
-    expect(res.headers.get('location')).toBe(`/api/documents/${doc.id}/versions/${res.body.id}`);
-    expect(res.body).toEqual({
-      id: expect.any(String),
-      document_id: doc.id,
-      name: 'Located',
-      created_by: owner.user.id,
-      created_at: t.clock.now().toISOString(),
-      bytes: expect.any(Number),
-    });
-
-    const read = await t.call('GET', res.headers.get('location')!, { as: owner });
-    expect(read.status).toBe(200);
-    expect(read.body).toEqual({ ...res.body, content: 'located text' });
-  });
-
-  it('paginates the versions, newest first, with a Link header', async () => {
-    const doc = await createDoc(t, owner, { content: 'paged' });
-    const v1 = await saveVersion(owner, doc.id, 'one');
-    const v2 = await saveVersion(owner, doc.id, 'two');
-    const v3 = await saveVersion(owner, doc.id, 'three');
-    const path = `/api/documents/${doc.id}/versions`;
-    const link = (page: number, rel: string) => `<${path}?page=${page}&per_page=2>; rel="${rel}"`;
-    const ids = (res: { body: { data: { id: string }[] } }) => res.body.data.map((v) => v.id);
-
-    const first = await t.call('GET', `${path}?per_page=2`, { as: owner });
-    expect(first.status).toBe(200);
-    expect(ids(first)).toEqual([v3.id, v2.id]);
-    expect(first.body.pagination).toEqual({ page: 1, per_page: 2, total: 3, total_pages: 2 });
-    expect(first.headers.get('link')).toBe([link(1, 'first'), link(2, 'next'), link(2, 'last')].join(', '));
-
-    const second = await t.call('GET', `${path}?page=2&per_page=2`, { as: owner });
-    expect(ids(second)).toEqual([v1.id]);
-    expect(second.body.pagination).toEqual({ page: 2, per_page: 2, total: 3, total_pages: 2 });
-    expect(second.headers.get('link')).toBe([link(1, 'first'), link(1, 'prev'), link(2, 'last')].join(', '));
-
-    const beyond = await t.call('GET', `${path}?page=3&per_page=2`, { as: owner });
-    expect(beyond.status).toBe(200);
-    expect(beyond.body.data).toEqual([]);
-    expect(beyond.body.pagination.total).toBe(3);
-
-    for (const query of ['per_page=101', 'per_page=0', 'page=0']) {
-      const res = await t.call('GET', `${path}?${query}`, { as: owner });
-      expect(res.status, query).toBe(400);
-      expect(res.body.code).toBe('validation_failed');
-    }
-  });
-});
-
-describe('diff', () => {
-  it('compares two versions and a version with current, by words, lines or characters', async () => {
-    const doc = await createDoc(t, owner, { content: 'The quick brown fox\njumps over\nthe dog\n' });
-    const v1 = await saveVersion(owner, doc.id, 'before');
-    liveEdit(t, doc.id, owner.user.id, (text) => {
-      const s = text.toString();
-      const at = s.indexOf('brown');
-      text.delete(at, 'brown'.length);
-      text.insert(at, 'red');
-      text.insert(text.length, 'the end\n');
-    });
-    const v2 = await saveVersion(owner, doc.id, 'after');
-
-    const words = await t.call('GET', `/api/documents/${doc.id}/diff?from=${v1.id}&to=${v2.id}`, { as: owner });
-    expect(words.status).toBe(200);
-    expect(words.body.granularity).toBe('word');
-    expect(words.body.stats).toEqual({ insertions: 3, deletions: 1 });
-    const ops = words.body.changes as { op: string; text: string }[];
-    expect(ops.filter((c) => c.op === 'delete').map((c) => c.text.trim())).toEqual(['brown']);
-    expect(ops.filter((c) => c.op !== 'delete').map((c) => c.text).join('')).toBe('The quick red fox\njumps over\nthe dog\nthe end\n');
-    expect(ops.filter((c) => c.op !== 'insert').map((c) => c.text).join('')).toBe('The quick brown fox\njumps over\nthe dog\n');
-
-    const lines = await t.call('GET', `/api/documents/${doc.id}/diff?from=${v1.id}&to=current&granularity=line`, { as: owner });
-    expect(lines.body.stats).toEqual({ insertions: 2, deletions: 1 });
-    expect(lines.body.changes).toContainEqual({ op: 'delete', text: 'The quick brown fox\n' });
-
-    const chars = await t.call('GET', `/api/documents/${doc.id}/diff?from=current&to=${v1.id}&granularity=char`, { as: owner });
-    expect(chars.body.stats.deletions).toBeGreaterThan(chars.body.stats.insertions);
-
-    const same = await t.call('GET', `/api/documents/${doc.id}/diff?from=current&to=current`, { as: owner });
-    expect(same.body.stats).toEqual({ insertions: 0, deletions: 0 });
-    expect(same.body.changes.every((c: { op: string }) => c.op === 'equal')).toBe(true);
-  });
-
-  it('gives a unified diff as text/plain with format=unified', async () => {
-    const doc = await createDoc(t, owner, { content: 'line one\nline two\n' });
-    // A version name is single-line text, refused with a line break since; one stored before must
-    // still not forge a line of the diff.
-    const v1 = await saveVersion(owner, doc.id, 'First');
-    t.db.update(documentVersions).set({ name: 'First\nforged line' }).where(eq(documentVersions.id, v1.id)).run();
-    liveEdit(t, doc.id, owner.user.id, (text) => text.insert(text.length, 'line three\n'));
-    const res = await t.call('GET', `/api/documents/${doc.id}/diff?from=${v1.id}&to=current&format=unified`, { as: owner });
-    expect(res.status).toBe(200);
-    expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
-    expect(res.text).toContain(`--- ${v1.id}\tFirst forged line`);
-    expect(res.text).toContain('+++ current');
-    expect(res.text).toContain('@@ -1,2 +1,3 @@');
-    expect(res.text).toContain('+line three');
-    expect(res.text).not.toContain('\nforged line');
-  });
-
-  it('refuses missing, malformed or unknown sides', async () => {
-    const doc = await createDoc(t, owner, { content: 'x' });
-    for (const query of ['', `from=current`, `from=latest&to=current`, `from=current&to=current&format=xml`, `from=current&to=current&granularity=para`]) {
-      expect((await t.call('GET', `/api/documents/${doc.id}/diff?${query}`, { as: owner })).status, query).toBe(400);
-    }
-    expect((await t.call('GET', `/api/documents/${doc.id}/diff?from=${newId()}&to=current`, { as: owner })).status).toBe(404);
-  });
-
-  it('answers 404 when a side is a version of another document', async () => {
-    const doc = await createDoc(t, owner, { content: 'mine' });
-    const otherDoc = await createDoc(t, owner, { content: 'theirs' });
-    const own = await saveVersion(owner, doc.id, 'own');
-    const foreign = await saveVersion(owner, otherDoc.id, 'foreign');
-    for (const query of [
-      `from=${own.id}&to=${foreign.id}`,
-      `from=current&to=${foreign.id}`,
-      `from=${foreign.id}&to=current`,
-      `from=${own.id}&to=${foreign.id}&format=unified`,
-    ]) {
-      const res = await t.call('GET', `/api/documents/${doc.id}/diff?${query}`, { as: owner });
-      expect(res.status, query).toBe(404);
-      expect(res.body.code).toBe('not_found');
-    }
-    // The same version is a valid side of its own document.
-    const inItsOwnDocument = await t.call('GET', `/api/documents/${otherDoc.id}/diff?from=${foreign.id}&to=current`, { as: owner });
-    expect(inItsOwnDocument.status).toBe(200);
-    expect(inItsOwnDocument.body.stats).toEqual({ insertions: 0, deletions: 0 });
-  });
-
-  it('answers 422 when the two texts are too different to compare within the time limit', async () => {
-    const doc = await createDoc(t, owner, { content: 'the first text of all' });
-    const v1 = await saveVersion(owner, doc.id, 'v1');
-    liveEdit(t, doc.id, owner.user.id, (text) => {
-      text.delete(0, text.length);
-      text.insert(0, 'something else entirely');
-    });
-    // The diff gives up after 2 s of wall-clock time, read from Date.now (in production: long texts
-    // with little in common). A Date.now that jumps 3 s at every reading runs out of time at once.
-    let now = Date.now();
-    const clock = vi.spyOn(Date, 'now').mockImplementation(() => (now += 3000));
-    try {
-      for (const query of ['', '&granularity=line', '&granularity=char', '&format=unified']) {
-        const res = await t.call('GET', `/api/documents/${doc.id}/diff?from=${v1.id}&to=current${query}`, { as: owner });
-        expectProblem(res, 422, 'validation_failed', query);
-        expect(res.body.detail).toBe('The two texts are too different to compare within the time limit');
-      }
-      // Equal sides need no search.
-      const same = await t.call('GET', `/api/documents/${doc.id}/diff?from=current&to=current`, { as: owner });
-      expect(same.status).toBe(200);
-    } finally {
-      clock.mockRestore();
-    }
-    const res = await t.call('GET', `/api/documents/${doc.id}/diff?from=${v1.id}&to=current`, { as: owner });
-    expect(res.status).toBe(200);
-    expect(res.body.changes.filter((c: { op: string }) => c.op !== 'delete').map((c: { text: string }) => c.text).join('')).toBe(
-      'something else entirely',
-    );
-  });
-});
-
-describe('revert', () => {
-  it('saves "Before revert to <name>", brings the old text back as one new change, seen by live editors', async () => {
-    const editor = await t.newUser();
-    const doc = await createDoc(t, owner, { content: 'original text' });
-    await share(t, owner, doc.id, { user: editor }, 'editor');
-    const v1 = await saveVersion(owner, doc.id, 'v1');
-    liveAppend(t, doc.id, owner.user.id, ' with a regrettable addition');
-
-    // A live editor holds the document open, as the WebSocket hub does.
-    const live = t.deps.documents.acquire(doc.id);
-    const received: Uint8Array[] = [];
-    const subscriber = { onUpdate: (update: Uint8Array) => received.push(update) };
-    t.deps.documents.subscribe(doc.id, subscriber);
-    const peer = new Y.Doc();
-    Y.applyUpdate(peer, Y.encodeStateAsUpdate(live));
-    try {
+  describe('named versions', () => {
+    it('saves, lists newest first and reads a version with its Markdown', async () => {
+      const doc = await createDoc(t, owner, { content: 'first draft' });
+      const v1 = await saveVersion(owner, doc.id, '  Draft 1 ');
+      liveAppend(t, doc.id, owner.user.id, ', improved');
       t.clock.advance(1000);
-      const res = await t.call('POST', `/api/documents/${doc.id}/versions/${v1.id}/revert`, { as: editor });
-      expect(res.status, res.text).toBe(200);
-      expect(res.body.document).toMatchObject({ id: doc.id, content: 'original text', role: 'editor' });
-      expect(res.body.before_revert_version).toMatchObject({ name: 'Before revert to v1', created_by: editor.user.id });
+      const v2 = await saveVersion(owner, doc.id, 'Draft 2');
+      expect(v1).toMatchObject({ name: 'Draft 1', document_id: doc.id, created_by: owner.user.id });
+      expect(v1.bytes).toBeGreaterThan(0);
 
-      expect(received).toHaveLength(1);
-      for (const update of received) Y.applyUpdate(peer, update);
-      expect(peer.getText(CONTENT_FIELD).toString()).toBe('original text');
+      const list = await t.call('GET', `/api/documents/${doc.id}/versions`, { as: owner });
+      expect(list.status).toBe(200);
+      expect(list.body.data.map((v: { id: string }) => v.id)).toEqual([v2.id, v1.id]);
+      expect(list.body.data[0]).not.toHaveProperty('content');
 
-      const before = await t.call('GET', `/api/documents/${doc.id}/versions/${res.body.before_revert_version.id}`, { as: owner });
-      expect(before.body.content).toBe('original text with a regrettable addition');
-      expect(await contentOf(t, owner, doc.id)).toBe('original text');
+      const one = await t.call('GET', `/api/documents/${doc.id}/versions/${v1.id}`, { as: owner });
+      expect(one.status).toBe(200);
+      expect(one.body).toMatchObject({ id: v1.id, name: 'Draft 1', content: 'first draft' });
+      expect((await t.call('GET', `/api/documents/${doc.id}/versions/${v2.id}`, { as: owner })).body.content).toBe('first draft, improved');
+    });
 
-      const changes = await t.call('GET', `/api/documents/${doc.id}/changes`, { as: owner });
-      expect(changes.body.data[0].user_id).toBe(editor.user.id);
-      expect(changes.body.pagination.total).toBe(3);
+    it('answers 404 for an unknown version or one of another document, 400 for bad input', async () => {
+      const doc = await createDoc(t, owner, { content: 'x' });
+      const otherDoc = await createDoc(t, owner, { content: 'y' });
+      const foreign = await saveVersion(owner, otherDoc.id, 'elsewhere');
+      expect((await t.call('GET', `/api/documents/${doc.id}/versions/${newId()}`, { as: owner })).status).toBe(404);
+      expect((await t.call('GET', `/api/documents/${doc.id}/versions/${foreign.id}`, { as: owner })).status).toBe(404);
+      expect((await t.call('POST', `/api/documents/${doc.id}/versions/${foreign.id}/revert`, { as: owner })).status).toBe(404);
+      expect((await t.call('GET', `/api/documents/${doc.id}/versions/v1`, { as: owner })).status).toBe(400);
+      for (const body of [{}, { name: '' }, { name: 'x'.repeat(201) }, { name: 'ok', extra: 1 }]) {
+        expect((await t.call('POST', `/api/documents/${doc.id}/versions`, { as: owner, body })).status, JSON.stringify(body)).toBe(400);
+      }
+    });
 
-      const undo = await t.call('GET', `/api/documents/${doc.id}/diff?from=${res.body.before_revert_version.id}&to=current`, { as: owner });
-      expect(undo.body.changes.filter((c: { op: string }) => c.op === 'delete').map((c: { text: string }) => c.text).join('')).toBe(
-        ' with a regrettable addition',
-      );
-      const versions = await t.call('GET', `/api/documents/${doc.id}/versions`, { as: owner });
-      expect(versions.body.data.map((v: { name: string }) => v.name)).toEqual(['Before revert to v1', 'v1']);
-    } finally {
-      t.deps.documents.unsubscribe(doc.id, subscriber);
-      t.deps.documents.release(doc.id);
-      peer.destroy();
-    }
+    it('answers 201 with a Location that reads the new version', async () => {
+      const doc = await createDoc(t, owner, { content: 'located text' });
+      const res = await t.call('POST', `/api/documents/${doc.id}/versions`, { as: owner, body: { name: 'Located' } });
+      expect(res.status).toBe(201);
+      expect(res.headers.get('location')).toBe(`/api/documents/${doc.id}/versions/${res.body.id}`);
+      expect(res.body).toEqual({
+        id: expect.any(String),
+        document_id: doc.id,
+        name: 'Located',
+        created_by: owner.user.id,
+        created_at: t.clock.now().toISOString(),
+        bytes: expect.any(Number),
+      });
+
+      const read = await t.call('GET', res.headers.get('location')!, { as: owner });
+      expect(read.status).toBe(200);
+      expect(read.body).toEqual({ ...res.body, content: 'located text' });
+    });
+
+    it('paginates the versions, newest first, with a Link header', async () => {
+      const doc = await createDoc(t, owner, { content: 'paged' });
+      const v1 = await saveVersion(owner, doc.id, 'one');
+      const v2 = await saveVersion(owner, doc.id, 'two');
+      const v3 = await saveVersion(owner, doc.id, 'three');
+      const path = `/api/documents/${doc.id}/versions`;
+      const link = (page: number, rel: string) => `<${path}?page=${page}&per_page=2>; rel="${rel}"`;
+      const ids = (res: { body: { data: { id: string }[] } }) => res.body.data.map((v) => v.id);
+
+      const first = await t.call('GET', `${path}?per_page=2`, { as: owner });
+      expect(first.status).toBe(200);
+      expect(ids(first)).toEqual([v3.id, v2.id]);
+      expect(first.body.pagination).toEqual({ page: 1, per_page: 2, total: 3, total_pages: 2 });
+      expect(first.headers.get('link')).toBe([link(1, 'first'), link(2, 'next'), link(2, 'last')].join(', '));
+
+      const second = await t.call('GET', `${path}?page=2&per_page=2`, { as: owner });
+      expect(ids(second)).toEqual([v1.id]);
+      expect(second.body.pagination).toEqual({ page: 2, per_page: 2, total: 3, total_pages: 2 });
+      expect(second.headers.get('link')).toBe([link(1, 'first'), link(1, 'prev'), link(2, 'last')].join(', '));
+
+      const beyond = await t.call('GET', `${path}?page=3&per_page=2`, { as: owner });
+      expect(beyond.status).toBe(200);
+      expect(beyond.body.data).toEqual([]);
+      expect(beyond.body.pagination.total).toBe(3);
+
+      for (const query of ['per_page=101', 'per_page=0', 'page=0']) {
+        const res = await t.call('GET', `${path}?${query}`, { as: owner });
+        expect(res.status, query).toBe(400);
+        expect(res.body.code).toBe('validation_failed');
+      }
+    });
   });
 
-  it('reverting to the current text stores no change', async () => {
-    const doc = await createDoc(t, owner, { content: 'steady' });
-    const v1 = await saveVersion(owner, doc.id, 'v1');
-    const res = await t.call('POST', `/api/documents/${doc.id}/versions/${v1.id}/revert`, { as: owner });
-    expect(res.status).toBe(200);
-    const changes = await t.call('GET', `/api/documents/${doc.id}/changes`, { as: owner });
-    expect(changes.body.pagination.total).toBe(1);
+  describe('diff', () => {
+    it('compares two versions and a version with current, by words, lines or characters', async () => {
+      const doc = await createDoc(t, owner, { content: 'The quick brown fox\njumps over\nthe dog\n' });
+      const v1 = await saveVersion(owner, doc.id, 'before');
+      liveEdit(t, doc.id, owner.user.id, (text) => {
+        const s = text.toString();
+        const at = s.indexOf('brown');
+        text.delete(at, 'brown'.length);
+        text.insert(at, 'red');
+        text.insert(text.length, 'the end\n');
+      });
+      const v2 = await saveVersion(owner, doc.id, 'after');
+
+      const words = await t.call('GET', `/api/documents/${doc.id}/diff?from=${v1.id}&to=${v2.id}`, { as: owner });
+      expect(words.status).toBe(200);
+      expect(words.body.granularity).toBe('word');
+      expect(words.body.stats).toEqual({ insertions: 3, deletions: 1 });
+      const ops = words.body.changes as { op: string; text: string }[];
+      expect(ops.filter((c) => c.op === 'delete').map((c) => c.text.trim())).toEqual(['brown']);
+      expect(ops.filter((c) => c.op !== 'delete').map((c) => c.text).join('')).toBe('The quick red fox\njumps over\nthe dog\nthe end\n');
+      expect(ops.filter((c) => c.op !== 'insert').map((c) => c.text).join('')).toBe('The quick brown fox\njumps over\nthe dog\n');
+
+      const lines = await t.call('GET', `/api/documents/${doc.id}/diff?from=${v1.id}&to=current&granularity=line`, { as: owner });
+      expect(lines.body.stats).toEqual({ insertions: 2, deletions: 1 });
+      expect(lines.body.changes).toContainEqual({ op: 'delete', text: 'The quick brown fox\n' });
+
+      const chars = await t.call('GET', `/api/documents/${doc.id}/diff?from=current&to=${v1.id}&granularity=char`, { as: owner });
+      expect(chars.body.stats.deletions).toBeGreaterThan(chars.body.stats.insertions);
+
+      const same = await t.call('GET', `/api/documents/${doc.id}/diff?from=current&to=current`, { as: owner });
+      expect(same.body.stats).toEqual({ insertions: 0, deletions: 0 });
+      expect(same.body.changes.every((c: { op: string }) => c.op === 'equal')).toBe(true);
+    });
+
+    it('gives a unified diff as text/plain with format=unified', async () => {
+      const doc = await createDoc(t, owner, { content: 'line one\nline two\n' });
+      // A version name is single-line text, refused with a line break since; one stored before must
+      // still not forge a line of the diff.
+      const v1 = await saveVersion(owner, doc.id, 'First');
+      t.db.update(documentVersions).set({ name: 'First\nforged line' }).where(eq(documentVersions.id, v1.id)).run();
+      liveEdit(t, doc.id, owner.user.id, (text) => text.insert(text.length, 'line three\n'));
+      const res = await t.call('GET', `/api/documents/${doc.id}/diff?from=${v1.id}&to=current&format=unified`, { as: owner });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+      expect(res.text).toContain(`--- ${v1.id}\tFirst forged line`);
+      expect(res.text).toContain('+++ current');
+      expect(res.text).toContain('@@ -1,2 +1,3 @@');
+      expect(res.text).toContain('+line three');
+      expect(res.text).not.toContain('\nforged line');
+    });
+
+    it('refuses missing, malformed or unknown sides', async () => {
+      const doc = await createDoc(t, owner, { content: 'x' });
+      for (const query of ['', `from=current`, `from=latest&to=current`, `from=current&to=current&format=xml`, `from=current&to=current&granularity=para`]) {
+        expect((await t.call('GET', `/api/documents/${doc.id}/diff?${query}`, { as: owner })).status, query).toBe(400);
+      }
+      expect((await t.call('GET', `/api/documents/${doc.id}/diff?from=${newId()}&to=current`, { as: owner })).status).toBe(404);
+    });
+
+    it('answers 404 when a side is a version of another document', async () => {
+      const doc = await createDoc(t, owner, { content: 'mine' });
+      const otherDoc = await createDoc(t, owner, { content: 'theirs' });
+      const own = await saveVersion(owner, doc.id, 'own');
+      const foreign = await saveVersion(owner, otherDoc.id, 'foreign');
+      for (const query of [
+        `from=${own.id}&to=${foreign.id}`,
+        `from=current&to=${foreign.id}`,
+        `from=${foreign.id}&to=current`,
+        `from=${own.id}&to=${foreign.id}&format=unified`,
+      ]) {
+        const res = await t.call('GET', `/api/documents/${doc.id}/diff?${query}`, { as: owner });
+        expect(res.status, query).toBe(404);
+        expect(res.body.code).toBe('not_found');
+      }
+      // The same version is a valid side of its own document.
+      const inItsOwnDocument = await t.call('GET', `/api/documents/${otherDoc.id}/diff?from=${foreign.id}&to=current`, { as: owner });
+      expect(inItsOwnDocument.status).toBe(200);
+      expect(inItsOwnDocument.body.stats).toEqual({ insertions: 0, deletions: 0 });
+    });
+
+    it('answers 422 when the two texts are too different to compare within the time limit', async () => {
+      const doc = await createDoc(t, owner, { content: 'the first text of all' });
+      const v1 = await saveVersion(owner, doc.id, 'v1');
+      liveEdit(t, doc.id, owner.user.id, (text) => {
+        text.delete(0, text.length);
+        text.insert(0, 'something else entirely');
+      });
+      // The diff gives up after 2 s of wall-clock time, read from Date.now (in production: long texts
+      // with little in common). A Date.now that jumps 3 s at every reading runs out of time at once.
+      let now = Date.now();
+      const clock = vi.spyOn(Date, 'now').mockImplementation(() => (now += 3000));
+      try {
+        for (const query of ['', '&granularity=line', '&granularity=char', '&format=unified']) {
+          const res = await t.call('GET', `/api/documents/${doc.id}/diff?from=${v1.id}&to=current${query}`, { as: owner });
+          expectProblem(res, 422, 'validation_failed', query);
+          expect(res.body.detail).toBe('The two texts are too different to compare within the time limit');
+        }
+        // Equal sides need no search.
+        const same = await t.call('GET', `/api/documents/${doc.id}/diff?from=current&to=current`, { as: owner });
+        expect(same.status).toBe(200);
+      } finally {
+        clock.mockRestore();
+      }
+      const res = await t.call('GET', `/api/documents/${doc.id}/diff?from=${v1.id}&to=current`, { as: owner });
+      expect(res.status).toBe(200);
+      expect(res.body.changes.filter((c: { op: string }) => c.op !== 'delete').map((c: { text: string }) => c.text).join('')).toBe(
+        'something else entirely',
+      );
+    });
+  });
+
+  describe('revert', () => {
+    it('saves "Before revert to <name>", brings the old text back as one new change, seen by live editors', async () => {
+      const editor = await t.newUser();
+      const doc = await createDoc(t, owner, { content: 'original text' });
+      await share(t, owner, doc.id, { user: editor }, 'editor');
+      const v1 = await saveVersion(owner, doc.id, 'v1');
+      liveAppend(t, doc.id, owner.user.id, ' with a regrettable addition');
+
+      // A live editor holds the document open, as the WebSocket hub does.
+      const live = t.deps.documents.acquire(doc.id);
+      const received: Uint8Array[] = [];
+      const subscriber = { onUpdate: (update: Uint8Array) => received.push(update) };
+      t.deps.documents.subscribe(doc.id, subscriber);
+      const peer = new Y.Doc();
+      Y.applyUpdate(peer, Y.encodeStateAsUpdate(live));
+      try {
+        t.clock.advance(1000);
+        const res = await t.call('POST', `/api/documents/${doc.id}/versions/${v1.id}/revert`, { as: editor });
+        expect(res.status, res.text).toBe(200);
+        expect(res.body.document).toMatchObject({ id: doc.id, content: 'original text', role: 'editor' });
+        expect(res.body.before_revert_version).toMatchObject({ name: 'Before revert to v1', created_by: editor.user.id });
+
+        expect(received).toHaveLength(1);
+        for (const update of received) Y.applyUpdate(peer, update);
+        expect(peer.getText(CONTENT_FIELD).toString()).toBe('original text');
+
+        const before = await t.call('GET', `/api/documents/${doc.id}/versions/${res.body.before_revert_version.id}`, { as: owner });
+        expect(before.body.content).toBe('original text with a regrettable addition');
+        expect(await contentOf(t, owner, doc.id)).toBe('original text');
+
+        const changes = await t.call('GET', `/api/documents/${doc.id}/changes`, { as: owner });
+        expect(changes.body.data[0].user_id).toBe(editor.user.id);
+        expect(changes.body.pagination.total).toBe(3);
+
+        const undo = await t.call('GET', `/api/documents/${doc.id}/diff?from=${res.body.before_revert_version.id}&to=current`, { as: owner });
+        expect(undo.body.changes.filter((c: { op: string }) => c.op === 'delete').map((c: { text: string }) => c.text).join('')).toBe(
+          ' with a regrettable addition',
+        );
+        const versions = await t.call('GET', `/api/documents/${doc.id}/versions`, { as: owner });
+        expect(versions.body.data.map((v: { name: string }) => v.name)).toEqual(['Before revert to v1', 'v1']);
+      } finally {
+        t.deps.documents.unsubscribe(doc.id, subscriber);
+        t.deps.documents.release(doc.id);
+        peer.destroy();
+      }
+    });
+
+    it('reverting to the current text stores no change', async () => {
+      const doc = await createDoc(t, owner, { content: 'steady' });
+      const v1 = await saveVersion(owner, doc.id, 'v1');
+      const res = await t.call('POST', `/api/documents/${doc.id}/versions/${v1.id}/revert`, { as: owner });
+      expect(res.status).toBe(200);
+      const changes = await t.call('GET', `/api/documents/${doc.id}/changes`, { as: owner });
+      expect(changes.body.pagination.total).toBe(1);
+    });
   });
 });
 

@@ -90,7 +90,7 @@ describe('GET /metrics with METRICS_TOKEN', () => {
     // held open, waits in the log until a compaction folds it in.
     const store = t.deps.documents;
     store.acquire(doc.id);
-    store.replaceText(doc.id, 'two changes', null);
+    await store.replaceText(doc.id, 'two changes', null);
     const before = (await scrape()).metrics;
     for (const name of [
       'nodejs_eventloop_lag_seconds',

@@ -6,8 +6,8 @@
 import type { DocumentRow, DocumentServices } from './service';
 
 /** Makes the body equal to `markdown` (DocumentTooLargeError past the size limit, nothing changed). */
-export function replaceContent(svc: Pick<DocumentServices, 'store' | 'search'>, doc: DocumentRow, markdown: string, userId: string): void {
-  svc.store.replaceText(doc.id, markdown, userId);
+export async function replaceContent(svc: Pick<DocumentServices, 'store' | 'search'>, doc: DocumentRow, markdown: string, userId: string): Promise<void> {
+  await svc.store.replaceText(doc.id, markdown, userId);
   svc.search.write(doc.id, markdown);
 }
 

@@ -280,12 +280,12 @@ export const documentsRouter = router
       request: { params: idParams, ...jsonBody(replaceContentBody) },
       responses: { 200: jsonContent(documentWithContent, 'The document with its new content'), ...errorResponses(403, 404, 409) },
     }),
-    (c) => {
+    async (c) => {
       const deps = c.var.deps;
       const { id } = c.req.valid('param');
       const { document, role } = authorizeDocument('edit', documentAccess(deps.db, c.var.actor, id));
       const { content } = c.req.valid('json');
-      replaceContent(documentServices(deps), document, content, c.var.actor.userId);
+      await replaceContent(documentServices(deps), document, content, c.var.actor.userId);
       const current = authorizeDocument('read', documentAccess(deps.db, c.var.actor, id)).document;
       // The body is now exactly `content` (the edits turn the current text into it): no need to read it back.
       return c.json({ ...documentFor(c, current, role), content }, 200);
@@ -587,11 +587,11 @@ export const documentsRouter = router
       request: { params: idParams, ...jsonBody(saveVersionBody) },
       responses: { 201: jsonContent(versionSchema, 'The version'), ...errorResponses(403, 404, 409, 413, 415) },
     }),
-    (c) => {
+    async (c) => {
       const deps = c.var.deps;
       const { id } = c.req.valid('param');
       const { document } = authorizeDocument('edit', documentAccess(deps.db, c.var.actor, id));
-      const version = saveVersion(documentServices(deps), document, c.req.valid('json').name, c.var.actor.userId);
+      const version = await saveVersion(documentServices(deps), document, c.req.valid('json').name, c.var.actor.userId);
       c.header('Location', `${documentPath(id)}/versions/${version.id}`);
       return c.json(presentVersion(version), 201);
     },
@@ -626,12 +626,12 @@ export const documentsRouter = router
       request: { params: versionParams },
       responses: { 200: jsonContent(revertResultSchema, 'The reverted document'), ...errorResponses(403, 404, 409, 413) },
     }),
-    (c) => {
+    async (c) => {
       const deps = c.var.deps;
       const { id, version_id } = c.req.valid('param');
       const { document, role } = authorizeDocument('edit', documentAccess(deps.db, c.var.actor, id));
       const version = getVersion(deps.db, document, version_id);
-      const before = revertToVersion(documentServices(deps), document, version, c.var.actor.userId);
+      const before = await revertToVersion(documentServices(deps), document, version, c.var.actor.userId);
       const current = authorizeDocument('read', documentAccess(deps.db, c.var.actor, id)).document;
       return c.json(
         {

@@ -5,7 +5,7 @@ import { diffChars, diffLines, diffWordsWithSpace, formatPatch, structuredPatch,
 import { and, desc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { documentVersions } from '../../db/schema';
-import { textOfState } from '../../collab/store';
+import { textOfState, type Snapshot } from '../../collab/store';
 import { AppError, notFound } from '../http/errors';
 import { sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../lib/ids';
@@ -31,14 +31,13 @@ const summaryOf = (row: VersionRow): VersionSummary => {
   return { ...rest, bytes: state.byteLength };
 };
 
-/** Keeps the document's current state and text (or `snapshot`, taken earlier) under a name. */
-export function saveVersion(
-  svc: Pick<DocumentServices, 'db' | 'clock' | 'store'>,
-  doc: DocumentRow,
-  name: string,
-  userId: string,
-  snapshot = svc.store.snapshot(doc.id),
-): VersionSummary {
+/** Keeps the document's current state and text under a name. */
+export async function saveVersion(svc: Pick<DocumentServices, 'db' | 'clock' | 'store'>, doc: DocumentRow, name: string, userId: string): Promise<VersionSummary> {
+  return keepVersion(svc, doc, name, userId, await svc.store.snapshot(doc.id));
+}
+
+/** Keeps `snapshot` (the state and text of a moment) as a version of the document. */
+function keepVersion(svc: Pick<DocumentServices, 'db' | 'clock'>, doc: DocumentRow, name: string, userId: string, snapshot: Snapshot): VersionSummary {
   const { state, markdown } = snapshot;
   const values = {
     id: newId(),
@@ -99,12 +98,11 @@ export const versionSummary = summaryOf;
  * is taken first and kept only once the revert is done: a revert the size limit refuses leaves
  * no version behind.
  */
-export function revertToVersion(svc: DocumentServices, doc: DocumentRow, version: VersionRow, userId: string): VersionSummary {
-  const before = svc.store.snapshot(doc.id);
+export async function revertToVersion(svc: DocumentServices, doc: DocumentRow, version: VersionRow, userId: string): Promise<VersionSummary> {
   const text = versionText(svc.db, version);
-  svc.store.replaceText(doc.id, text, userId);
+  const { before } = await svc.store.replaceText(doc.id, text, userId, { snapshotBefore: true });
   svc.search.write(doc.id, text);
-  return saveVersion(svc, doc, `Before revert to ${version.name}`.slice(0, MAX_VERSION_NAME_LENGTH), userId, before);
+  return keepVersion(svc, doc, `Before revert to ${version.name}`.slice(0, MAX_VERSION_NAME_LENGTH), userId, before!);
 }
 
 export const MAX_VERSION_NAME_LENGTH = 200;

@@ -74,6 +74,8 @@ export async function makeTestApp(
     logger?: Logger;
     /** Test seams of the webhook worker (a fake DNS resolver, pinned jitter). */
     webhooks?: Parameters<typeof buildDeps>[0]['webhooks'];
+    /** From what size documents' whole-body work goes to worker threads (0: every document's). */
+    offloadMinBytes?: number;
   } = {},
 ) {
   const clock = opts.clock ?? new ManualClock(new Date());
@@ -85,7 +87,7 @@ export async function makeTestApp(
     ...opts.config,
   });
   const database = openDatabase(':memory:');
-  const deps = await buildDeps({ database, config, clock, logger: opts.logger ?? createLogger('silent'), webhooks: opts.webhooks });
+  const deps = await buildDeps({ database, config, clock, logger: opts.logger ?? createLogger('silent'), webhooks: opts.webhooks, offloadMinBytes: opts.offloadMinBytes });
   opts.deps?.(deps);
   const app = createApp(deps);
   const defaultTenant = getTenantBySlug(deps.db, 'default')!;
@@ -184,10 +186,11 @@ export async function makeTestApp(
     newTenant,
     signIn,
     newApiKey,
-    /** Closes the database, and the PDF exporter's browser if an export launched one. */
-    close: (): Promise<void> => {
+    /** Closes the database, the Yjs worker threads, and the PDF exporter's browser if an export launched one. */
+    close: async (): Promise<void> => {
+      const workers = deps.documents.close();
       database.close();
-      return deps.pdf.close();
+      await Promise.all([workers, deps.pdf.close()]);
     },
   };
 }
