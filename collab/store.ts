@@ -52,6 +52,7 @@
 // dirties a page per few rows, and done in one go it stalled every live document for 15-35 ms.
 import { and, asc, count, desc, eq, gt, isNotNull, lt, lte, sql } from 'drizzle-orm';
 import type { Logger } from 'pino';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import * as Y from 'yjs';
 import { inTransaction, type Db } from '../db/client';
 import { documentStates, documentUpdates, documents } from '../db/schema';
@@ -59,6 +60,7 @@ import type { Clock } from '../src/lib/clock';
 import { sqlLimit } from '../src/lib/sql';
 import { textEdits } from './text-edits';
 import { checkUpdate, UpdateProblem } from './update-check';
+import { WorkersBusyError } from '../src/lib/worker-pool';
 import type { YjsWorkers } from './workers';
 import { applyEdits, CONTENT_FIELD, replay, type Folded, type StoredBody } from './yjs-tasks';
 
@@ -217,6 +219,8 @@ interface QueuedChange {
   origin: unknown;
   /** The document it was applied to; none for a brand-new body (createBody). */
   loaded?: LoadedDoc;
+  /** The update is the document's whole state, stored as its state row in the same transaction: the log row keeps only its size. */
+  inState?: boolean;
 }
 
 export interface ChangeRow {
@@ -493,12 +497,11 @@ export class DocumentStore {
   }
 
   /**
-   * Stops the background work: folds still running are dropped (the log holds everything they
-   * would have folded), and the worker threads end. At shutdown, after unloadIdle.
+   * Stops the background work: what folds still running return is dropped (the log holds
+   * everything they would have folded). At shutdown, after unloadIdle, before the database closes.
    */
-  close(): Promise<void> {
+  close(): void {
     this.closed = true;
-    return this.workers?.close() ?? Promise.resolve();
   }
 
   isLive(documentId: string): boolean {
@@ -579,6 +582,8 @@ export class DocumentStore {
       const covered = loaded?.updatesSinceCompaction ?? 0;
       const fold = await this.foldStored(documentId);
       if (loaded && this.live.get(documentId) === loaded) this.folded(loaded, fold.through, fold.state.byteLength, covered);
+      // Writing the fold was a few milliseconds per MiB; what the caller writes next gets a turn of its own.
+      await nextTurn();
       return fold;
     }
     return this.with(documentId, (loaded) => ({ state: encode(loaded), markdown: loaded.doc.getText(CONTENT_FIELD).toString() }));
@@ -631,6 +636,7 @@ export class DocumentStore {
     try {
       return await work(this.workers!);
     } catch (err) {
+      if (err instanceof WorkersBusyError) throw err;
       if (!this.closed) this.logger?.error({ err, documentId }, 'stored document cannot be worked on');
       throw new UnreadableDocumentError(`the stored body of document ${documentId} cannot be worked on: ${(err as Error).message}`);
     }
@@ -709,13 +715,16 @@ export class DocumentStore {
     scratch.destroy();
     if (update.byteLength > this.maxDocumentBytes) throw new DocumentTooLargeError(update.byteLength, this.maxDocumentBytes);
     this.flush();
-    this.queue.push({ documentId: doc.id, tenantId: doc.tenantId, userId, update, origin: null });
-    this.commitQueued(doc.id);
-    // The first update of an empty document is its whole state: stored as the compacted state with
-    // its text at once, so that no read of the new document loads Yjs. Its log row is cleared later.
-    const through = this.reads.lastLogId.get({ documentId: doc.id })?.id;
-    if (through == null) return;
-    this.writeState({ id: doc.id, tenantId: doc.tenantId }, Buffer.from(update.buffer, update.byteOffset, update.byteLength), stored, through);
+    // The first update of an empty document is its whole state: stored once, as the compacted state
+    // with its text, in the transaction of its log row (which keeps its author, time and size), so
+    // that no read of the new document loads Yjs.
+    inTransaction(this.db, () => {
+      this.queue.push({ documentId: doc.id, tenantId: doc.tenantId, userId, update, origin: null, inState: true });
+      this.commitQueued(doc.id);
+      const through = this.reads.lastLogId.get({ documentId: doc.id })?.id;
+      if (through == null) throw new PersistenceError(`the first change of document ${doc.id} was not stored`);
+      this.writeState({ id: doc.id, tenantId: doc.tenantId }, Buffer.from(update.buffer, update.byteOffset, update.byteLength), stored, through, true);
+    });
   }
 
   /** A fork's body: the source's current content as the copy's first change, by the copier. Returns that content. */
@@ -815,6 +824,7 @@ export class DocumentStore {
     const { tenantId, body, through } = this.readStored(documentId);
     const edited = await this.inWorker(documentId, (workers) => workers.edit(body, markdown));
     if (!edited.update) return;
+    // The worker's text after the edits is `markdown` (it checks), not sent back.
     const bytes = edited.state.byteLength;
     if (bytes > this.maxDocumentBytes + (edited.inserts ? 0 : DELETE_HEADROOM)) throw new DocumentTooLargeError(bytes, this.maxDocumentBytes);
     this.flush();
@@ -830,7 +840,7 @@ export class DocumentStore {
       integrate(live, edited.update, new Authored(userId, null, charge), this.logger);
       this.commitQueued(documentId);
       if (current) {
-        this.writeState(live, state, edited.markdown, live.lastUpdateId);
+        this.writeState(live, state, markdown, live.lastUpdateId);
         this.folded(live, live.lastUpdateId, bytes, live.updatesSinceCompaction);
       }
       return;
@@ -839,7 +849,7 @@ export class DocumentStore {
     this.queue.push({ documentId, tenantId, userId, update: edited.update, origin: null });
     this.commitQueued(documentId);
     const written = this.reads.lastLogId.get({ documentId })?.id;
-    if (current && written != null) this.writeState({ id: documentId, tenantId }, state, edited.markdown, written);
+    if (current && written != null) this.writeState({ id: documentId, tenantId }, state, markdown, written);
     else this.inBackground(this.foldStored(documentId).catch((err: unknown) => this.logger?.warn({ err, documentId }, 'compaction failed')));
   }
 
@@ -1047,9 +1057,9 @@ export class DocumentStore {
     const createdAt = now.toISOString();
     let bytes = 0;
     const ids = inTransaction(this.db, () =>
-      changes.map(({ documentId, tenantId, userId, update, loaded }) => {
+      changes.map(({ documentId, tenantId, userId, update, loaded, inState }) => {
         bytes += update.byteLength;
-        const data = Buffer.from(update.buffer, update.byteOffset, update.byteLength);
+        const data = inState ? null : Buffer.from(update.buffer, update.byteOffset, update.byteLength);
         const id = Number(this.insertUpdate.run({ documentId, tenantId, userId, createdAt, bytes: update.byteLength, data }).lastInsertRowid);
         // A live document types many updates a second; its updated_at needs no finer grain than
         // that (release writes the last one).
@@ -1097,14 +1107,16 @@ export class DocumentStore {
   }
 
   /** Stores `state` (and `markdown`, its text) as the document's compacted state through log row `through`. */
-  private writeState(doc: { id: string; tenantId: string }, state: Buffer, markdown: string, through: number): void {
+  private writeState(doc: { id: string; tenantId: string }, state: Buffer, markdown: string, through: number, cleared = false): void {
     const now = this.clock.now().toISOString();
+    const progress = cleared ? { clearedThroughUpdateId: through } : {};
     this.db
       .insert(documentStates)
-      .values({ documentId: doc.id, tenantId: doc.tenantId, state, markdown, throughUpdateId: through, updatedAt: now })
-      .onConflictDoUpdate({ target: documentStates.documentId, set: { state, markdown, throughUpdateId: through, updatedAt: now } })
+      .values({ documentId: doc.id, tenantId: doc.tenantId, state, markdown, throughUpdateId: through, updatedAt: now, ...progress })
+      .onConflictDoUpdate({ target: documentStates.documentId, set: { state, markdown, throughUpdateId: through, updatedAt: now, ...progress } })
       .run();
     this.metrics?.compacted();
+    if (cleared) return;
     this.uncleared.add(doc.id);
     this.scheduleClear();
   }

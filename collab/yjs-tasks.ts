@@ -20,8 +20,12 @@ export interface Folded {
   markdown: string;
 }
 
-/** A body whose text was made equal to new Markdown: the change as one update (null when the text was equal already), and the result folded. */
-export interface Edited extends Folded {
+/**
+ * A body whose text was made equal to new Markdown: the change as one update (null when the text
+ * was equal already), and the result's state (its text is the Markdown asked for).
+ */
+export interface Edited {
+  state: Uint8Array;
   update: Uint8Array | null;
   /** Whether the change inserts text (a change that only deletes may take a document at its size limit a little past it). */
   inserts: boolean;
@@ -72,11 +76,12 @@ export function edit(body: StoredBody, markdown: string, diffTimeoutMs?: number)
   try {
     const text = doc.getText(CONTENT_FIELD);
     const current = text.toString();
-    if (current === markdown) return { update: null, inserts: false, state: Y.encodeStateAsUpdate(doc), markdown };
+    if (current === markdown) return { update: null, inserts: false, state: Y.encodeStateAsUpdate(doc) };
     let update: Uint8Array | null = null;
     doc.on('update', (u: Uint8Array) => (update = u));
     const inserts = applyEdits(text, textEdits(current, markdown, diffTimeoutMs));
-    return { update, inserts, state: Y.encodeStateAsUpdate(doc), markdown: text.toString() };
+    if (text.toString() !== markdown) throw new Error('the edits did not give the text asked for');
+    return { update, inserts, state: Y.encodeStateAsUpdate(doc) };
   } finally {
     doc.destroy();
   }
@@ -102,7 +107,7 @@ export function applyEdits(text: Y.Text, parts: ReturnType<typeof textEdits>, or
   return inserts;
 }
 
-/** The worker's entry (yjs-worker.mjs): one task, its result structured-cloned back. */
+/** The worker thread's task (src/lib/worker-pool.ts): one task, its result structured-cloned back. */
 export default function run(task: YjsTask): Folded | Edited {
   return task.kind === 'fold' ? fold(task.body) : edit(task.body, task.markdown, task.diffTimeoutMs);
 }

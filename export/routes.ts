@@ -8,9 +8,10 @@ import { authorizeDocument } from '../src/documents/policy';
 import { AppError, handleError, problemResponse, unprocessable } from '../src/http/errors';
 import { type ApiTag, authedRoute, errorResponses, idParams, newRouter, uuid } from '../src/http/openapi';
 import { contentDisposition } from './disposition';
-import { exportDocument, exportFormats, formatInfo } from './formats';
+import { exportFormats, formatInfo } from './formats';
 import { INSTALL_HINT, PdfBusyError, PdfTimeoutError, PdfTooLongError, PdfUnavailableError } from './pdf';
 import { exportSource } from './source';
+import { renderFile, renderPage } from './render';
 
 const tags: [ApiTag] = ['Export'];
 
@@ -85,7 +86,7 @@ export const exportRouter = router
       const { document } = authorizeDocument('read', documentAccess(deps.db, c.var.actor, id));
       if (!deps.pdf?.available()) throw new AppError('service_unavailable', INSTALL_HINT);
       const source = exportSource(deps.db, deps.documents, document, version_id);
-      const pdf = await deps.pdf.renderMarkdown(source.title, source.markdown);
+      const pdf = await deps.pdf.renderHtml(source.title, await renderPage(deps.workers, source.title, source.markdown));
       return c.body(pdf as Uint8Array<ArrayBuffer>, 200, fileHeaders(source.title, formatInfo.pdf));
     },
   )
@@ -100,7 +101,8 @@ export const exportRouter = router
         '`markdown`: the body as it is (text/markdown). `html`: a complete standalone page with a print stylesheet ' +
         '(raw HTML in the Markdown is shown as text). `txt`: the text without Markdown marks. `docx`: a Word document ' +
         'with headings, lists, emphasis, code, links and tables. `json`: metadata and the Markdown. Each comes as an ' +
-        'attachment named after the title (RFC 6266, with `filename*` for non-ASCII titles). An unknown format is 400.',
+        'attachment named after the title (RFC 6266, with `filename*` for non-ASCII titles). An unknown format is 400. ' +
+        'Large documents are rendered in a worker thread; 503 with Retry-After when too much such work is waiting.',
       request: { params: idParams, query: exportQuery },
       responses: {
         200: {
@@ -127,7 +129,7 @@ export const exportRouter = router
             },
           },
         },
-        ...errorResponses(404, 409),
+        ...errorResponses(404, 409, 503),
       },
     }),
     async (c) => {
@@ -135,7 +137,7 @@ export const exportRouter = router
       const { format, version_id } = c.req.valid('query');
       const { deps } = c.var;
       const { document } = authorizeDocument('read', documentAccess(deps.db, c.var.actor, id));
-      const file = await exportDocument(exportSource(deps.db, deps.documents, document, version_id), format);
+      const file = await renderFile(deps.workers, exportSource(deps.db, deps.documents, document, version_id), format);
       return c.body(file.body as string, 200, fileHeaders(document.title, file));
     },
   );

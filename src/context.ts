@@ -17,6 +17,7 @@ import type { Backups } from './backup/service';
 import type { Metrics } from './metrics/registry';
 import type { WebhookWorker } from './webhooks/delivery';
 import type { PdfExporter } from '../export/pdf';
+import type { WorkerPool } from './lib/worker-pool';
 
 /** Optional capabilities report whether they work here; `/api/system/features` shows them. */
 export interface Capability {
@@ -36,6 +37,8 @@ export interface Deps {
   documents: DocumentStore;
   /** Full-text search over documents, following every body change from the start. */
   search: DocumentSearchIndex;
+  /** Threads for the CPU-heavy work on large documents (Yjs, export rendering). */
+  workers: WorkerPool;
   /** Sends webhook deliveries; the server starts it, tests drive it with runDue()/drain(). */
   webhooks: WebhookWorker;
   /** PDF export: one lazily launched, pooled Chromium; unavailable when no Chromium is installed. */

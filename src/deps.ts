@@ -8,6 +8,7 @@ import { documentCollabAccess } from './documents/collab-access';
 import { CollabHub } from '../collab/hub';
 import { DocumentStore } from '../collab/store';
 import { YjsWorkers } from '../collab/workers';
+import { WorkerPool } from './lib/worker-pool';
 import { DocumentSearchIndex } from './documents/search';
 import { PdfExporter, findChromium } from '../export/pdf';
 import { tenantPermissions } from './areas';
@@ -41,13 +42,14 @@ export async function buildDeps(opts: {
   const metrics: Metrics | undefined = config.metricsToken
     ? new Metrics({ sqlite, liveDocuments: (): number => documents.liveCount, pendingLogRows: pendingLogRows(sqlite) })
     : undefined;
+  const workers = new WorkerPool();
   const documents: DocumentStore = new DocumentStore({
     db,
     clock,
     logger,
     maxDocumentBytes: config.documentMaxBytes,
     metrics: metrics?.store,
-    workers: new YjsWorkers(),
+    workers: new YjsWorkers(workers),
     offloadMinBytes: opts.offloadMinBytes,
   });
   const search = new DocumentSearchIndex(db, documents, { logger });
@@ -75,6 +77,7 @@ export async function buildDeps(opts: {
     },
     documents,
     search,
+    workers,
     webhooks: new WebhookWorker({
       db,
       clock,

@@ -114,7 +114,8 @@ async function main(): Promise<void> {
       logger.warn('shutdown did not finish in time; stopping anyway');
       void deps.webhooks.stop();
       flushPendingWrites(deps);
-      void deps.documents.close();
+      deps.documents.close();
+      void deps.workers.close();
       database.close();
       void closeLog(logger).then(() => process.exit(1));
     }, config.shutdownTimeoutMs + 5_000);
@@ -132,7 +133,8 @@ async function main(): Promise<void> {
         clearTimeout(deadline);
         // Live edits that arrived during the close may still be queued for the next turn.
         flushPendingWrites(deps);
-        await deps.documents.close();
+        deps.documents.close();
+        await deps.workers.close();
         database.close();
         lock.release();
         logger.info('stopped');

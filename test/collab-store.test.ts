@@ -97,7 +97,13 @@ describe('DocumentStore', () => {
     const rows = updateRows(doc.id);
     expect(rows).toHaveLength(1);
     expect(rows[0]!.userId).toBe(userId);
-    expect(rows[0]!.bytes).toBe(rows[0]!.data!.byteLength);
+    // Stored once: as the compacted state, with the log row keeping its author, time and size.
+    const state = stateRow(doc.id);
+    expect(rows[0]!.data).toBeNull();
+    expect(rows[0]!.bytes).toBe(state.state.byteLength);
+    expect(state.throughUpdateId).toBe(rows[0]!.id);
+    expect(state.clearedThroughUpdateId).toBe(rows[0]!.id);
+    expect(state.markdown).toBe('# Title\n\nBody');
   });
 
   it('stores nothing for empty initial content', () => {

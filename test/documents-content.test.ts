@@ -139,7 +139,7 @@ describe.each([
       const op = doc.paths['/api/documents/{id}/content'].put;
       expect(op.tags).toEqual(['Documents']);
       expect(op.security).toEqual([{ bearerAuth: [] }, { apiKeyHeader: [] }]);
-      expect(Object.keys(op.responses).sort()).toEqual(['200', '400', '401', '403', '404', '409', '413', '415']);
+      expect(Object.keys(op.responses).sort()).toEqual(['200', '400', '401', '403', '404', '409', '413', '415', '503']);
       expect(op.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/ReplaceDocumentContent');
     });
   });

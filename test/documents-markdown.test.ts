@@ -8,8 +8,9 @@ import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
 import { CONTENT_FIELD, DocumentStore, textOfState } from '../collab/store';
-import { documentStates, documentVersions } from '../db/schema';
-import { makeTestApp, type TestApp, type TestUser } from './helpers/app';
+import { documentStates, documentUpdates, documentVersions } from '../db/schema';
+import { WorkersBusyError } from '../src/lib/worker-pool';
+import { expectProblem, makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { editorsOf, eventually, startCollabServer, synced, type CollabServer } from './helpers/collab';
 import { contentOf, createDoc, liveAppend, share } from './helpers/documents';
 
@@ -215,6 +216,31 @@ describe('the Markdown beside the state', () => {
     expect(loads).toHaveBeenCalledTimes(1);
     expect(await contentOf(t, owner, id)).toBe(`# ${final}`);
     expect(loads).toHaveBeenCalledTimes(1);
+  });
+
+  it('a write or version of a large document while too much work waits for the worker threads is 503 with Retry-After and stores nothing', async () => {
+    const store = t.deps.documents;
+    const body = 'y'.repeat(300 * 1024);
+    const { id } = await createDoc(t, owner, { title: 'Busy', content: body });
+    // A live change leaves the stored state behind it: a version needs a fold.
+    store.acquire(id).getText(CONTENT_FIELD).insert(0, 'z');
+    const stored = () => t.db.select().from(documentUpdates).where(eq(documentUpdates.documentId, id)).all().length;
+    const rows = stored();
+    const run = vi.spyOn(t.deps.workers, 'run').mockRejectedValue(new WorkersBusyError());
+    try {
+      const res = await t.call('PUT', `/api/documents/${id}/content`, { as: owner, body: { content: `${body}!` } });
+      expectProblem(res, 503, 'service_unavailable');
+      expect(res.headers.get('retry-after')).toBe('5');
+      expectProblem(await t.call('POST', `/api/documents/${id}/versions`, { as: owner, body: { name: 'busy' } }), 503, 'service_unavailable');
+      expect(versionRows(id)).toHaveLength(0);
+    } finally {
+      run.mockRestore();
+      store.release(id);
+    }
+    expect(stored()).toBe(rows + 1);
+    await store.settled();
+    expect(await contentOf(t, owner, id)).toBe(`z${body}`);
+    expect((await t.call('PUT', `/api/documents/${id}/content`, { as: owner, body: { content: `${body}!` } })).status).toBe(200);
   });
 
   it('erasing a large document while its fold runs lets it go without writing to it', async () => {

@@ -1,6 +1,10 @@
 // Export in markdown, html, txt, docx and json: each file opened and read, not just its status;
 // headers (type, RFC 6266 file names), named versions, unknown formats, and who may export.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { markdownToDocx } from '../export/docx';
+import { formatInfo } from '../export/formats';
+import { markdownToHtml, markdownToText, standalonePage } from '../export/markdown';
+import { WorkersBusyError } from '../src/lib/worker-pool';
 import { expectProblem, makeTestApp, MISSING_ID, type TestApp, type TestUser } from './helpers/app';
 import { createDoc, liveAppend, share } from './helpers/documents';
 import { docxText } from './helpers/files';
@@ -197,5 +201,51 @@ describe('GET /api/documents/{id}/export?format=', () => {
     await share(t, owner, doc.id, { user: viewer }, 'viewer');
     expect((await t.call('DELETE', `/api/documents/${doc.id}`, { as: owner })).status).toBe(204);
     expectProblem(await t.call('GET', `/api/documents/${doc.id}/export?format=txt`, { as: viewer }), 404, 'not_found');
+  });
+});
+
+describe('large documents', () => {
+  // The rich sample 600 times (about 200 KiB): past what is rendered on the event loop for html, txt and docx.
+  const LARGE = Array.from({ length: 600 }, (_, i) => RICH.replace('# Lecture notes', `# Lecture ${i}`)).join('\n\n');
+
+  it('are rendered in a worker thread, into the same files as on the event loop', async () => {
+    expect(LARGE.length).toBeGreaterThan(128 * 1024);
+    const doc = await createDoc(t, owner, { title: 'Large notes', content: LARGE });
+    const run = vi.spyOn(t.deps.workers, 'run');
+    try {
+      const html = await download(owner, `/api/documents/${doc.id}/export?format=html`);
+      expect(html.status).toBe(200);
+      expect(html.text).toBe(standalonePage('Large notes', markdownToHtml(LARGE)));
+      const txt = await download(owner, `/api/documents/${doc.id}/export?format=txt`);
+      expect(txt.status).toBe(200);
+      expect(txt.text).toBe(markdownToText(LARGE));
+      const docx = await download(owner, `/api/documents/${doc.id}/export?format=docx`);
+      expect(docx.status).toBe(200);
+      expect(docx.headers.get('content-type')).toBe(formatInfo.docx.contentType);
+      // The same XML but for the relationship ids of links, which docx draws at random.
+      const xml = (archive: Uint8Array) => docxText(archive).xml.replace(/r:id="rId[^"]*"/g, 'r:id=""');
+      expect(xml(docx.bytes)).toBe(xml(await markdownToDocx('Large notes', LARGE)));
+      expect(docxText(docx.bytes).text).toContain('Lecture 599');
+      expect(run).toHaveBeenCalledTimes(3);
+      // Markdown and JSON need no rendering.
+      expect((await download(owner, `/api/documents/${doc.id}/export?format=markdown`)).text).toBe(LARGE);
+      expect(run).toHaveBeenCalledTimes(3);
+    } finally {
+      run.mockRestore();
+    }
+  });
+
+  it('answer 503 with Retry-After when too much work waits for the worker threads; small ones are still rendered', async () => {
+    const doc = await createDoc(t, owner, { title: 'Large notes', content: LARGE });
+    const small = await createDoc(t, owner, { title: 'Small notes', content: RICH });
+    const run = vi.spyOn(t.deps.workers, 'run').mockRejectedValue(new WorkersBusyError());
+    try {
+      const res = await t.call('GET', `/api/documents/${doc.id}/export?format=docx`, { as: owner });
+      expectProblem(res, 503, 'service_unavailable');
+      expect(res.headers.get('retry-after')).toBe('5');
+      expect((await download(owner, `/api/documents/${small.id}/export?format=html`)).status).toBe(200);
+    } finally {
+      run.mockRestore();
+    }
   });
 });

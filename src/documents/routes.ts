@@ -276,9 +276,10 @@ export const documentsRouter = router
         'The body becomes `content`, applied to the live document as one change of minimal edits: connected editors ' +
         'receive it at once and keep their cursors and their own concurrent edits. It is recorded in the change history ' +
         'as the caller\'s. Answers the document with its content. A body over DOCUMENT_BODY_LIMIT_BYTES, or a result over ' +
-        'DOCUMENT_MAX_BYTES, is 413.',
+        'DOCUMENT_MAX_BYTES, is 413. Writes to one document are taken in turn. A large document is diffed in a worker ' +
+        'thread; 503 with Retry-After when too much such work is waiting.',
       request: { params: idParams, ...jsonBody(replaceContentBody) },
-      responses: { 200: jsonContent(documentWithContent, 'The document with its new content'), ...errorResponses(403, 404, 409) },
+      responses: { 200: jsonContent(documentWithContent, 'The document with its new content'), ...errorResponses(403, 404, 409, 503) },
     }),
     async (c) => {
       const deps = c.var.deps;
@@ -585,7 +586,7 @@ export const documentsRouter = router
       tags,
       summary: 'Save the current state as a named version (editors and owners)',
       request: { params: idParams, ...jsonBody(saveVersionBody) },
-      responses: { 201: jsonContent(versionSchema, 'The version'), ...errorResponses(403, 404, 409, 413, 415) },
+      responses: { 201: jsonContent(versionSchema, 'The version'), ...errorResponses(403, 404, 409, 413, 415, 503) },
     }),
     async (c) => {
       const deps = c.var.deps;
@@ -624,7 +625,7 @@ export const documentsRouter = router
         'Saves the current state as "Before revert to <name>", then replaces the live body with the version\'s text ' +
         'as one new change, which connected editors receive at once.',
       request: { params: versionParams },
-      responses: { 200: jsonContent(revertResultSchema, 'The reverted document'), ...errorResponses(403, 404, 409, 413) },
+      responses: { 200: jsonContent(revertResultSchema, 'The reverted document'), ...errorResponses(403, 404, 409, 413, 503) },
     }),
     async (c) => {
       const deps = c.var.deps;

@@ -5,6 +5,7 @@ import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { z } from '@hono/zod-openapi';
 import { REFUSED_CHARACTER } from './text';
+import { WorkersBusyError } from '../lib/worker-pool';
 
 export const errorCodes = {
   bad_request: 400,
@@ -178,6 +179,9 @@ export function handleError(err: Error, c: Context): Response {
     const headers = { ...(err.options.headers ?? {}) };
     if (err.status === 401) headers['WWW-Authenticate'] ??= 'Bearer';
     return problemResponse(err.status, err.code, err.message, err.options.errors, headers);
+  }
+  if (err instanceof WorkersBusyError) {
+    return problemResponse(503, 'service_unavailable', err.message, undefined, { 'Retry-After': String(err.retryAfterSeconds) });
   }
   if (err instanceof z.ZodError) {
     return problemResponse(400, 'validation_failed', 'The request is not valid', zodIssuesToFieldErrors(err));

@@ -1743,7 +1743,7 @@ export interface paths {
         get?: never;
         /**
          * Replace the Markdown body (editors and owners)
-         * @description The body becomes `content`, applied to the live document as one change of minimal edits: connected editors receive it at once and keep their cursors and their own concurrent edits. It is recorded in the change history as the caller's. Answers the document with its content. A body over DOCUMENT_BODY_LIMIT_BYTES, or a result over DOCUMENT_MAX_BYTES, is 413.
+         * @description The body becomes `content`, applied to the live document as one change of minimal edits: connected editors receive it at once and keep their cursors and their own concurrent edits. It is recorded in the change history as the caller's. Answers the document with its content. A body over DOCUMENT_BODY_LIMIT_BYTES, or a result over DOCUMENT_MAX_BYTES, is 413. Writes to one document are taken in turn. A large document is diffed in a worker thread; 503 with Retry-After when too much such work is waiting.
          */
         put: operations["replaceDocumentContent"];
         post?: never;
@@ -2371,7 +2371,7 @@ export interface paths {
         };
         /**
          * The document as Markdown, HTML, plain text, Word or JSON (readers of the document)
-         * @description `markdown`: the body as it is (text/markdown). `html`: a complete standalone page with a print stylesheet (raw HTML in the Markdown is shown as text). `txt`: the text without Markdown marks. `docx`: a Word document with headings, lists, emphasis, code, links and tables. `json`: metadata and the Markdown. Each comes as an attachment named after the title (RFC 6266, with `filename*` for non-ASCII titles). An unknown format is 400.
+         * @description `markdown`: the body as it is (text/markdown). `html`: a complete standalone page with a print stylesheet (raw HTML in the Markdown is shown as text). `txt`: the text without Markdown marks. `docx`: a Word document with headings, lists, emphasis, code, links and tables. `json`: metadata and the Markdown. Each comes as an attachment named after the title (RFC 6266, with `filename*` for non-ASCII titles). An unknown format is 400. Large documents are rendered in a worker thread; 503 with Retry-After when too much such work is waiting.
          */
         get: operations["exportDocument"];
         put?: never;
@@ -13836,6 +13836,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     restoreDocument: {
@@ -14830,6 +14839,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getDocumentVersion: {
@@ -14959,6 +14977,15 @@ export interface operations {
             };
             /** @description Body too large (payload_too_large) */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16665,6 +16692,15 @@ export interface operations {
             };
             /** @description Conflicts with the current state (conflict) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

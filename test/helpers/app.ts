@@ -188,7 +188,8 @@ export async function makeTestApp(
     newApiKey,
     /** Closes the database, the Yjs worker threads, and the PDF exporter's browser if an export launched one. */
     close: async (): Promise<void> => {
-      const workers = deps.documents.close();
+      deps.documents.close();
+      const workers = deps.workers.close();
       database.close();
       await Promise.all([workers, deps.pdf.close()]);
     },

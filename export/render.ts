@@ -1,0 +1,38 @@
+// Rendering an export: the files of formats.ts, and the HTML page a PDF is printed from. Small
+// bodies are rendered on the event loop (a few milliseconds); larger ones in the server's worker
+// threads (src/lib/worker-pool.ts): markdown-it takes ~80 ms per MiB of Markdown, and docx ~1.2 s,
+// which would stall every request and live editor meanwhile. This module is also the threads' task.
+import type { WorkerPool } from '../src/lib/worker-pool';
+import { exportDocument, type ExportFile, type ExportFormat, type ExportSource } from './formats';
+import { markdownToHtml, standalonePage } from './markdown';
+
+const TASK = new URL('./render.ts', import.meta.url);
+
+/** Markdown (characters) rendered on the event loop, per format, beyond which a worker renders it: about 10 ms of work. */
+const INLINE_MAX: Record<ExportFormat | 'page', number> = {
+  markdown: Infinity,
+  json: Infinity,
+  html: 96 * 1024,
+  page: 96 * 1024,
+  txt: 96 * 1024,
+  docx: 4 * 1024,
+};
+
+type RenderTask = { kind: 'file'; source: ExportSource; format: ExportFormat } | { kind: 'page'; title: string; markdown: string };
+
+/** The worker threads' task. */
+export default function render(task: RenderTask): Promise<ExportFile> | string {
+  return task.kind === 'file' ? exportDocument(task.source, task.format) : standalonePage(task.title, markdownToHtml(task.markdown));
+}
+
+/** The document as a file of `format`. */
+export function renderFile(workers: WorkerPool, source: ExportSource, format: ExportFormat): Promise<ExportFile> {
+  if (source.markdown.length <= INLINE_MAX[format]) return exportDocument(source, format);
+  return workers.run<ExportFile>(TASK, { kind: 'file', source, format } satisfies RenderTask);
+}
+
+/** The standalone HTML page of the document, as a PDF is printed from it. */
+export async function renderPage(workers: WorkerPool, title: string, markdown: string): Promise<string> {
+  if (markdown.length <= INLINE_MAX.page) return standalonePage(title, markdownToHtml(markdown));
+  return workers.run<string>(TASK, { kind: 'page', title, markdown } satisfies RenderTask);
+}
