@@ -207,6 +207,33 @@ describe('instantiate', () => {
     expectProblem(res, 422, 'validation_failed');
     expect((await t.call('GET', '/api/documents', { as: member })).body.pagination.total).toBe(before);
   });
+
+  it("refuses a context the caller may not add documents to (422, as POST /api/documents) and creates nothing", async () => {
+    const tpl = await newTemplate(instructor);
+    // A course of the tenant the member is not enrolled in, a missing course, and a missing module.
+    const notTheirs = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: instructor.user.id });
+    const before = (await t.call('GET', '/api/documents', { as: member })).body.pagination.total;
+    for (const context of [
+      { context_type: 'course', context_id: notTheirs.id },
+      { context_type: 'course', context_id: MISSING_ID },
+      { context_type: 'module', context_id: MISSING_ID },
+    ]) {
+      const res = await t.call('POST', `/api/templates/${tpl.id}/instantiate`, {
+        as: member,
+        body: { title: 'Filed elsewhere', variables: { student: 'Di', course: 'Art' }, context },
+      });
+      expectProblem(res, 422, 'validation_failed', `${context.context_type} ${context.context_id}`);
+      expect(res.body.errors, res.text).toEqual([expect.objectContaining({ path: 'context_id' })]);
+    }
+    expect((await t.call('GET', '/api/documents', { as: member })).body.pagination.total).toBe(before);
+    // The same course once the member is enrolled: accepted.
+    insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: notTheirs.id, userId: member.user.id });
+    const filed = await t.call('POST', `/api/templates/${tpl.id}/instantiate`, {
+      as: member,
+      body: { variables: { student: 'Di', course: 'Art' }, context: { context_type: 'course', context_id: notTheirs.id } },
+    });
+    expect(filed.status, filed.text).toBe(201);
+  });
 });
 
 describe('tenancy', () => {

@@ -465,4 +465,25 @@ describe('test message, delivery log and retry', () => {
     expectProblem(await t.call('GET', `/api/webhooks/${sub.id}/deliveries?status=lost`, { as: admin }), 400, 'validation_failed');
     expectProblem(await t.call('POST', `/api/webhooks/${sub.id}/deliveries/${newId()}/retry`, { as: admin }), 404, 'not_found');
   });
+
+  it("a delivery retried under another subscription's id is 404 and stays as it was", async () => {
+    receiver = await newReceiver();
+    const sub = await subscribe(receiver);
+    const otherReceiver = await newReceiver();
+    const other = await subscribe(otherReceiver);
+    receiver.script = [{ status: 410 }];
+    const failed = await t.call('POST', `/api/webhooks/${sub.id}/test`, { as: admin });
+    expect(failed.body).toMatchObject({ status: 'failed', next_attempt_at: null });
+    const row = () => t.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, failed.body.id)).get();
+    const before = row();
+
+    expectProblem(await t.call('POST', `/api/webhooks/${other.id}/deliveries/${failed.body.id}/retry`, { as: admin }), 404, 'not_found');
+    expect(row()).toEqual(before);
+    await t.deps.webhooks.drain();
+    expect(receiver.received).toHaveLength(1);
+    expect(otherReceiver.received).toHaveLength(0);
+    expect((await t.call('GET', `/api/webhooks/${other.id}/deliveries`, { as: admin })).body.data).toEqual([]);
+    // Under its own subscription the same retry is accepted.
+    expect((await t.call('POST', `/api/webhooks/${sub.id}/deliveries/${failed.body.id}/retry`, { as: admin })).status).toBe(202);
+  });
 });

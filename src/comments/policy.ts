@@ -6,9 +6,6 @@ import type { DocumentRole } from '../../db/schema';
 import { canComment, canManage, canRead } from '../documents/policy';
 import { forbidden, notFound } from '../http/errors';
 
-export const canReadComments = (role: DocumentRole | null): boolean => canRead(role);
-export const canWriteComment = (role: DocumentRole | null): boolean => canComment(role);
-export const canResolveThread = (role: DocumentRole | null): boolean => canComment(role);
 export const canEditComment = (userId: string, role: DocumentRole | null, comment: { authorId: string }): boolean =>
   canComment(role) && comment.authorId === userId;
 export const canDeleteComment = (userId: string, role: DocumentRole | null, comment: { authorId: string }): boolean =>
@@ -22,15 +19,15 @@ export type CommentAction = 'read' | 'write' | 'resolve' | 'edit' | 'delete';
  * is 403.
  */
 export function authorizeComment(action: CommentAction, userId: string, role: DocumentRole | null, comment?: { authorId: string }): void {
-  if (!canReadComments(role)) throw notFound(comment ? 'Comment' : 'Document');
+  if (!canRead(role)) throw notFound(comment ? 'Comment' : 'Document');
   switch (action) {
     case 'read':
       return;
     case 'write':
-      if (!canWriteComment(role)) throw forbidden('Only commenters, editors and owners can comment on this document');
+      if (!canComment(role)) throw forbidden('Only commenters, editors and owners can comment on this document');
       return;
     case 'resolve':
-      if (!canResolveThread(role)) throw forbidden('Only commenters, editors and owners can resolve or reopen threads');
+      if (!canComment(role)) throw forbidden('Only commenters, editors and owners can resolve or reopen threads');
       return;
     case 'edit':
       if (!canEditComment(userId, role, comment!)) throw forbidden('Only the author can change a comment');

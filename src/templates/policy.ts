@@ -5,8 +5,6 @@ import { isTenantAdmin } from '../auth/access';
 import type { Actor } from '../auth/authenticator';
 import { forbidden } from '../http/errors';
 
-export const canUseTemplates = (_actor: Pick<Actor, 'role'>): boolean => true;
-
 /** `teachesACourse` costs a query: asked only for a caller who is not an admin. */
 export const canCreateTemplate = (actor: Pick<Actor, 'role'>, teachesACourse: () => boolean): boolean =>
   isTenantAdmin(actor) || teachesACourse();

@@ -76,7 +76,16 @@ export function replaceTemplate(db: Db, clock: Clock, template: TemplateRow, inp
     .get()!;
 }
 
-/** Documents made from it keep their body; their `template_id` becomes null. */
+/**
+ * Documents made from it keep their body; their `template_id` becomes null. Nulled here, not by the
+ * database: db/schema says ON DELETE SET NULL, but migration 0021 added the column with a plain
+ * REFERENCES (SQLite's ADD COLUMN, as drizzle-kit writes it), so the database's action is NO ACTION,
+ * and SQLite cannot change a foreign key short of rebuilding `documents`. That rebuild is not worth
+ * it: drizzle runs migrations in one transaction with foreign keys on (a PRAGMA foreign_keys=OFF in
+ * it does nothing), so its DROP TABLE would cascade-delete the rows of every table that references
+ * documents (updates, states, versions, grants, contexts, comments...), and the FTS triggers on
+ * documents would need recreating. Without this update, deleting a used template fails (FOREIGN KEY).
+ */
 export function deleteTemplate(db: Db, template: TemplateRow): void {
   inTransaction(db, (tx) => {
     tx.update(documents).set({ templateId: null }).where(eq(documents.templateId, template.id)).run();
