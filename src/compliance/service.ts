@@ -25,7 +25,6 @@ import {
   courseSections,
   enrollments,
   seatSessions,
-  users,
   type SeatSessionEndReason,
 } from '../../db/schema';
 import { AppError, conflict, notFound, unprocessable } from '../http/errors';
@@ -33,6 +32,7 @@ import { sqlPageBounds, type PageQuery } from '../http/pagination';
 import type { Clock } from '../lib/clock';
 import { newId } from '../lib/ids';
 import { preparedFor } from '../lib/prepared';
+import { studentsOfRecord } from '../memberships/service';
 import { findNode, type CourseNode } from '../sequencing/edges';
 import { learnerCourseState } from '../sequencing/state';
 
@@ -384,18 +384,6 @@ export interface CourseReport {
   rows: ReportRow[];
 }
 
-/** Students of record (active or completed), by name: the report's learners. */
-function learnersOf(db: Db, tenantId: string, courseId: string) {
-  return db
-    .select({ userId: users.id, name: users.name, email: users.email, enrollmentStatus: enrollments.status })
-    .from(enrollments)
-    .innerJoin(users, eq(users.id, enrollments.userId))
-    .where(
-      and(eq(enrollments.tenantId, tenantId), eq(enrollments.courseId, courseId), eq(enrollments.role, 'student'), inArray(enrollments.status, ['active', 'completed'])),
-    )
-    .orderBy(sql`${users.name} collate nocase`, asc(users.id));
-}
-
 /**
  * Credited milliseconds per learner of the course on each requirement (in `blocks` order), read
  * as one packed row per learner: sums per learner and block straight off the covering index,
@@ -452,7 +440,8 @@ function meetsAll(blocks: Requirement[], credited: Float64Array | undefined): bo
  */
 export function courseReport(db: Db, tenantId: string, courseId: string, page?: PageQuery): CourseReport & { total: number } {
   const blocks = courseRequirements(db, courseId);
-  const learners = learnersOf(db, tenantId, courseId).all() as ReportLearner[];
+  // The course's students of record, by name: the report's learners.
+  const learners: ReportLearner[] = studentsOfRecord(db, tenantId, courseId).map(({ userId, name, email, enrollmentStatus }) => ({ userId, name, email, enrollmentStatus }));
   const credited = creditedByLearner(db, courseId, blocks);
   let compliantLearners = 0;
   for (const l of learners) if (meetsAll(blocks, credited.get(l.userId))) compliantLearners++;
