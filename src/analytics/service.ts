@@ -8,7 +8,7 @@ import type { Db } from '../../db/client';
 import { activities, activityStates, courseModules, courseSections, enrollments, events } from '../../db/schema';
 import { currentStreak, learnerStatsOf, levelForXp, timezoneOf } from '../activities/rewards';
 import { localDay } from '../lib/timezone';
-import { creditedSecondsIn, learnerCourseSeatTime } from '../compliance/service';
+import { learnerCourseSeatTime, secondsOf } from '../compliance/service';
 import { getOffering, loadGradebook, studentGrades } from '../gradebook/service';
 import { describeScores } from '../gradebook/statistics';
 import type { Clock } from '../lib/clock';
@@ -55,7 +55,7 @@ export function learnerSummary(db: Db, clock: Clock, q: { tenantId: string; user
   let activitiesCompleted = 0;
   let xpEarned = 0;
   let lastActivityAt: string | null = null;
-  const seat = { requiredSeconds: 0, remainingSeconds: 0 };
+  const seat = { requiredSeconds: 0, remainingSeconds: 0, creditedMs: 0 };
   const grades: number[] = [];
   for (const [courseId, state] of states) {
     completedRequired += state.completedRequired;
@@ -64,8 +64,9 @@ export function learnerSummary(db: Db, clock: Clock, q: { tenantId: string; user
     for (const n of state.nodes) if (n.nodeType === 'activity' && n.status === 'completed') activitiesCompleted++;
     if (state.lastActivityAt && (lastActivityAt === null || state.lastActivityAt > lastActivityAt)) lastActivityAt = state.lastActivityAt;
     const s = learnerCourseSeatTime(db, q.userId, courseId);
-    seat.requiredSeconds += s.requiredSeconds;
-    seat.remainingSeconds += s.remainingSeconds;
+    seat.requiredSeconds += s.requirements.requiredSeconds;
+    seat.remainingSeconds += s.requirements.remainingSeconds;
+    seat.creditedMs += s.creditedMs;
     const { weightedPercent } = studentGrades(db, getOffering(db, q.tenantId, courseId), { id: q.userId, name: '', email: '' });
     if (weightedPercent !== null) grades.push(weightedPercent);
   }
@@ -87,7 +88,7 @@ export function learnerSummary(db: Db, clock: Clock, q: { tenantId: string; user
     averageGrade: grades.length === 0 ? null : Math.round((grades.reduce((a, b) => a + b, 0) / grades.length) * 100) / 100,
     seatTime: {
       requiredSeconds: seat.requiredSeconds,
-      creditedSeconds: creditedSecondsIn(db, q.userId, [...states.keys()]),
+      creditedSeconds: secondsOf(seat.creditedMs),
       remainingSeconds: seat.remainingSeconds,
       compliant: seat.remainingSeconds === 0,
     },

@@ -477,21 +477,19 @@ export function listSessions(db: Db, clock: Clock, courseId: string, filter: Ses
   return { rows, total };
 }
 
-/** Seconds credited to a learner across the given courses (their own figures in analytics). */
-export function creditedSecondsIn(db: Db, userId: string, courseIds: string[]): number {
-  if (courseIds.length === 0) return 0;
-  const row = db
-    .select({ ms: sql<number>`coalesce(sum(${seatSessions.creditedMs}), 0)` })
-    .from(seatSessions)
-    .where(and(inArray(seatSessions.courseId, courseIds), eq(seatSessions.userId, userId)))
-    .get();
-  return secondsOf(Number(row?.ms ?? 0));
+export interface LearnerCourseSeatTime {
+  /** Against every requirement of the course (time on blocks without one counts for nothing here). */
+  requirements: SeatTimeStatus;
+  /** All the time credited in the course, on any block, in milliseconds. */
+  creditedMs: number;
 }
 
-/** A learner's seat time against every requirement of a course (analytics' own figures). */
-export function learnerCourseSeatTime(db: Db, userId: string, courseId: string): SeatTimeStatus {
+/** A learner's seat time in a course, from one read of their credited time per block (analytics' own figures). */
+export function learnerCourseSeatTime(db: Db, userId: string, courseId: string): LearnerCourseSeatTime {
   const blocks = courseRequirements(db, courseId);
   const byBlock = creditedByBlock(db, courseId, userId);
   const credited = Float64Array.from(blocks, (b) => byBlock.get(b.activityId) ?? 0);
-  return rowFor({ userId, name: '', email: '', enrollmentStatus: 'active' }, blocks, credited).totals;
+  let creditedMs = 0;
+  for (const ms of byBlock.values()) creditedMs += ms;
+  return { requirements: rowFor({ userId, name: '', email: '', enrollmentStatus: 'active' }, blocks, credited).totals, creditedMs };
 }
