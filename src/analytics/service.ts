@@ -12,10 +12,10 @@ import { learnerCourseSeatTime, secondsOf } from '../compliance/service';
 import { getOffering, loadGradebook, studentGrades } from '../gradebook/service';
 import { describeScores } from '../gradebook/statistics';
 import type { Clock } from '../lib/clock';
+import { DAY_MS } from '../lib/time';
 import { courseIdsOfRecord, studentOfRecord, studentsOfRecord } from '../memberships/service';
 import { learnerCourseStates } from '../sequencing/state';
 
-const DAY_MS = 86_400_000;
 const round1 = (v: number) => Math.round(v * 10) / 10;
 const percentOf = (part: number, whole: number) => (whole === 0 ? 0 : round1((part / whole) * 100));
 

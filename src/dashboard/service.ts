@@ -9,6 +9,7 @@ import { notFound } from '../http/errors';
 import { pageBounds, sqlPageBounds, type PageQuery } from '../http/pagination';
 import type { Clock } from '../lib/clock';
 import { countAll } from '../lib/sql';
+import { DAY_MS, roundDays } from '../lib/time';
 import { localDay } from '../lib/timezone';
 import { currentStreak } from '../activities/rewards';
 import { learnerCourseStates, type LearnerCourseState } from '../sequencing/state';
@@ -19,7 +20,6 @@ export interface Learner {
   userId: string;
 }
 
-const DAY_MS = 86_400_000;
 /** "Due soon" looks this far ahead. */
 export const DUE_SOON_DAYS = 7;
 /** The summary lists at most this many of them (and says how many there are). */
@@ -159,8 +159,6 @@ export interface ShelfAnalytics {
   remindersUpcoming: number;
 }
 
-const round2 = (value: number) => Math.round(value * 100) / 100;
-
 /**
  * The shelf in figures. Days on the shelf: `shelf_days` for an activity that left it (completed
  * from it or taken off), the days so far for one on it now (a re-saved activity counts its
@@ -185,13 +183,11 @@ export function shelfAnalytics(db: Db, clock: Clock, learner: Learner): ShelfAna
   return {
     saved: row?.saved ?? 0,
     completedFromShelf: row?.completedFromShelf ?? 0,
-    averageDaysOnShelf: row?.averageDays === null || row?.averageDays === undefined ? null : round2(Math.max(0, row.averageDays)),
+    averageDaysOnShelf: row?.averageDays === null || row?.averageDays === undefined ? null : roundDays(Math.max(0, row.averageDays)),
     remindersDue: row?.remindersDue ?? 0,
     remindersUpcoming: row?.remindersUpcoming ?? 0,
   };
 }
-
-export const daysSince = (iso: string, now: Date): number => round2(Math.max(0, now.getTime() - Date.parse(iso)) / DAY_MS);
 
 // ---------------------------------------------------------------- summary
 
