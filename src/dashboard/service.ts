@@ -3,7 +3,7 @@
 // course-state engine (progress and availability). Nothing here writes but the feed's read mark.
 import { and, asc, eq, inArray, isNotNull, isNull, ne, or, sql } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
-import { activities, activityStates, courses, enrollments, eventRecipients, events, learnerBadges, learnerStats, users } from '../../db/schema';
+import { activities, activityStates, courses, enrollments, eventRecipients, events, learnerBadges } from '../../db/schema';
 import { eventById, feedPage, feedReadUpTo, latestFeedSeq, markFeedRead, unreadFeedCount, type EventRow } from '../events/log';
 import { notFound } from '../http/errors';
 import { pageBounds, sqlPageBounds, type PageQuery } from '../http/pagination';
@@ -11,7 +11,8 @@ import type { Clock } from '../lib/clock';
 import { countAll } from '../lib/sql';
 import { DAY_MS, roundDays } from '../lib/time';
 import { localDay } from '../lib/timezone';
-import { currentStreak } from '../activities/rewards';
+import type { LearnerActivityStatus } from '../activities/priority';
+import { currentStreak, learnerStatsOf, timezoneOf } from '../activities/rewards';
 import { learnerCourseStates, type LearnerCourseState } from '../sequencing/state';
 
 /** Whose dashboard: the caller. */
@@ -88,8 +89,7 @@ export function markRead(db: Db, clock: Clock, learner: Learner, upToId: string 
 const shelfScope = (learner: Learner) =>
   and(eq(activityStates.userId, learner.userId), eq(activityStates.tenantId, learner.tenantId), isNull(courses.deletedAt));
 
-export type LearnerStatus = 'not_started' | 'in_progress' | 'completed' | 'skipped';
-export const learnerStatusOf = (status: 'in_progress' | 'completed' | 'skipped' | null | undefined): LearnerStatus => status ?? 'not_started';
+export const learnerStatusOf = (status: 'in_progress' | 'completed' | 'skipped' | null | undefined): LearnerActivityStatus => status ?? 'not_started';
 
 const shelfColumns = {
   activityId: activities.id,
@@ -207,7 +207,7 @@ export interface DueSoonRow {
   moduleId: string;
   dueAt: string;
   required: boolean;
-  status: LearnerStatus;
+  status: LearnerActivityStatus;
   available: boolean;
 }
 
@@ -232,12 +232,8 @@ export interface Summary {
  */
 export function summary(db: Db, clock: Clock, learner: Learner): Summary {
   const now = clock.now();
-  const stats = db
-    .select()
-    .from(learnerStats)
-    .where(and(eq(learnerStats.userId, learner.userId), eq(learnerStats.tenantId, learner.tenantId)))
-    .get();
-  const timezone = db.select({ timezone: users.timezone }).from(users).where(eq(users.id, learner.userId)).get()?.timezone ?? null;
+  const stats = learnerStatsOf(db, learner.userId);
+  const timezone = timezoneOf(db, learner.userId);
   const badges =
     db
       .select({ n: countAll })
