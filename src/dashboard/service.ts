@@ -8,7 +8,7 @@ import { eventById, feedPage, feedReadUpTo, latestFeedSeq, markFeedRead, unreadF
 import { notFound } from '../http/errors';
 import { pageBounds, sqlPageBounds, type PageQuery } from '../http/pagination';
 import type { Clock } from '../lib/clock';
-import { countAll } from '../lib/sql';
+import { countAll, sqlLimit } from '../lib/sql';
 import { DAY_MS, roundDays } from '../lib/time';
 import { localDay } from '../lib/timezone';
 import type { LearnerActivityStatus } from '../activities/priority';
@@ -266,7 +266,7 @@ export function summary(db: Db, clock: Clock, learner: Learner): Summary {
     return a.title.localeCompare(b.title) || (a.courseId < b.courseId ? -1 : a.courseId > b.courseId ? 1 : 0);
   });
 
-  const due = courseIds.length === 0 ? [] : dueSoon(db, learner, courseIds, now);
+  const due = courseIds.length === 0 ? { rows: [], total: 0 } : dueSoon(db, learner, courseIds, now);
   return {
     xp: stats?.totalXp ?? 0,
     level: stats?.level ?? 1,
@@ -276,25 +276,26 @@ export function summary(db: Db, clock: Clock, learner: Learner): Summary {
     badges,
     unreadFeedCount: unreadFeedCount(db, learner.userId),
     courses: summaryCourses,
-    dueSoon: due.slice(0, DUE_SOON_LIMIT).map((row) => ({
+    dueSoon: due.rows.map(({ total: _total, ...row }) => ({
       ...row,
       status: learnerStatusOf(row.status),
       available: states.get(row.courseId)?.byId.get(row.activityId)?.available ?? false,
     })),
-    dueSoonTotal: due.length,
+    dueSoonTotal: due.total,
   };
 }
 
 /**
- * Activities of the courses due from now to seven days on and not completed by the learner,
- * soonest first. Due dates are compared as instants (julianday), whatever offset they were
- * written with.
+ * The first DUE_SOON_LIMIT activities of the courses due from now to seven days on and not
+ * completed by the learner, soonest first (ties by id), and how many there are in all (counted
+ * over the whole result before the limit). Due dates are compared as instants (julianday),
+ * whatever offset they were written with.
  */
 function dueSoon(db: Db, learner: Learner, courseIds: string[], now: Date) {
   const from = now.toISOString();
   const to = new Date(now.getTime() + DUE_SOON_DAYS * DAY_MS).toISOString();
   const dueAt = sql`julianday(${activities.dueAt})`;
-  return db
+  const rows = db
     .select({
       activityId: activities.id,
       title: activities.title,
@@ -304,6 +305,7 @@ function dueSoon(db: Db, learner: Learner, courseIds: string[], now: Date) {
       dueAt: sql<string>`${activities.dueAt}`,
       required: activities.required,
       status: activityStates.status,
+      total: sql<number>`count(*) over ()`.mapWith(Number),
     })
     .from(activities)
     .leftJoin(activityStates, and(eq(activityStates.activityId, activities.id), eq(activityStates.userId, learner.userId)))
@@ -317,5 +319,7 @@ function dueSoon(db: Db, learner: Learner, courseIds: string[], now: Date) {
       ),
     )
     .orderBy(dueAt, asc(activities.id))
+    .limit(sqlLimit(DUE_SOON_LIMIT))
     .all();
+  return { rows, total: rows[0]?.total ?? 0 };
 }
