@@ -1,6 +1,8 @@
 // Course membership: who holds which enrollment in which live course. Every area that asks "is
 // this user in that course, and as what" reads it here (courses, enrollments, the gradebook, users,
-// documents); the enrollments area writes the rows. A deleted course counts for nothing.
+// documents); the enrollments area writes the rows. A deleted course counts for nothing. Who the
+// students of record of a course are (and a learner's courses of record) is answered here too,
+// for the gradebook, compliance, analytics and competencies.
 import { and, asc, eq, inArray, isNull, ne, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { courses, enrollments, users, type EnrollmentRole } from '../../db/schema';
