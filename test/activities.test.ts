@@ -234,6 +234,16 @@ describe('learner actions', () => {
     expectProblem(await t.call('POST', act(a.id, '/save'), { as: course.student }), 409, 'conflict');
   });
 
+  it("shelf_days is given to two decimals, as the dashboard's days on the shelf", async () => {
+    const course = await newCourse();
+    const a = await newActivity(course, await newModule(course));
+    expect((await t.call('POST', act(a.id, '/save'), { as: course.student })).status).toBe(200);
+    t.clock.advance(8 * 3_600_000);
+    const off = await t.call('DELETE', act(a.id, '/save'), { as: course.student });
+    expect(off.status, off.text).toBe(200);
+    expect(off.body.shelf_days).toBe(0.33);
+  });
+
   it('skip with a reason; a skipped activity can still be completed; a completed one cannot be skipped', async () => {
     const course = await newCourse();
     const moduleId = await newModule(course);

@@ -190,6 +190,14 @@ describe('performance summary', () => {
       seat_time: { required_seconds: 100, credited_seconds: 40, remaining_seconds: 60, compliant: false },
     });
     expect(inCourse.last_activity_at).not.toBeNull();
+    // Time on a block without a requirement (the module) is credited, but makes up for no requirement.
+    const onModule = await t.call('POST', '/api/compliance/sessions', { as: ada, body: { course_id: s.courseId, block_id: s.modules[1] } });
+    expect(onModule.status, onModule.text).toBe(201);
+    t.clock.advance(20_000);
+    await t.call('POST', `/api/compliance/sessions/${onModule.body.id}/end`, { as: ada });
+    const withModule = { required_seconds: 100, credited_seconds: 60, remaining_seconds: 60, compliant: false };
+    expect((await ok(summary(ada, `?course_id=${s.courseId}`))).seat_time).toEqual(withModule);
+    expect((await ok(summary(ada))).seat_time).toEqual(withModule);
     // The instructor may ask for that learner.
     expect(await ok(summary(s.instructor, `?course_id=${s.courseId}&user_id=${ada.user.id}`))).toMatchObject({ scope: 'learner', user_id: ada.user.id, average_grade: 75 });
     // And a learner naming themself gets the same as without.

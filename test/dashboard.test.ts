@@ -671,6 +671,27 @@ describe('dashboard summary', () => {
     clock.set(START);
   });
 
+  it('due soon lists the first 50 (soonest, ties by id) and counts them all', async () => {
+    const tenantId = t.defaultTenantId;
+    const busy = await t.newUser();
+    const course = insertCourse(t.db, { tenantId, createdBy: instructor.user.id, title: 'Busy' });
+    insertEnrollment(t.db, { tenantId, courseId: course.id, userId: busy.user.id });
+    const module = insertModule(t.db, { tenantId, courseId: course.id });
+    // 60 activities due over the next 20 hours, three at each hour; two completed, one due after the week.
+    const due = Array.from({ length: 60 }, (_, i) =>
+      insertActivity(t.db, { tenantId, courseId: course.id, moduleId: module.id, createdBy: instructor.user.id, title: `due-${i}`, position: i, dueAt: at((1 + (i % 20)) * HOUR) }),
+    );
+    insertActivity(t.db, { tenantId, courseId: course.id, moduleId: module.id, createdBy: instructor.user.id, title: 'later', position: 60, dueAt: at(8 * DAY) });
+    for (const a of [due[3]!, due[40]!]) insertState(t.db, a, busy.user.id, { status: 'completed', completedAt: at(-HOUR) });
+    const expected = due
+      .filter((a) => a !== due[3] && a !== due[40])
+      .sort((a, b) => Date.parse(a.dueAt!) - Date.parse(b.dueAt!) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      .map((a) => a.id);
+    const body = await summary(busy);
+    expect(body.due_soon_total).toBe(58);
+    expect(body.due_soon.map((d: { activity_id: string }) => d.activity_id)).toEqual(expected.slice(0, 50));
+  });
+
   it('401 without a credential', async () => {
     expectUnauthorized(await t.call('GET', '/api/dashboard/summary'));
   });

@@ -13,12 +13,12 @@ import { appendEvent, type EventRow } from '../events/log';
 import { AppError, conflict, notFound, unprocessable } from '../http/errors';
 import type { Clock } from '../lib/clock';
 import { learnerCourseState } from '../sequencing/state';
+import { daysSince } from '../lib/time';
 import { localDay } from '../lib/timezone';
 import { applyRewards, currentStreak, learnerStatsOf, levelForXp, timezoneOf, type AppliedRewards } from './rewards';
 import type { ActivityRow, ActivityStateRow } from './service';
 
 const immediate = { behavior: 'immediate' } as const;
-const DAY_MS = 86_400_000;
 
 export interface Learner {
   tenantId: string;
@@ -56,8 +56,6 @@ const started = (current: ActivityStateRow | undefined, now: string): Partial<Ac
     ? {}
     : { status: 'in_progress', startedAt: current?.startedAt ?? now };
 
-const shelfDaysOf = (savedAt: string, now: Date): number => Math.round(((now.getTime() - Date.parse(savedAt)) / DAY_MS) * 1000) / 1000;
-
 export function recordClick(db: Db, clock: Clock, learner: Learner, activity: ActivityRow): { deepLinkUrl: string; clicks: number } {
   if (activity.deepLinkUrl === null) throw conflict('This activity has no deep link to open');
   const deepLinkUrl = activity.deepLinkUrl;
@@ -93,7 +91,7 @@ export function unsave(db: Db, clock: Clock, learner: Learner, activity: Activit
     const current = stateOf(tx, learner.userId, activity.id);
     if (!current?.savedAt) throw notFound('Saved activity');
     return writeState(tx, learner, activity, current, {
-      shelfDays: shelfDaysOf(current.savedAt, nowDate),
+      shelfDays: daysSince(current.savedAt, nowDate),
       savedAt: null,
       remindAt: null,
       updatedAt: nowDate.toISOString(),
@@ -194,7 +192,7 @@ export function complete(db: Db, clock: Clock, learner: Learner, activity: Activ
       startedAt: current?.startedAt ?? now,
       score,
       completedFromShelf: fromShelf,
-      ...(fromShelf ? { shelfDays: shelfDaysOf(current!.savedAt!, at), savedAt: null, remindAt: null } : {}),
+      ...(fromShelf ? { shelfDays: daysSince(current!.savedAt!, at), savedAt: null, remindAt: null } : {}),
       updatedAt: now,
     });
     // A required activity that leaves its module (or course) completed is the one that completed

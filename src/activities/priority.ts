@@ -1,6 +1,7 @@
 // The one priority function that orders a learner's activities: `GET /api/activities?sort=priority`
 // and the dashboard's "next up" both sort with `compareByPriority`. Its description is served in
 // the OpenAPI document (PRIORITY_DESCRIPTION), so that what a client reads is what the code does.
+import { DAY_MS } from '../lib/time';
 
 /** Where an activity stands for the learner, as the course state computes it. */
 export type LearnerActivityStatus = 'not_started' | 'in_progress' | 'completed' | 'skipped';
@@ -16,7 +17,6 @@ export interface PrioritizedActivity {
   available: boolean;
 }
 
-const DAY_MS = 86_400_000;
 /** Points for a required activity. */
 export const REQUIRED_BONUS = 25;
 /** Points for an overdue activity: more than anything a due date that is still ahead can add. */

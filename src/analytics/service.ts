@@ -3,18 +3,19 @@
 // grouped queries whatever the class size (no query per learner), following the same rules as the
 // engine: progress is completed required activities over required activities, a module is
 // completed when all its required activities are (one requiring none counts as completed).
-import { and, asc, count, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { and, asc, count, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { activities, activityStates, courseModules, courseSections, courses, enrollments, events, users } from '../../db/schema';
+import { activities, activityStates, courseModules, courseSections, enrollments, events } from '../../db/schema';
 import { currentStreak, learnerStatsOf, levelForXp, timezoneOf } from '../activities/rewards';
 import { localDay } from '../lib/timezone';
-import { creditedSecondsIn, learnerCourseSeatTime } from '../compliance/service';
+import { learnerCourseSeatTime, secondsOf } from '../compliance/service';
 import { getOffering, loadGradebook, studentGrades } from '../gradebook/service';
 import { describeScores } from '../gradebook/statistics';
 import type { Clock } from '../lib/clock';
+import { DAY_MS } from '../lib/time';
+import { courseIdsOfRecord, studentOfRecord, studentsOfRecord } from '../memberships/service';
 import { learnerCourseStates } from '../sequencing/state';
 
-const DAY_MS = 86_400_000;
 const round1 = (v: number) => Math.round(v * 10) / 10;
 const percentOf = (part: number, whole: number) => (whole === 0 ? 0 : round1((part / whole) * 100));
 
@@ -38,19 +39,6 @@ export interface LearnerSummary {
   lastActivityAt: string | null;
 }
 
-/** The courses a learner's own figures cover: those they are (or were, completing them) a student of. */
-function learnerCourses(db: Db, tenantId: string, userId: string): string[] {
-  return db
-    .select({ id: enrollments.courseId })
-    .from(enrollments)
-    .innerJoin(courses, eq(courses.id, enrollments.courseId))
-    .where(
-      and(eq(enrollments.tenantId, tenantId), eq(enrollments.userId, userId), eq(enrollments.role, 'student'), inArray(enrollments.status, ['active', 'completed']), isNull(courses.deletedAt)),
-    )
-    .all()
-    .map((r) => r.id);
-}
-
 /**
  * A learner's figures in one course, or across their courses (students of, active or completed).
  * Completion rate: completed required activities over required ones. XP: earned in the scope, and
@@ -59,14 +47,15 @@ function learnerCourses(db: Db, tenantId: string, userId: string): string[] {
  * scope, against the requirements of its activities.
  */
 export function learnerSummary(db: Db, clock: Clock, q: { tenantId: string; userId: string; courseId?: string }): LearnerSummary {
-  const courseIds = q.courseId ? [q.courseId] : learnerCourses(db, q.tenantId, q.userId);
+  // Without a course: those they are (or were, completing them) a student of.
+  const courseIds = q.courseId ? [q.courseId] : courseIdsOfRecord(db, q.tenantId, q.userId);
   const states = learnerCourseStates(db, { tenantId: q.tenantId, userId: q.userId, courseIds });
   let completedRequired = 0;
   let totalRequired = 0;
   let activitiesCompleted = 0;
   let xpEarned = 0;
   let lastActivityAt: string | null = null;
-  const seat = { requiredSeconds: 0, remainingSeconds: 0 };
+  const seat = { requiredSeconds: 0, remainingSeconds: 0, creditedMs: 0 };
   const grades: number[] = [];
   for (const [courseId, state] of states) {
     completedRequired += state.completedRequired;
@@ -75,8 +64,9 @@ export function learnerSummary(db: Db, clock: Clock, q: { tenantId: string; user
     for (const n of state.nodes) if (n.nodeType === 'activity' && n.status === 'completed') activitiesCompleted++;
     if (state.lastActivityAt && (lastActivityAt === null || state.lastActivityAt > lastActivityAt)) lastActivityAt = state.lastActivityAt;
     const s = learnerCourseSeatTime(db, q.userId, courseId);
-    seat.requiredSeconds += s.requiredSeconds;
-    seat.remainingSeconds += s.remainingSeconds;
+    seat.requiredSeconds += s.requirements.requiredSeconds;
+    seat.remainingSeconds += s.requirements.remainingSeconds;
+    seat.creditedMs += s.creditedMs;
     const { weightedPercent } = studentGrades(db, getOffering(db, q.tenantId, courseId), { id: q.userId, name: '', email: '' });
     if (weightedPercent !== null) grades.push(weightedPercent);
   }
@@ -98,7 +88,7 @@ export function learnerSummary(db: Db, clock: Clock, q: { tenantId: string; user
     averageGrade: grades.length === 0 ? null : Math.round((grades.reduce((a, b) => a + b, 0) / grades.length) * 100) / 100,
     seatTime: {
       requiredSeconds: seat.requiredSeconds,
-      creditedSeconds: creditedSecondsIn(db, q.userId, [...states.keys()]),
+      creditedSeconds: secondsOf(seat.creditedMs),
       remainingSeconds: seat.remainingSeconds,
       compliant: seat.remainingSeconds === 0,
     },
@@ -170,13 +160,8 @@ export function courseSummary(db: Db, clock: Clock, q: { tenantId: string; cours
     .all())
     byStatus[r.status] = r.n;
 
-  const roster = db
-    .select({ userId: enrollments.userId, status: enrollments.status, enrolledAt: enrollments.enrolledAt, name: users.name, email: users.email })
-    .from(enrollments)
-    .innerJoin(users, eq(users.id, enrollments.userId))
-    .where(and(eq(enrollments.tenantId, tenantId), eq(enrollments.courseId, courseId), eq(enrollments.role, 'student'), inArray(enrollments.status, ['active', 'completed'])))
-    .values() as [string, 'active' | 'completed', string, string, string][];
-  const rowOf = new Map(roster.map((r, i) => [r[0], i]));
+  const roster = studentsOfRecord(db, tenantId, courseId);
+  const rowOf = new Map(roster.map((r, i) => [r.userId, i]));
 
   const modules = db
     .select({ id: courseModules.id, title: courseModules.title })
@@ -259,7 +244,7 @@ export function courseSummary(db: Db, clock: Clock, q: { tenantId: string; cours
   const completedCourse = totalRequired === 0 ? 0 : done.filter((d) => d === totalRequired).length;
 
   // At risk: among active learners.
-  const activeRows = roster.map((r, i) => (r[1] === 'active' ? i : -1)).filter((i) => i >= 0);
+  const activeRows = roster.map((r, i) => (r.enrollmentStatus === 'active' ? i : -1)).filter((i) => i >= 0);
   const activeSorted = activeRows.map((i) => progress[i]!).sort((a, b) => a - b);
   const progressBelow = atRisk.progressBelow ?? median(activeSorted) ?? 0;
   const nowMs = clock.now().getTime();
@@ -268,12 +253,12 @@ export function courseSummary(db: Db, clock: Clock, q: { tenantId: string; cours
   for (const i of activeRows) {
     if (!(progress[i]! < progressBelow)) continue;
     const lastAt = last[i] ?? null;
-    const since = Date.parse(lastAt ?? roster[i]![2]);
+    const since = Date.parse(lastAt ?? roster[i]!.enrolledAt);
     if (since > inactiveSince) continue;
     risky.push({
-      userId: roster[i]![0],
-      name: roster[i]![3],
-      email: roster[i]![4],
+      userId: roster[i]!.userId,
+      name: roster[i]!.name,
+      email: roster[i]!.email,
       progressPercent: progress[i]!,
       lastActivityAt: lastAt,
       daysInactive: Math.floor((nowMs - since) / DAY_MS),
@@ -299,7 +284,7 @@ export function courseSummary(db: Db, clock: Clock, q: { tenantId: string; cours
       .from(events)
       .innerJoin(enrollments, and(eq(enrollments.courseId, courseId), eq(enrollments.userId, events.actorId)))
       .where(
-        and(eq(events.tenantId, tenantId), eq(events.type, 'help.requested'), eq(events.courseId, courseId), eq(enrollments.role, 'student'), inArray(enrollments.status, ['active', 'completed'])),
+        and(eq(events.tenantId, tenantId), eq(events.type, 'help.requested'), eq(events.courseId, courseId), studentOfRecord),
       )
       .get()?.n ?? 0;
 

@@ -22,6 +22,7 @@
 import type { Database } from 'better-sqlite3';
 import type { Db } from '../../db/client';
 import { preparedFor } from '../lib/prepared';
+import { courseIdsOfRecord, studentsOfRecord } from '../memberships/service';
 
 export const MASTERY_DESCRIPTION =
   'Mastery: each alignment gives, per learner, a piece of evidence normalised to 0..1: an assignment its grade / score_maximum ' +
@@ -74,8 +75,6 @@ interface Evidence {
   completions: Row[];
 }
 
-const STUDENTS_OF_RECORD = "e.role = 'student' AND e.status IN ('active', 'completed')";
-
 /** A course's evidence for all its students of record (active or completed), in seven queries. */
 function courseEvidence(db: Db, tenantId: string, courseId: string): Evidence {
   const p = [courseId, tenantId];
@@ -89,9 +88,7 @@ function courseEvidence(db: Db, tenantId: string, courseId: string): Evidence {
            (SELECT DISTINCT k.framework_id FROM competency_alignments a JOIN competencies k ON k.id = a.competency_id WHERE a.course_id = ? AND a.tenant_id = ?)`,
       ).all(...p) as Row[]
     ).map(toCompetency),
-    learners: (raw(db, 'course:learners', `SELECT e.user_id FROM enrollments e WHERE e.course_id = ? AND e.tenant_id = ? AND ${STUDENTS_OF_RECORD}`).all(...p) as Row[]).map(
-      (r) => r[0] as string,
-    ),
+    learners: studentsOfRecord(db, tenantId, courseId).map((s) => s.userId),
     assignments: raw(db, 'course:assignments', 'SELECT id, score_maximum FROM gradebook_assignments WHERE course_id = ? AND tenant_id = ?').all(...p) as Row[],
     grades: raw(
       db,
@@ -115,16 +112,7 @@ function courseEvidence(db: Db, tenantId: string, courseId: string): Evidence {
  * every competency of the tenant (or of one framework).
  */
 function learnerEvidence(db: Db, tenantId: string, userId: string, courseId: string | null, frameworkId: string | null): Evidence {
-  const courseIds = (
-    raw(
-      db,
-      'learner:courses',
-      `SELECT e.course_id FROM enrollments e JOIN courses k ON k.id = e.course_id AND k.deleted_at IS NULL
-        WHERE e.user_id = ? AND e.tenant_id = ? AND ${STUDENTS_OF_RECORD}`,
-    ).all(userId, tenantId) as Row[]
-  )
-    .map((r) => r[0] as string)
-    .filter((id) => courseId === null || id === courseId);
+  const courseIds = courseIdsOfRecord(db, tenantId, userId).filter((id) => courseId === null || id === courseId);
   const json = JSON.stringify(courseIds);
   const inCourses = 'course_id IN (SELECT value FROM json_each(?))';
   const competencies = (

@@ -25,7 +25,6 @@ import {
   courseSections,
   enrollments,
   seatSessions,
-  users,
   type SeatSessionEndReason,
 } from '../../db/schema';
 import { AppError, conflict, notFound, unprocessable } from '../http/errors';
@@ -33,6 +32,7 @@ import { sqlPageBounds, type PageQuery } from '../http/pagination';
 import type { Clock } from '../lib/clock';
 import { newId } from '../lib/ids';
 import { preparedFor } from '../lib/prepared';
+import { studentsOfRecord } from '../memberships/service';
 import { findNode, type CourseNode } from '../sequencing/edges';
 import { learnerCourseState } from '../sequencing/state';
 
@@ -384,18 +384,6 @@ export interface CourseReport {
   rows: ReportRow[];
 }
 
-/** Students of record (active or completed), by name: the report's learners. */
-function learnersOf(db: Db, tenantId: string, courseId: string) {
-  return db
-    .select({ userId: users.id, name: users.name, email: users.email, enrollmentStatus: enrollments.status })
-    .from(enrollments)
-    .innerJoin(users, eq(users.id, enrollments.userId))
-    .where(
-      and(eq(enrollments.tenantId, tenantId), eq(enrollments.courseId, courseId), eq(enrollments.role, 'student'), inArray(enrollments.status, ['active', 'completed'])),
-    )
-    .orderBy(sql`${users.name} collate nocase`, asc(users.id));
-}
-
 /**
  * Credited milliseconds per learner of the course on each requirement (in `blocks` order), read
  * as one packed row per learner: sums per learner and block straight off the covering index,
@@ -452,7 +440,8 @@ function meetsAll(blocks: Requirement[], credited: Float64Array | undefined): bo
  */
 export function courseReport(db: Db, tenantId: string, courseId: string, page?: PageQuery): CourseReport & { total: number } {
   const blocks = courseRequirements(db, courseId);
-  const learners = learnersOf(db, tenantId, courseId).all() as ReportLearner[];
+  // The course's students of record, by name: the report's learners.
+  const learners: ReportLearner[] = studentsOfRecord(db, tenantId, courseId).map(({ userId, name, email, enrollmentStatus }) => ({ userId, name, email, enrollmentStatus }));
   const credited = creditedByLearner(db, courseId, blocks);
   let compliantLearners = 0;
   for (const l of learners) if (meetsAll(blocks, credited.get(l.userId))) compliantLearners++;
@@ -488,21 +477,19 @@ export function listSessions(db: Db, clock: Clock, courseId: string, filter: Ses
   return { rows, total };
 }
 
-/** Seconds credited to a learner across the given courses (their own figures in analytics). */
-export function creditedSecondsIn(db: Db, userId: string, courseIds: string[]): number {
-  if (courseIds.length === 0) return 0;
-  const row = db
-    .select({ ms: sql<number>`coalesce(sum(${seatSessions.creditedMs}), 0)` })
-    .from(seatSessions)
-    .where(and(inArray(seatSessions.courseId, courseIds), eq(seatSessions.userId, userId)))
-    .get();
-  return secondsOf(Number(row?.ms ?? 0));
+export interface LearnerCourseSeatTime {
+  /** Against every requirement of the course (time on blocks without one counts for nothing here). */
+  requirements: SeatTimeStatus;
+  /** All the time credited in the course, on any block, in milliseconds. */
+  creditedMs: number;
 }
 
-/** A learner's seat time against every requirement of a course (analytics' own figures). */
-export function learnerCourseSeatTime(db: Db, userId: string, courseId: string): SeatTimeStatus {
+/** A learner's seat time in a course, from one read of their credited time per block (analytics' own figures). */
+export function learnerCourseSeatTime(db: Db, userId: string, courseId: string): LearnerCourseSeatTime {
   const blocks = courseRequirements(db, courseId);
   const byBlock = creditedByBlock(db, courseId, userId);
   const credited = Float64Array.from(blocks, (b) => byBlock.get(b.activityId) ?? 0);
-  return rowFor({ userId, name: '', email: '', enrollmentStatus: 'active' }, blocks, credited).totals;
+  let creditedMs = 0;
+  for (const ms of byBlock.values()) creditedMs += ms;
+  return { requirements: rowFor({ userId, name: '', email: '', enrollmentStatus: 'active' }, blocks, credited).totals, creditedMs };
 }

@@ -1,7 +1,8 @@
 // Dashboard rows → public JSON (snake_case). A feed item is the event as webhooks carry it
 // (eventJson), with whether the caller has read it.
 import { eventJson } from '../events/log';
-import { daysSince, learnerStatusOf, type DueSoonRow, type FeedEntry, type FeedReadState, type ShelfAnalytics, type ShelfRow, type Summary, type SummaryCourse } from './service';
+import { daysSince } from '../lib/time';
+import { learnerStatusOf, type DueSoonRow, type FeedEntry, type FeedReadState, type ShelfAnalytics, type ShelfRow, type Summary, type SummaryCourse } from './service';
 
 export const presentFeedEntry = (entry: FeedEntry) => ({ ...eventJson(entry.event), read: entry.read });
 

@@ -3,14 +3,16 @@
 // course-state engine (progress and availability). Nothing here writes but the feed's read mark.
 import { and, asc, eq, inArray, isNotNull, isNull, ne, or, sql } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
-import { activities, activityStates, courses, enrollments, eventRecipients, events, learnerBadges, learnerStats, users } from '../../db/schema';
+import { activities, activityStates, courses, enrollments, eventRecipients, events, learnerBadges } from '../../db/schema';
 import { eventById, feedPage, feedReadUpTo, latestFeedSeq, markFeedRead, unreadFeedCount, type EventRow } from '../events/log';
 import { notFound } from '../http/errors';
 import { pageBounds, sqlPageBounds, type PageQuery } from '../http/pagination';
 import type { Clock } from '../lib/clock';
-import { countAll } from '../lib/sql';
+import { countAll, sqlLimit } from '../lib/sql';
+import { DAY_MS, roundDays } from '../lib/time';
 import { localDay } from '../lib/timezone';
-import { currentStreak } from '../activities/rewards';
+import type { LearnerActivityStatus } from '../activities/priority';
+import { currentStreak, learnerStatsOf, timezoneOf } from '../activities/rewards';
 import { learnerCourseStates, type LearnerCourseState } from '../sequencing/state';
 
 /** Whose dashboard: the caller. */
@@ -19,7 +21,6 @@ export interface Learner {
   userId: string;
 }
 
-const DAY_MS = 86_400_000;
 /** "Due soon" looks this far ahead. */
 export const DUE_SOON_DAYS = 7;
 /** The summary lists at most this many of them (and says how many there are). */
@@ -88,8 +89,7 @@ export function markRead(db: Db, clock: Clock, learner: Learner, upToId: string 
 const shelfScope = (learner: Learner) =>
   and(eq(activityStates.userId, learner.userId), eq(activityStates.tenantId, learner.tenantId), isNull(courses.deletedAt));
 
-export type LearnerStatus = 'not_started' | 'in_progress' | 'completed' | 'skipped';
-export const learnerStatusOf = (status: 'in_progress' | 'completed' | 'skipped' | null | undefined): LearnerStatus => status ?? 'not_started';
+export const learnerStatusOf = (status: 'in_progress' | 'completed' | 'skipped' | null | undefined): LearnerActivityStatus => status ?? 'not_started';
 
 const shelfColumns = {
   activityId: activities.id,
@@ -159,8 +159,6 @@ export interface ShelfAnalytics {
   remindersUpcoming: number;
 }
 
-const round2 = (value: number) => Math.round(value * 100) / 100;
-
 /**
  * The shelf in figures. Days on the shelf: `shelf_days` for an activity that left it (completed
  * from it or taken off), the days so far for one on it now (a re-saved activity counts its
@@ -185,13 +183,11 @@ export function shelfAnalytics(db: Db, clock: Clock, learner: Learner): ShelfAna
   return {
     saved: row?.saved ?? 0,
     completedFromShelf: row?.completedFromShelf ?? 0,
-    averageDaysOnShelf: row?.averageDays === null || row?.averageDays === undefined ? null : round2(Math.max(0, row.averageDays)),
+    averageDaysOnShelf: row?.averageDays === null || row?.averageDays === undefined ? null : roundDays(Math.max(0, row.averageDays)),
     remindersDue: row?.remindersDue ?? 0,
     remindersUpcoming: row?.remindersUpcoming ?? 0,
   };
 }
-
-export const daysSince = (iso: string, now: Date): number => round2(Math.max(0, now.getTime() - Date.parse(iso)) / DAY_MS);
 
 // ---------------------------------------------------------------- summary
 
@@ -211,7 +207,7 @@ export interface DueSoonRow {
   moduleId: string;
   dueAt: string;
   required: boolean;
-  status: LearnerStatus;
+  status: LearnerActivityStatus;
   available: boolean;
 }
 
@@ -236,12 +232,8 @@ export interface Summary {
  */
 export function summary(db: Db, clock: Clock, learner: Learner): Summary {
   const now = clock.now();
-  const stats = db
-    .select()
-    .from(learnerStats)
-    .where(and(eq(learnerStats.userId, learner.userId), eq(learnerStats.tenantId, learner.tenantId)))
-    .get();
-  const timezone = db.select({ timezone: users.timezone }).from(users).where(eq(users.id, learner.userId)).get()?.timezone ?? null;
+  const stats = learnerStatsOf(db, learner.userId);
+  const timezone = timezoneOf(db, learner.userId);
   const badges =
     db
       .select({ n: countAll })
@@ -274,7 +266,7 @@ export function summary(db: Db, clock: Clock, learner: Learner): Summary {
     return a.title.localeCompare(b.title) || (a.courseId < b.courseId ? -1 : a.courseId > b.courseId ? 1 : 0);
   });
 
-  const due = courseIds.length === 0 ? [] : dueSoon(db, learner, courseIds, now);
+  const due = courseIds.length === 0 ? { rows: [], total: 0 } : dueSoon(db, learner, courseIds, now);
   return {
     xp: stats?.totalXp ?? 0,
     level: stats?.level ?? 1,
@@ -284,25 +276,26 @@ export function summary(db: Db, clock: Clock, learner: Learner): Summary {
     badges,
     unreadFeedCount: unreadFeedCount(db, learner.userId),
     courses: summaryCourses,
-    dueSoon: due.slice(0, DUE_SOON_LIMIT).map((row) => ({
+    dueSoon: due.rows.map(({ total: _total, ...row }) => ({
       ...row,
       status: learnerStatusOf(row.status),
       available: states.get(row.courseId)?.byId.get(row.activityId)?.available ?? false,
     })),
-    dueSoonTotal: due.length,
+    dueSoonTotal: due.total,
   };
 }
 
 /**
- * Activities of the courses due from now to seven days on and not completed by the learner,
- * soonest first. Due dates are compared as instants (julianday), whatever offset they were
- * written with.
+ * The first DUE_SOON_LIMIT activities of the courses due from now to seven days on and not
+ * completed by the learner, soonest first (ties by id), and how many there are in all (counted
+ * over the whole result before the limit). Due dates are compared as instants (julianday),
+ * whatever offset they were written with.
  */
 function dueSoon(db: Db, learner: Learner, courseIds: string[], now: Date) {
   const from = now.toISOString();
   const to = new Date(now.getTime() + DUE_SOON_DAYS * DAY_MS).toISOString();
   const dueAt = sql`julianday(${activities.dueAt})`;
-  return db
+  const rows = db
     .select({
       activityId: activities.id,
       title: activities.title,
@@ -312,6 +305,7 @@ function dueSoon(db: Db, learner: Learner, courseIds: string[], now: Date) {
       dueAt: sql<string>`${activities.dueAt}`,
       required: activities.required,
       status: activityStates.status,
+      total: sql<number>`count(*) over ()`.mapWith(Number),
     })
     .from(activities)
     .leftJoin(activityStates, and(eq(activityStates.activityId, activities.id), eq(activityStates.userId, learner.userId)))
@@ -325,5 +319,7 @@ function dueSoon(db: Db, learner: Learner, courseIds: string[], now: Date) {
       ),
     )
     .orderBy(dueAt, asc(activities.id))
+    .limit(sqlLimit(DUE_SOON_LIMIT))
     .all();
+  return { rows, total: rows[0]?.total ?? 0 };
 }

@@ -20,7 +20,7 @@ import {
 import type { Clock } from '../lib/clock';
 import { deleteAlignmentsTo } from '../competencies/cleanup';
 import { getCourse } from '../courses/service';
-import { membershipOf } from '../memberships/service';
+import { membershipOf, STUDENT_OF_RECORD_STATUSES, studentsOfRecord } from '../memberships/service';
 import { appendEvent } from '../events/log';
 import { conflict, notFound, unprocessable, type FieldError } from '../http/errors';
 import { pageBounds, sqlPageBounds, type PageQuery } from '../http/pagination';
@@ -56,17 +56,10 @@ export function getOffering(db: Db, tenantId: string, offeringId: string): Offer
   return { id: course.id, tenantId: course.tenantId, slug: course.slug, status: course.status };
 }
 
-/**
- * The offering's students of record: enrolled as students, active or completed (a course's final
- * grades are often entered after its students are marked completed); a dropped student is not one.
- */
-const OF_RECORD = ['active', 'completed'] as const;
-const ofRecord = inArray(enrollments.status, [...OF_RECORD]);
-
 /** Whether the user is a student of record of the offering: the only people who can be graded. */
 export function isStudentOfRecord(db: Db, tenantId: string, offeringId: string, userId: string): boolean {
   const membership = membershipOf(db, tenantId, offeringId, userId);
-  return membership?.role === 'student' && (OF_RECORD as readonly string[]).includes(membership.status);
+  return membership?.role === 'student' && (STUDENT_OF_RECORD_STATUSES as readonly string[]).includes(membership.status);
 }
 
 export interface StudentRef {
@@ -87,9 +80,7 @@ export function getStudent(db: Db, offering: Offering, studentId: string): Stude
 
 /** Students of record of the offering by name (ASCII case ignored): the rows of the summary and the spreadsheet. */
 function rosterOf(db: Db, offering: Offering): StudentRef[] {
-  return studentsOf(db, offering, ofRecord)
-    .orderBy(sql`${users.name} collate nocase`, asc(users.id))
-    .all();
+  return studentsOfRecord(db, offering.tenantId, offering.id).map(({ userId, name, email }) => ({ id: userId, name, email }));
 }
 
 /** Users enrolled as students of the offering (any status), narrowed by `condition`. */

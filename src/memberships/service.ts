@@ -1,9 +1,12 @@
 // Course membership: who holds which enrollment in which live course. Every area that asks "is
 // this user in that course, and as what" reads it here (courses, enrollments, the gradebook, users,
-// documents); the enrollments area writes the rows. A deleted course counts for nothing.
-import { and, eq, isNull, ne, sql, type SQL } from 'drizzle-orm';
+// documents); the enrollments area writes the rows. A deleted course counts for nothing. Who the
+// students of record of a course are (and a learner's courses of record) is answered here too,
+// for the gradebook, compliance, analytics and competencies.
+import { and, asc, eq, inArray, isNull, ne, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { courses, enrollments, type EnrollmentRole } from '../../db/schema';
+import { courses, enrollments, users, type EnrollmentRole } from '../../db/schema';
+import { preparedFor, rowsNamed } from '../lib/prepared';
 import { sqlLimit } from '../lib/sql';
 import type { Membership } from './policy';
 
@@ -55,6 +58,60 @@ export function activeCourseIdsAs(db: Db, tenantId: string, userId: string, role
  */
 export function isStudentOf(db: Db, tenantId: string, courseId: string, userId: string): boolean {
   return membershipOf(db, tenantId, courseId, userId)?.role === 'student';
+}
+
+// ---------------------------------------------------------------- students of record
+
+/**
+ * The statuses of a student of record: enrolled as a student, active or completed (a course's
+ * final grades and figures are often read after its students are marked completed); a dropped
+ * student is not one.
+ */
+export const STUDENT_OF_RECORD_STATUSES = ['active', 'completed'] as const;
+
+/** Enrollments of students of record (see STUDENT_OF_RECORD_STATUSES), as a condition on `enrollments`. */
+export const studentOfRecord: SQL = and(eq(enrollments.role, 'student'), inArray(enrollments.status, [...STUDENT_OF_RECORD_STATUSES]))!;
+
+export interface StudentOfRecord {
+  userId: string;
+  name: string;
+  email: string;
+  enrollmentStatus: (typeof STUDENT_OF_RECORD_STATUSES)[number];
+  enrolledAt: string;
+}
+
+const studentOfRecordColumns = {
+  userId: users.id,
+  name: users.name,
+  email: users.email,
+  enrollmentStatus: enrollments.status,
+  enrolledAt: enrollments.enrolledAt,
+};
+
+/**
+ * The course's students of record, by name (ASCII case ignored), then id: the learners of the
+ * gradebook, the compliance report, the course analytics and competency mastery. One prepared
+ * statement per database, its rows named without drizzle's per-field mapping (large classes).
+ */
+export function studentsOfRecord(db: Db, tenantId: string, courseId: string): StudentOfRecord[] {
+  const statement = preparedFor(db, 'memberships:students-of-record', () => {
+    const p = sql.placeholder;
+    return db
+      .select(studentOfRecordColumns)
+      .from(enrollments)
+      .innerJoin(users, eq(users.id, enrollments.userId))
+      .where(and(eq(enrollments.tenantId, p('tenantId')), eq(enrollments.courseId, p('courseId')), studentOfRecord))
+      .orderBy(sql`${users.name} collate nocase`, asc(users.id))
+      .prepare();
+  });
+  return rowsNamed<StudentOfRecord>(studentOfRecordColumns, statement.values({ tenantId, courseId }) as unknown[][]);
+}
+
+/** Live courses of which the user is a student of record (their own analytics and competency progress). */
+export function courseIdsOfRecord(db: Db, tenantId: string, userId: string): string[] {
+  return liveEnrollments(db, tenantId, and(eq(enrollments.userId, userId), studentOfRecord))
+    .all()
+    .map((r) => r.courseId);
 }
 
 /** True when both users hold an enrollment (any role, not dropped) in a common live course. */
