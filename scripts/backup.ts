@@ -10,7 +10,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
-import { BackupAbortedError, BACKUPS_FOLDER, backupName, rotateBackups, writeBackup } from '../src/backup/files';
+import { BackupAbortedError, writeBackup, writeDatedBackup, type DatedBackup } from '../src/backup/files';
 import { databaseFile, type Config } from '../src/config';
 import { StartFailure, databaseFailure } from '../src/start-failure';
 import { commandConfig, runCommand } from './cli';
@@ -55,11 +55,11 @@ async function main(): Promise<void> {
   } catch (err) {
     throw databaseFailure(err, file);
   }
-  const rotated = command.out === undefined;
-  const dir = rotated ? path.join(config.dataDir, BACKUPS_FOLDER) : path.dirname(path.resolve(command.out!));
-  mkdirSync(dir, { recursive: true });
-  const target = rotated ? path.join(dir, backupName(dir, new Date())) : path.resolve(command.out!);
-  if (!rotated && existsSync(target)) throw new StartFailure(`${target} exists already: name a new file`);
+  const out = command.out === undefined ? undefined : path.resolve(command.out);
+  if (out !== undefined) {
+    mkdirSync(path.dirname(out), { recursive: true });
+    if (existsSync(out)) throw new StartFailure(`${out} exists already: name a new file`);
+  }
 
   // SIGTERM or Ctrl-C: the copy stops and its partial file is removed before exiting.
   const controller = new AbortController();
@@ -70,10 +70,14 @@ async function main(): Promise<void> {
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
   try {
-    const backup = await writeBackup(source, target, { signal: controller.signal });
-    const removed = rotated ? rotateBackups(dir, config.backupKeep) : [];
+    const options = { signal: controller.signal };
+    // Without --out: dated, into DATA_DIR/backups and its rotation, as the API writes them.
+    const backup: DatedBackup =
+      out === undefined
+        ? await writeDatedBackup(source, config.dataDir, new Date(), config.backupKeep, options)
+        : { ...(await writeBackup(source, out, options)), removed: [] };
     process.stdout.write(`Backup written: ${backup.path} (${backup.bytes} bytes, sha256 ${backup.sha256})\n`);
-    if (removed.length > 0) process.stdout.write(`Rotation (BACKUP_KEEP=${config.backupKeep}) removed: ${removed.join(', ')}\n`);
+    if (backup.removed.length > 0) process.stdout.write(`Rotation (BACKUP_KEEP=${config.backupKeep}) removed: ${backup.removed.join(', ')}\n`);
   } catch (err) {
     if (err instanceof BackupAbortedError) throw new StartFailure(`Backup stopped: ${err.message}`, 1);
     throw new StartFailure(`Backup failed: ${(err as Error).message}`);

@@ -21,6 +21,7 @@ import { WebsocketProvider } from 'y-websocket';
 import * as Y from 'yjs';
 import { openDatabase } from '../db/client';
 import { DocumentStore } from '../collab/store';
+import { databaseFile } from '../src/config';
 import { systemClock } from '../src/lib/clock';
 
 const DOCS = 200;
@@ -329,7 +330,7 @@ async function main(): Promise<void> {
   server.kill('SIGTERM');
   const code = await new Promise<number | null>((resolve) => server!.once('exit', (c) => resolve(c)));
   if (code !== 0) failures.push(`the server exited with ${code}`);
-  const database = openDatabase(path.join(dataDir, 'lms.sqlite'));
+  const database = openDatabase(databaseFile({ dataDir }));
   const store = new DocumentStore({ db: database.db, clock: systemClock });
   let checked = 0;
   let missing = 0;

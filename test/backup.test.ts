@@ -135,6 +135,7 @@ describe('backup files', () => {
     };
     setImmediate(stopOnceStarted);
     await expect(copying).rejects.toBeInstanceOf(BackupAbortedError);
+    await expect(copying).rejects.toMatchObject({ target });
     expect(readdirSync(dir)).toEqual([]);
 
     // A process killed mid-copy (pid 2^22 + 1 is above Linux's pid_max: never alive).

@@ -301,6 +301,42 @@ describe('delivery', () => {
     void watching;
   });
 
+  /** A subscription failing for 4 days (the next failure disables it), whose next attempt is in flight when `meanwhile` runs. */
+  async function failingAttemptInFlight(meanwhile: (id: string) => Promise<void>) {
+    receiver = await newReceiver();
+    receiver.fallback = { status: 500, delayMs: 200 };
+    const failing = await subscribe(receiver);
+    const failingSince = new Date(t.clock.now().getTime() - 4 * 24 * 3600_000).toISOString();
+    t.db.update(webhookSubscriptions).set({ failingSince }).where(eq(webhookSubscriptions.id, failing.id)).run();
+    const announced = t.db.select().from(events).where(eq(events.type, 'webhook.disabled')).all().length;
+    emitEvent(t.db, t.clock, t.defaultTenantId, 'level.reached', { user_id: admin.user.id, level: 8, total_xp: 80 });
+    const pass = t.deps.webhooks.drain();
+    while (receiver.received.length === 0) await new Promise((r) => setTimeout(r, 5));
+    await meanwhile(failing.id);
+    await pass;
+    const after = (await t.call('GET', `/api/webhooks/${failing.id}`, { as: admin })).body;
+    const log = (await t.call('GET', `/api/webhooks/${failing.id}/deliveries`, { as: admin })).body.data;
+    // The attempt is recorded as failed, but nobody is told the subscription was disabled.
+    expect(log[0]).toMatchObject({ status: 'pending', attempts: 1, last_status_code: 500 });
+    expect(t.db.select().from(events).where(eq(events.type, 'webhook.disabled')).all()).toHaveLength(announced);
+    return { failingSince, after };
+  }
+
+  it('does not disable again (nor announce) a failing subscription an admin disabled while its attempt was in flight', async () => {
+    const { failingSince, after } = await failingAttemptInFlight(async (id) => {
+      expect((await t.call('PATCH', `/api/webhooks/${id}`, { as: admin, body: { enabled: false } })).status).toBe(200);
+    });
+    expect(after).toMatchObject({ enabled: false, disabled_reason: null, failing_since: failingSince });
+  });
+
+  it('does not disable a subscription an admin enabled again while its attempt was in flight: its failing run starts over', async () => {
+    const { after } = await failingAttemptInFlight(async (id) => {
+      expect((await t.call('PATCH', `/api/webhooks/${id}`, { as: admin, body: { enabled: false } })).status).toBe(200);
+      expect((await t.call('PATCH', `/api/webhooks/${id}`, { as: admin, body: { enabled: true } })).body.failing_since).toBeNull();
+    });
+    expect(after).toMatchObject({ enabled: true, disabled_reason: null, failing_since: t.clock.now().toISOString() });
+  });
+
   it('keeps log order per subscription while answers are slow and some fail, and a hung endpoint does not hold another subscription or the API', async () => {
     const ordered = await newReceiver();
     // Slow, uneven answers, and a failure in the middle.

@@ -4,7 +4,7 @@
 // file is removed, or swept by the next backup if the process was killed). Then the rotation of
 // DATA_DIR/backups and the checksum the API and the command report.
 import { createHash } from 'node:crypto';
-import { createReadStream, closeSync, existsSync, fsyncSync, openSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { createReadStream, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 
@@ -14,7 +14,8 @@ const BACKUP_NAME = /^lms-(\d{8}T\d{9}Z)(?:-(\d+))?\.sqlite$/;
 const PARTIAL = /^\.(.+)\.(\d+)\.partial$/;
 
 export class BackupAbortedError extends Error {
-  constructor() {
+  /** `target`: the file that was being written (its partial file was removed). */
+  constructor(readonly target: string) {
     super('the backup was stopped before it was complete; nothing was kept');
   }
 }
@@ -99,10 +100,10 @@ export async function writeBackup(
   sweepPartials(path.dirname(target));
   removeQuietly(partial);
   try {
-    if (signal?.aborted) throw new BackupAbortedError();
+    if (signal?.aborted) throw new BackupAbortedError(target);
     await source.backup(partial, {
       progress: () => {
-        if (signal?.aborted) throw new BackupAbortedError();
+        if (signal?.aborted) throw new BackupAbortedError(target);
         return options.pagesPerStep ?? 0x7fffffff;
       },
     });
@@ -114,7 +115,7 @@ export async function writeBackup(
       copy.close();
     }
     fsyncPath(partial);
-    if (signal?.aborted) throw new BackupAbortedError();
+    if (signal?.aborted) throw new BackupAbortedError(target);
     renameSync(partial, target);
   } catch (err) {
     removeQuietly(partial);
@@ -135,4 +136,26 @@ export function rotateBackups(dir: string, keep: number): string[] {
   const removed = backups.slice(keep).map((b) => b.name);
   for (const name of removed) rmSync(path.join(dir, name), { force: true });
   return removed;
+}
+
+export interface DatedBackup extends BackupFile {
+  /** Older backups the rotation removed. */
+  removed: string[];
+}
+
+/**
+ * A backup into DATA_DIR/backups under the dated name of `at` (writeBackup), then the rotation that
+ * keeps the `keep` newest there: what the API (Backups) and the command without --out do.
+ */
+export async function writeDatedBackup(
+  source: Database.Database,
+  dataDir: string,
+  at: Date,
+  keep: number,
+  options: { pagesPerStep?: number; signal?: AbortSignal } = {},
+): Promise<DatedBackup> {
+  const dir = path.join(dataDir, BACKUPS_FOLDER);
+  mkdirSync(dir, { recursive: true });
+  const file = await writeBackup(source, path.join(dir, backupName(dir, at)), options);
+  return { ...file, removed: rotateBackups(dir, keep) };
 }

@@ -7,7 +7,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { lockDataDirectory } from '../../db/data-dir-lock';
 import { isNewerSchema, migrationLevel, type MigrationLevel } from '../../db/migration-level';
-import { DATABASE_FILE } from '../config';
+import { DATABASE_FILE, databaseFile } from '../config';
 import { writeBackup } from './files';
 
 export class RestoreRefusedError extends Error {}
@@ -64,7 +64,7 @@ export async function restoreBackup(from: string, dataDir: string, now = new Dat
   const lock = lockDataDirectory(dataDir, 'a restore', now);
   try {
     const level = checkBackupFile(from);
-    const target = path.join(dataDir, DATABASE_FILE);
+    const target = databaseFile({ dataDir });
     if (path.resolve(from) === path.resolve(target)) throw new RestoreRefusedError(`${from} is the database itself`);
     // Copied through the backup API: a file with a -wal beside it is copied whole, and the copy is
     // in its own folder's file system, so the swap below is one rename.

@@ -1,7 +1,5 @@
 // Seat-time rows → public JSON (snake_case, ISO timestamps, seconds).
-import type { SeatSessionRow, SeatTimeStatus } from './service';
-
-const iso = (ms: number) => new Date(ms).toISOString();
+import { iso, type SeatSessionRow, type SeatTimeStatus } from './service';
 
 export function presentSession(s: SeatSessionRow) {
   const active = s.endedAtMs === null;

@@ -149,7 +149,8 @@ function ownSession(db: Db, learner: Learner, id: string): SeatSessionRow {
   return row;
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
+/** A time kept in milliseconds (seat-session rows), as the API writes it. */
+export const iso = (ms: number): string => new Date(ms).toISOString();
 
 function endedConflict(s: SeatSessionRow): AppError {
   const at = iso(s.endedAtMs!);

@@ -6,6 +6,7 @@ import type { Db } from '../../db/client';
 import { eventRecipients, events, feedReads } from '../../db/schema';
 import type { Clock } from '../lib/clock';
 import { newId } from '../lib/ids';
+import { preparedFor } from '../lib/prepared';
 import type { EventData, EventType } from './types';
 
 export type EventRow = typeof events.$inferSelect;
@@ -145,6 +146,19 @@ export function latestFeedSeq(db: Db, userId: string): number {
 /** An event by public id within a tenant (for `up_to` cursors given by clients). */
 export function eventById(db: Db, tenantId: string, id: string): EventRow | undefined {
   return db.select().from(events).where(and(eq(events.tenantId, tenantId), eq(events.id, id))).get();
+}
+
+/**
+ * The seq of the log's last event, of one tenant or (without one) of the whole log, or 0. The
+ * whole log's is prepared once: the webhook worker asks on every pass.
+ */
+export function lastEventSeq(db: Db, tenantId?: string): number {
+  const seq = sql<number | null>`max(${events.seq})`;
+  const row =
+    tenantId === undefined
+      ? preparedFor(db, 'events:last-seq', () => db.select({ seq }).from(events).prepare()).get()
+      : db.select({ seq }).from(events).where(eq(events.tenantId, tenantId)).get();
+  return row?.seq ?? 0;
 }
 
 /**

@@ -8,6 +8,7 @@
 import type { Logger } from 'pino';
 import { Webhook } from 'standardwebhooks';
 import type { Db } from '../../db/client';
+import { lastEventSeq } from '../events/log';
 import type { Clock } from '../lib/clock';
 import { newId } from '../lib/ids';
 import { DELIVERY_TIMEOUT_MS, sendWebhook, type SendOutcome } from './send';
@@ -15,7 +16,6 @@ import {
   dueHeads,
   enqueueNewEvents,
   findSubscription,
-  logEnd,
   recordAttempt,
   recordTestDelivery,
   signingSecrets,
@@ -143,7 +143,7 @@ export class WebhookWorker {
   private startDue(): Promise<void>[] {
     const { db, clock } = this.options;
     // Subscriptions behind the log's end (new events, or one enabled again) catch up.
-    enqueueNewEvents(db, clock, logEnd(db));
+    enqueueNewEvents(db, clock, lastEventSeq(db));
     const free = this.options.concurrency - this.inFlight.size;
     const heads = dueHeads(db, clock, new Set(this.inFlight.keys()), free);
     return heads.map((delivery) => {
@@ -165,7 +165,7 @@ export class WebhookWorker {
       const outcome = await this.send(sub, delivery.messageId, delivery.body, sentAt);
       // Stopped mid-attempt: the delivery stays as it was, due again at the next start.
       if (this.abort.signal.aborted) return;
-      const { delivery: recorded, disabled } = recordAttempt(db, clock, delivery, outcome, { random: this.options.random });
+      const { delivery: recorded, disabled } = recordAttempt(db, clock, sub, delivery, outcome, { random: this.options.random });
       if (!outcome.ok) {
         logger.info(
           { webhookId: sub.id, deliveryId: delivery.id, attempts: recorded.attempts, status: recorded.status, statusCode: outcome.statusCode, error: outcome.error },

@@ -4,8 +4,8 @@
 import { randomBytes } from 'node:crypto';
 import { and, asc, desc, eq, isNotNull, isNull, lte, sql } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
-import { events, webhookDeliveries, webhookSubscriptions, type WebhookDeliveryStatus } from '../../db/schema';
-import { appendEvent, eventsAfter, type EventRow } from '../events/log';
+import { webhookDeliveries, webhookSubscriptions, type WebhookDeliveryStatus } from '../../db/schema';
+import { appendEvent, eventsAfter, lastEventSeq, type EventRow } from '../events/log';
 import { notFound } from '../http/errors';
 import { sqlPageBounds, type PageQuery } from '../http/pagination';
 import type { Clock } from '../lib/clock';
@@ -40,9 +40,6 @@ export interface SubscriptionInput {
   enabled?: boolean;
 }
 
-const latestSeq = (db: Db, tenantId: string): number =>
-  db.select({ seq: sql<number | null>`max(${events.seq})` }).from(events).where(eq(events.tenantId, tenantId)).get()?.seq ?? 0;
-
 const typesColumn = (types: string[] | null | undefined): string | null => (types == null ? null : JSON.stringify([...new Set(types)]));
 
 /** A new subscription receives the events appended from now on (its cursor starts at the log's end). */
@@ -60,7 +57,7 @@ export function createSubscription(db: Db, clock: Clock, tenantId: string, creat
         eventTypes: typesColumn(input.event_types),
         enabled: input.enabled ?? true,
         secret,
-        cursorSeq: latestSeq(tx, tenantId),
+        cursorSeq: lastEventSeq(tx, tenantId),
         createdBy,
         createdAt: now,
         updatedAt: now,
@@ -264,10 +261,6 @@ export function enqueueNewEvents(db: Db, clock: Clock, upToSeq: number): number 
   return queued;
 }
 
-/** The last event of the log (any tenant), or 0. */
-export const logEnd = (db: Db): number =>
-  preparedFor(db, 'webhooks:log-end', () => db.select({ seq: sql<number | null>`max(${events.seq})` }).from(events).prepare()).get()?.seq ?? 0;
-
 /**
  * The head of each enabled subscription's queue (its oldest pending delivery in log order) when
  * it is due: strictly one message at a time per subscription keeps them in order.
@@ -301,11 +294,15 @@ export type AttemptOutcome = SendOutcome;
  * Records one attempt: delivered, or failed and due again after the next wait of the schedule,
  * or failed for good after the last. A failure starts (or continues) the subscription's failing
  * run; three days of it disables the subscription, and a `webhook.disabled` event says so.
- * `final`: no retry (a `webhook.test`), and the subscription's health is left alone.
+ * `final`: no retry (a `webhook.test`), and the subscription's health is left alone. `sub` is
+ * the delivery's subscription as the caller read it before sending; the disabling only happens if
+ * the subscription is still enabled and failing since the same time (an admin may have changed it
+ * while the attempt was in flight).
  */
 export function recordAttempt(
   db: Db,
   clock: Clock,
+  sub: SubscriptionRow,
   delivery: DeliveryRow,
   outcome: AttemptOutcome,
   options: { final?: boolean; random?: () => number } = {},
@@ -362,23 +359,27 @@ export function recordAttempt(
           .set({ failingSince: nowIso })
           .where(and(eq(webhookSubscriptions.id, delivery.subscriptionId), isNull(webhookSubscriptions.failingSince)))
           .run();
-        const sub = findSubscription(tx, delivery.subscriptionId);
-        if (sub && sub.enabled && sub.failingSince && now.getTime() - Date.parse(sub.failingSince) >= DISABLE_AFTER_MS) {
-          disableFailing(tx, clock, sub);
-          disabled = true;
-        }
+        const failingSince = sub.failingSince ?? nowIso;
+        if (sub.enabled && now.getTime() - Date.parse(failingSince) >= DISABLE_AFTER_MS) disabled = disableFailing(tx, clock, sub.id, failingSince);
       }
     }
     return { delivery: updated ?? delivery, disabled };
   });
 }
 
-function disableFailing(tx: Db, clock: Clock, sub: SubscriptionRow): void {
-  const reason = `every delivery attempt has failed since ${sub.failingSince}`;
-  tx.update(webhookSubscriptions)
+/**
+ * Disables a subscription failing since `failingSince`, if it still is and is still enabled, and
+ * appends the `webhook.disabled` event (with the subscription as it is now). Whether it did.
+ */
+function disableFailing(tx: Db, clock: Clock, id: string, failingSince: string): boolean {
+  const reason = `every delivery attempt has failed since ${failingSince}`;
+  const sub = tx
+    .update(webhookSubscriptions)
     .set({ enabled: false, disabledReason: reason, updatedAt: clock.now().toISOString() })
-    .where(eq(webhookSubscriptions.id, sub.id))
-    .run();
+    .where(and(eq(webhookSubscriptions.id, id), eq(webhookSubscriptions.enabled, true), eq(webhookSubscriptions.failingSince, failingSince)))
+    .returning()
+    .get();
+  if (!sub) return false;
   appendEvent(tx, clock, {
     tenantId: sub.tenantId,
     type: 'webhook.disabled',
@@ -387,6 +388,7 @@ function disableFailing(tx: Db, clock: Clock, sub: SubscriptionRow): void {
     data: { webhook_id: sub.id, url: sub.url, reason, failing_since: sub.failingSince! },
     recipients: [sub.createdBy],
   });
+  return true;
 }
 
 /** The body of a `webhook.test` message. */

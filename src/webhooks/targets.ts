@@ -26,6 +26,9 @@ export interface TargetPolicy {
 /** A refused target: the reason is safe to show to the admin who configured it. */
 export class TargetRefused extends Error {}
 
+/** A target whose host name does not resolve (yet): refused at delivery, accepted at creation. */
+export class TargetUnresolved extends TargetRefused {}
+
 /** Not public: special-purpose ranges of RFC 6890 and the IANA registries. */
 const nonPublic = new BlockList();
 for (const [net, prefix] of [
@@ -130,9 +133,9 @@ export async function resolveTarget(url: URL, policy: TargetPolicy): Promise<Res
     try {
       addresses = await policy.resolver(host);
     } catch (err) {
-      throw new TargetRefused(`the host ${host} does not resolve (${(err as { code?: string }).code ?? 'lookup failed'})`);
+      throw new TargetUnresolved(`the host ${host} does not resolve (${(err as { code?: string }).code ?? 'lookup failed'})`);
     }
-    if (addresses.length === 0) throw new TargetRefused(`the host ${host} does not resolve`);
+    if (addresses.length === 0) throw new TargetUnresolved(`the host ${host} does not resolve`);
   }
   if (!policy.allowPrivate) {
     const refused = addresses.find((a) => !isPublicAddress(a.address));
@@ -151,7 +154,8 @@ export async function vetNewTarget(raw: string, policy: TargetPolicy): Promise<U
   try {
     await resolveTarget(url, policy);
   } catch (err) {
-    if (err instanceof TargetRefused && /does not resolve/.test(err.message) && !isIP(hostOf(url))) return url;
+    // Only a host name can fail to resolve (an address literal never does).
+    if (err instanceof TargetUnresolved) return url;
     throw err;
   }
   return url;
