@@ -4,21 +4,26 @@
 // Two documents near the limit, in a real SQLite file: realistic Markdown written in one piece
 // (headings, paragraphs, lists, code, tables), and one made of many small edits (64 clients
 // inserting phrases at random places and cutting a few, so its text is thousands of Yjs runs).
-// Each is measured cold (nobody editing: every request loads it from SQLite) and live (held open
-// as while editors are connected). Per operation: the request's time through app.request() and the
-// reading of its response bytes (request bodies are serialized beforehand, as a client would; the
-// handlers are synchronous, so this is about the time the event loop is held), and the longest gap
-// between the ticks of a 1 ms interval timer meanwhile (the event loop held). Operations: content read
-// (GET ?include=content), copy, version save, diff of a version against the current body (words,
-// and unified), and PUT content (one paragraph added, and a few hundred words changed all through).
-// "Cold" is cold for every run: a large document loaded for a write stays in memory for a few
-// seconds (LINGER_MS in collab/store.ts) and is compacted when it leaves; each cold run first ends
-// that, and the time the compaction held the event loop is a row of its own. A floor is measured in
-// the same run: serializing the document's text as a JSON body and reading it back, which every
-// content read pays whatever the store does. And a sync step 2 of each document (a client sending
-// its whole copy) is checked as the hub checks it, with its structs and deleted ranges counted.
-// The machine is shared: beside wall times, the process's CPU time per request (user + system, GC
-// threads included) tells what a request costs whatever else runs.
+// Each is measured cold (nobody editing: every request reads it from SQLite) and live (held open
+// as while editors are connected). Operations: content read (GET ?include=content), copy, version
+// save, diff of a version against the current body (words, and unified), PUT content (one paragraph
+// added, and a few hundred words changed all through), export in every format (PDF far past
+// PDF_MAX_PAGES: 422), and, live, the compaction when the last holder leaves.
+//
+// The CPU-heavy work on large documents (Yjs loads, folds and diffs; export rendering) runs in
+// worker threads (src/lib/worker-pool.ts), so a request may take longer than it holds the event
+// loop. The target is judged on the longest stall of the event loop (the longest gap between the
+// ticks of a 1 ms interval timer) during the request and the background work it leaves (a worker's
+// fold, then its state written), which each run waits for. The request's own time (through
+// app.request(), its response bytes read; request bodies serialized beforehand, as a client would)
+// is reported beside it, and the process's CPU time (user + system, worker and GC threads
+// included), which tells what a request costs whatever else runs on the shared machine.
+//
+// Floors measured in the same run: serializing the document's text as a JSON body and reading it
+// back (what every content read and write pays whatever the store does), and SQLite writing the
+// document's state and text in one transaction (what a version, a copy or a compaction writes, on
+// the event loop: the database has one connection). And a sync step 2 of each document (a client
+// sending its whole copy) is checked as the hub checks it, with its structs and deleted ranges counted.
 //   npx tsx bench/large-documents.ts        (npm run bench -- large-documents)
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -125,14 +130,14 @@ async function main() {
   const admin = database.db.select().from(users).get()!;
   const token = await deps.signer.sign(admin);
   /** A request whose JSON body is serialized already (`json`), as a client sends it; resolves with the response bytes. */
-  const send = async (method: string, url: string, json?: string) => {
+  const send = async (method: string, url: string, json?: string, expected = (status: number) => status < 300) => {
     const res = await app.request(url, {
       method,
       headers: { Authorization: `Bearer ${token}`, ...(json === undefined ? {} : { 'Content-Type': 'application/json' }) },
       body: json,
     });
     const bytes = await res.arrayBuffer();
-    if (res.status >= 300) throw new Error(`${method} ${url}: ${res.status} ${Buffer.from(bytes).toString().slice(0, 300)}`);
+    if (!expected(res.status)) throw new Error(`${method} ${url}: ${res.status} ${Buffer.from(bytes).toString().slice(0, 300)}`);
     return bytes;
   };
   const call = async (method: string, url: string, body?: unknown) =>
@@ -173,6 +178,7 @@ async function main() {
   });
   // Documents loaded above (to describe them) leave memory before anything is measured.
   deps.documents.unloadIdle();
+  database.sqlite.exec('CREATE TABLE bench_floor (id INTEGER PRIMARY KEY, state BLOB, markdown TEXT)');
 
   // The event loop's longest stall: the longest gap between two ticks of a 1 ms timer.
   let lastTick = performance.now();
@@ -183,26 +189,11 @@ async function main() {
     lastTick = now;
   }, 1);
   const rows: Row[] = [];
-  // What ending a linger costs (the compaction of a document a write left in memory), per document.
-  const lingerRows = new Map<string, Row>();
   const measure = async (doc: string, mode: string, op: string, run: () => Promise<unknown>) => {
     const row: Row = { doc, mode, op, ms: [], loop: [], cpu: [] };
     for (let i = 0; i < RUNS; i++) {
-      if (mode === 'cold') {
-        const t0 = performance.now();
-        const c0 = process.cpuUsage();
-        const lingering = deps.documents.liveCount > 0;
-        deps.documents.unloadIdle();
-        if (lingering) {
-          const spent = performance.now() - t0;
-          const cpuSpent = cpuMs(process.cpuUsage(c0));
-          let linger = lingerRows.get(doc);
-          if (!linger) lingerRows.set(doc, (linger = { doc, mode: 'cold', op: 'compaction when the linger ends (a turn of its own)', ms: [], loop: [], cpu: [] }));
-          linger.ms.push(spent);
-          linger.loop.push(spent);
-          linger.cpu.push(cpuSpent);
-        }
-      }
+      await deps.documents.settled();
+      if (mode === 'cold' && deps.documents.liveCount > 0) throw new Error(`a document stayed in memory before a cold ${op}`);
       await new Promise((r) => setTimeout(r, 20));
       lastTick = performance.now();
       longestGap = 0;
@@ -210,8 +201,10 @@ async function main() {
       const c0 = process.cpuUsage();
       await run();
       row.ms.push(performance.now() - t0);
-      row.cpu.push(cpuMs(process.cpuUsage(c0)));
+      // The background work the request left (a worker's fold, its state written) holds the event loop too.
+      await deps.documents.settled();
       await new Promise((r) => setTimeout(r, 5));
+      row.cpu.push(cpuMs(process.cpuUsage(c0)));
       row.loop.push(longestGap);
     }
     rows.push(row);
@@ -235,6 +228,12 @@ async function main() {
       const res = new Response(JSON.stringify({ id, content: original }), { headers: { 'Content-Type': 'application/json' } });
       return res.arrayBuffer();
     });
+    // What a version or a compaction of it writes: its state and its text, in one SQLite transaction.
+    const stored = await deps.documents.snapshot(id);
+    const floorRow = database.sqlite.prepare('INSERT INTO bench_floor (state, markdown) VALUES (?, ?)');
+    await measure(name, 'floor', 'SQLite: its state and text written in one transaction', async () => {
+      database.sqlite.transaction(() => floorRow.run(stored.state, stored.markdown))();
+    });
     for (const mode of ['cold', 'live'] as const) {
       if (mode === 'live') deps.documents.acquire(id);
       let flip = false;
@@ -245,25 +244,55 @@ async function main() {
       await measure(name, mode, 'GET diff version→current (unified)', () => send('GET', `/api/documents/${id}/diff?from=${versionId}&to=current&format=unified`));
       await measure(name, mode, 'PUT content (one paragraph)', () => send('PUT', `/api/documents/${id}/content`, bodies[(flip = !flip) ? 0 : 1]));
       await measure(name, mode, `PUT content (${changes} scattered changes)`, () => send('PUT', `/api/documents/${id}/content`, bodies[(flip = !flip) ? 2 : 1]));
-      if (mode === 'live') deps.documents.release(id);
-      else deps.documents.unloadIdle();
-      const linger = lingerRows.get(name);
-      if (mode === 'cold' && linger) rows.push(linger);
+      for (const format of ['markdown', 'html', 'txt', 'docx', 'json']) {
+        await measure(name, mode, `GET export ${format}`, () => send('GET', `/api/documents/${id}/export?format=${format}`));
+      }
+      // Far past PDF_MAX_PAGES: refused (422), or given up after PDF_TIMEOUT_MS (503), by Chromium in its own process.
+      if (deps.pdf.available()) {
+        await measure(name, mode, 'GET export/pdf (422: too many pages)', () => send('GET', `/api/documents/${id}/export/pdf`, undefined, (status) => status === 422 || status === 503));
+      }
+      if (mode === 'live') {
+        deps.documents.release(id);
+        // Its compaction when the last holder leaves, by a worker, as a row of its own.
+        const row: Row = { doc: name, mode, op: 'the last holder leaves (compaction)', ms: [], loop: [], cpu: [] };
+        await deps.documents.settled();
+        for (let i = 0; i < RUNS; i++) {
+          const held = deps.documents.acquire(id);
+          await send('PUT', `/api/documents/${id}/content`, bodies[i % 2 ? 1 : 2]);
+          // A live change after it, as an editor's: the state is behind its log when the holder leaves.
+          held.getText(CONTENT_FIELD).insert(i, 'x');
+          await new Promise((r) => setTimeout(r, 20));
+          lastTick = performance.now();
+          longestGap = 0;
+          const t0 = performance.now();
+          const c0 = process.cpuUsage();
+          deps.documents.release(id);
+          row.ms.push(performance.now() - t0);
+          await deps.documents.settled();
+          await new Promise((r) => setTimeout(r, 5));
+          row.cpu.push(cpuMs(process.cpuUsage(c0)));
+          row.loop.push(longestGap);
+          if (deps.documents.isLive(id)) throw new Error('the document stayed in memory after its compaction');
+        }
+        rows.push(row);
+      }
     }
   }
   clearInterval(probe);
+  await deps.documents.settled();
+  deps.documents.close();
+  await Promise.all([deps.workers.close(), deps.pdf.close()]);
 
   console.log(`Large documents: requests on documents near DOCUMENT_MAX_BYTES (${LIMIT} bytes); ${RUNS} runs each; target: the event loop held under ${TARGET_MS} ms`);
   console.log(`Node ${process.version}, ${cpus().length} CPUs; seeded in ${seedSeconds.toFixed(1)} s`);
   for (const line of described) console.log(`  ${line}`);
-  console.log('| document | held | operation | request median ms | request max ms | longest loop stall ms | CPU median ms | CPU max ms | < 100 ms |');
+  console.log('| document | held | operation | request median ms | request max ms | longest loop stall ms | CPU median ms | CPU max ms | stall < 100 ms |');
   console.log('|---|---|---|---|---|---|---|---|---|');
   let missed = false;
   for (const row of rows) {
     row.ms.sort((a, b) => a - b);
     row.cpu.sort((a, b) => a - b);
-    const worst = Math.max(...row.ms, ...row.loop);
-    const ok = worst < TARGET_MS;
+    const ok = Math.max(...row.loop) < TARGET_MS;
     if (row.mode !== 'floor') missed ||= !ok;
     console.log(
       `| ${row.doc} | ${row.mode} | ${row.op} | ${percentile(row.ms, 50).toFixed(0)} | ${row.ms.at(-1)!.toFixed(0)} | ${Math.max(...row.loop).toFixed(0)} | ${percentile(row.cpu, 50).toFixed(0)} | ${row.cpu.at(-1)!.toFixed(0)} | ${ok ? 'met' : 'MISSED'} |`,
