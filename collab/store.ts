@@ -454,9 +454,7 @@ export class DocumentStore {
     const covered = loaded.updatesSinceCompaction;
     this.inBackground(
       this.foldStored(loaded.id)
-        .then((fold) => {
-          if (fold) this.folded(loaded, fold.through, fold.state.byteLength, covered);
-        })
+        .then((fold) => this.folded(loaded, fold.through, fold.state.byteLength, covered))
         .catch((err: unknown) => {
           if (this.closed) return;
           // The log holds every update; a failed compaction only costs load time later. A document
@@ -1039,7 +1037,8 @@ export class DocumentStore {
         }
         if (loaded.refs > 0 && loaded.updatesSinceCompaction >= this.compactAfter) {
           try {
-            this.compactLoaded(loaded);
+            if (this.offloaded(loaded)) this.compactSoon(loaded);
+            else this.compactLoaded(loaded);
           } catch (err) {
             // The log already holds every update; a failed compaction only costs load time later.
             this.logger?.warn({ err, documentId }, 'compaction failed');

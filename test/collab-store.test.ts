@@ -17,6 +17,8 @@ import {
 import { ManualClock } from '../src/lib/clock';
 import { buildConfig } from '../src/config';
 import { buildDeps } from '../src/deps';
+import { WorkerPool } from '../src/lib/worker-pool';
+import { YjsWorkers } from '../collab/workers';
 import { createLogger } from '../src/logger';
 import { newId } from '../src/lib/ids';
 import { eventually, failUpdateWrites } from './helpers/collab';
@@ -164,6 +166,40 @@ describe('DocumentStore', () => {
     expect(history.total).toBe(250);
     expect(history.rows.filter((r) => r.userId === userId)).toHaveLength(125);
     expect(new DocumentStore({ db: database.db, clock }).getText(doc.id)).toBe('x'.repeat(250));
+  });
+
+  it('a large live document is compacted by a worker as its log grows, serving edits meanwhile, and leaves memory once its last fold is stored', async () => {
+    const doc = newDocument();
+    const pool = new WorkerPool({ maxThreads: 1 });
+    const compacting = new DocumentStore({ db: database.db, clock, compactAfter: 20, workers: new YjsWorkers(pool), offloadMinBytes: 0 });
+    try {
+      compacting.createBody(doc, 'start.', userId);
+      const live = compacting.acquire(doc.id);
+      const c = client();
+      Y.applyUpdate(c.doc, Y.encodeStateAsUpdate(live));
+      for (let i = 0; i < 45; i++) {
+        c.text.insert(c.text.length, ` ${i}`);
+        compacting.applyUpdate(doc.id, c.updates.pop()!, userId, 'ws', { defer: true });
+        // Each turn of typing is stored; a fold starts past 20 of them and runs while typing goes on.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      await compacting.settled();
+      const last = updateRows(doc.id).at(-1)!.id;
+      const folded = stateRow(doc.id);
+      expect(folded.throughUpdateId).toBeGreaterThanOrEqual(20);
+      expect(folded.markdown).toBe(textOfState(folded.state));
+      expect(compacting.isLive(doc.id)).toBe(true);
+      compacting.release(doc.id);
+      // Leaving: in memory until the fold of all it holds is stored.
+      expect(compacting.isLive(doc.id)).toBe(true);
+      await compacting.settled();
+      expect(compacting.isLive(doc.id)).toBe(false);
+      expect(stateRow(doc.id).throughUpdateId).toBe(last);
+      expect(stateRow(doc.id).markdown).toBe(c.text.toString());
+      expect(new DocumentStore({ db: database.db, clock }).getText(doc.id)).toBe(c.text.toString());
+    } finally {
+      await pool.close();
+    }
   });
 
   it('live documents pass stored updates to subscribers with their origin, and compact on last release', async () => {
