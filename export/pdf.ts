@@ -72,6 +72,13 @@ interface Waiter {
   reject(err: Error): void;
 }
 
+/**
+ * Characters of Markdown that no page can take: an A4 page of the print stylesheet (10.5 pt, 1.5
+ * lines) shows at most ~5,000 characters, and Markdown's marks and link addresses seldom more than
+ * triple a text.
+ */
+const MAX_MARKDOWN_PER_PAGE = 20_000;
+
 export class PdfExporter {
   readonly executablePath: string | undefined;
   private readonly options: PdfExporterOptions;
@@ -106,7 +113,17 @@ export class PdfExporter {
 
   /** A document's Markdown as a PDF: rendered with raw HTML disabled, the title in every page's header. */
   renderMarkdown(title: string, markdown: string): Promise<Uint8Array> {
+    this.checkLength(markdown);
     return this.renderHtml(title, standalonePage(title, markdownToHtml(markdown)));
+  }
+
+  /**
+   * Refuses (PdfTooLongError) Markdown that cannot fit in PDF_MAX_PAGES pages whatever it holds, before
+   * anything is rendered: Chromium would otherwise lay out megabytes (many seconds of its time) only
+   * for the export to be refused.
+   */
+  checkLength(markdown: string): void {
+    if (markdown.length > this.options.maxPages * MAX_MARKDOWN_PER_PAGE) throw new PdfTooLongError(this.options.maxPages);
   }
 
   /** Any HTML as a PDF in the sandboxed page (the Markdown path above is what the API uses). */

@@ -154,6 +154,20 @@ describe('GET /api/documents/{id}/export/pdf', () => {
     expect(refused.body.detail).toContain('more than 200 pages');
   });
 
+  it('refuses Markdown too long for PDF_MAX_PAGES pages whatever it holds with 422 at once, without rendering it', async () => {
+    const short = await makeTestApp({ config: { pdfMaxPages: 1 } });
+    try {
+      const member = await short.newUser();
+      const doc = await createDoc(short, member, { title: 'Far too long', content: 'word '.repeat(4_001) });
+      const refused = await short.call('GET', `/api/documents/${doc.id}/export/pdf`, { as: member });
+      expectProblem(refused, 422, 'validation_failed');
+      expect(refused.body.detail).toContain('more than 1 pages');
+      expect(short.deps.pdf.launches).toBe(0);
+    } finally {
+      await short.close();
+    }
+  });
+
   it('replaces a killed Chromium on the next export', async () => {
     const doc = await createDoc(t, owner, { title: 'Resilient', content: 'Still here' });
     expect((await download(owner, `/api/documents/${doc.id}/export/pdf`)).status).toBe(200);
