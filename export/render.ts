@@ -8,14 +8,17 @@ import { markdownToHtml, standalonePage } from './markdown';
 
 const TASK = new URL('./render.ts', import.meta.url);
 
-/** Markdown (characters) rendered on the event loop, per format, beyond which a worker renders it: about 10 ms of work. */
+/**
+ * Markdown (characters) rendered on the event loop, per format, beyond which a worker renders it:
+ * about 10 ms of work (20 ms for Word, whose fixed cost a worker's hand-over would only add to).
+ */
 const INLINE_MAX: Record<ExportFormat | 'page', number> = {
   markdown: Infinity,
   json: Infinity,
   html: 96 * 1024,
   page: 96 * 1024,
   txt: 96 * 1024,
-  docx: 4 * 1024,
+  docx: 12 * 1024,
 };
 
 type RenderTask = { kind: 'file'; source: ExportSource; format: ExportFormat } | { kind: 'page'; title: string; markdown: string };
