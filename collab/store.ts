@@ -100,6 +100,8 @@ const CLEAR_ROWS_PER_STEP = 100;
 const CLEAR_SLICE_MS = 3;
 /** Documents at least this large (bytes encoded, as estimated) are loaded whole only by the workers. */
 export const DEFAULT_OFFLOAD_MIN_BYTES = 256 * 1024;
+/** When the worker threads have too much waiting, a document leaving memory asks again after this long. */
+const BUSY_RETRY_MS = 1_000;
 
 /**
  * A live document's subscriber (the hub's room): told of every stored update, with the origin
@@ -452,11 +454,18 @@ export class DocumentStore {
     if (loaded.folding) return;
     loaded.folding = true;
     const covered = loaded.updatesSinceCompaction;
+    let busy = false;
     this.inBackground(
       this.foldStored(loaded.id)
         .then((fold) => this.folded(loaded, fold.through, fold.state.byteLength, covered))
         .catch((err: unknown) => {
           if (this.closed) return;
+          // Too much work waits for the threads: a live document tries again at its next change
+          // past the threshold, one leaving memory in a while (below).
+          if (err instanceof WorkersBusyError) {
+            busy = true;
+            return;
+          }
           // The log holds every update; a failed compaction only costs load time later. A document
           // leaving memory is compacted inline instead (or, that failing too, let go).
           this.logger?.warn({ err, documentId: loaded.id }, 'compaction failed');
@@ -466,7 +475,12 @@ export class DocumentStore {
         })
         .finally(() => {
           loaded.folding = false;
-          if (!loaded.leaving || this.closed || this.live.get(loaded.id) !== loaded || loaded.refs > 0) return;
+          const leaves = () => loaded.leaving && !this.closed && this.live.get(loaded.id) === loaded && loaded.refs === 0;
+          if (!leaves()) return;
+          if (busy) {
+            setTimeout(() => leaves() && this.compactSoon(loaded), BUSY_RETRY_MS).unref();
+            return;
+          }
           if (loaded.updatesSinceCompaction > 0 || loaded.lacksMarkdown) this.compactSoon(loaded);
           else this.unload(loaded, true);
         }),

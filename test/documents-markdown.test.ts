@@ -233,13 +233,17 @@ describe('the Markdown beside the state', () => {
       expect(res.headers.get('retry-after')).toBe('5');
       expectProblem(await t.call('POST', `/api/documents/${id}/versions`, { as: owner, body: { name: 'busy' } }), 503, 'service_unavailable');
       expect(versionRows(id)).toHaveLength(0);
+      // Let go while the threads are busy: it stays in memory, serving reads, and asks again later.
+      store.release(id);
+      await store.settled();
+      expect(store.isLive(id)).toBe(true);
+      expect(await contentOf(t, owner, id)).toBe(`z${body}`);
     } finally {
       run.mockRestore();
-      store.release(id);
     }
+    await eventually(() => !store.isLive(id), 5_000, 'folded once the threads had room, and unloaded');
     expect(stored()).toBe(rows + 1);
-    await store.settled();
-    expect(await contentOf(t, owner, id)).toBe(`z${body}`);
+    expect(expectConsistent(id, 'after the busy spell')).toBe(`z${body}`);
     expect((await t.call('PUT', `/api/documents/${id}/content`, { as: owner, body: { content: `${body}!` } })).status).toBe(200);
   });
 
