@@ -28,7 +28,8 @@
 // the event loop: the database has one connection). And a sync step 2 of each document (a client
 // sending its whole copy) is checked as the hub checks it, with its structs and deleted ranges counted.
 //   npx tsx bench/large-documents.ts        (npm run bench -- large-documents)
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -46,6 +47,7 @@ import { BENCH_ADMIN, percentile } from './helpers/common';
 
 const TARGET_MS = 100;
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+const PROFILE = process.env.BENCH_PROFILE;
 const LIMIT = 5 * 1024 * 1024;
 
 const dir = mkdtempSync(path.join(tmpdir(), 'lms-bench-large-'));
@@ -233,10 +235,26 @@ async function main() {
   };
   const measure = async (doc: string, mode: string, op: string, run: () => Promise<unknown>, runs = RUNS) => {
     const row: Row = { doc, mode, op, ms: [], loop: [], cpu: [] };
+    // BENCH_PROFILE=<text>: a CPU profile of the rows whose name holds it, in the temporary directory.
+    const profiled = PROFILE !== undefined && `${doc} ${mode} ${op}`.includes(PROFILE);
+    const session = profiled ? new Session() : undefined;
+    if (session) {
+      session.connect();
+      await session.post('Profiler.enable');
+      await session.post('Profiler.setSamplingInterval', { interval: 200 });
+      await session.post('Profiler.start');
+    }
     for (let i = 0; i < runs; i++) {
       await deps.documents.settled();
       if (mode === 'cold' && deps.documents.liveCount > 0) throw new Error(`a document stayed in memory before a cold ${op}`);
       await timed(row, run);
+    }
+    if (session) {
+      const { profile } = await session.post('Profiler.stop');
+      const file = path.join(tmpdir(), `large-documents-${`${doc}-${mode}-${op}`.replace(/[^\w]+/g, '-')}.cpuprofile`);
+      writeFileSync(file, JSON.stringify(profile));
+      console.error(`profile: ${file}`);
+      session.disconnect();
     }
     rows.push(row);
   };

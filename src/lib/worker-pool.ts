@@ -9,6 +9,8 @@ import { Piscina } from 'piscina';
 
 /** How long an idle thread stays (starting one, with tsx and its modules, costs ~200 ms). */
 const IDLE_TIMEOUT_MS = 60_000;
+/** How much lower than the process the threads run (a nice increment; Linux keeps it per thread). */
+const NICE_INCREMENT = 10;
 /** Tasks waiting for a thread, past which more are refused (WorkersBusyError) rather than queued. */
 const DEFAULT_MAX_QUEUE = 64;
 
@@ -39,6 +41,9 @@ export class WorkerPool {
       minThreads: 0,
       maxThreads: this.maxThreads,
       idleTimeout: IDLE_TIMEOUT_MS,
+      // Below the event loop's priority (through @napi-rs/nice): on a busy machine the thread that
+      // serves requests and live editors gets the CPU first, and this work the time left.
+      niceIncrement: NICE_INCREMENT,
       // The entry registers its own loader: the process's flags (tsx's, vitest's) are not the thread's.
       execArgv: [],
     });
