@@ -303,6 +303,19 @@ async function main() {
       for (const format of ['markdown', 'html', 'txt', 'docx', 'json']) {
         await measure(name, mode, `GET export ${format}`, () => send('GET', `/api/documents/${id}/export?format=${format}`));
       }
+      if (mode === 'cold') {
+        // What the hub does for a connection to a document no one holds: load it (a slice per turn,
+        // while the connection is admitted), acquire it, answer the client's sync step 1 (an empty
+        // state vector: the whole document). And, as before the slices, the load in one go.
+        const open = async (preload: boolean) => {
+          if (preload) await deps.documents.preload(id);
+          deps.documents.acquire(id);
+          deps.documents.encodeState(id, Y.encodeStateVector(new Y.Doc()));
+          deps.documents.release(id);
+        };
+        await measure(name, mode, 'a client opens it over WebSocket (loaded in slices, whole first sync reply)', () => open(true));
+        await measure(name, mode, 'the same, loaded in one go (as before)', () => open(false));
+      }
       // Far past PDF_MAX_PAGES: refused (422), or given up after PDF_TIMEOUT_MS (503), by Chromium in its own process.
       if (deps.pdf.available()) {
         await measure(name, mode, 'GET export/pdf (422: too many pages)', () => send('GET', `/api/documents/${id}/export/pdf`, undefined, (status) => status === 422 || status === 503));

@@ -301,6 +301,9 @@ export class CollabHub {
     const access = this.opts.access(actor, documentId);
     if (access === 'unknown') return { close: CLOSE.notFound, reason: 'unknown document' };
     if (access === 'none') return { close: CLOSE.forbidden, reason: 'no access to this document' };
+    // A large document no one holds is loaded meanwhile a slice at a time, not in one go at the
+    // connection's acquire; should that fail, the acquire loads it as usual.
+    await this.opts.store.preload(documentId).catch((err: unknown) => this.opts.logger.warn({ err, documentId }, 'could not preload the document'));
     return { actor, admittedAtS, canEdit: access === 'edit' };
   }
 

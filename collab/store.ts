@@ -102,6 +102,10 @@ const CLEAR_SLICE_MS = 3;
 export const DEFAULT_OFFLOAD_MIN_BYTES = 256 * 1024;
 /** When the worker threads have too much waiting, a document leaving memory asks again after this long. */
 const BUSY_RETRY_MS = 1_000;
+/** Structs per slice when a large document is loaded for live editors (a few milliseconds of Yjs each). */
+const STRUCTS_PER_SLICE = 4_000;
+/** How long a document preloaded for a connection waits for it before it leaves memory. */
+const PRELOAD_WAIT_MS = 10_000;
 
 /**
  * A live document's subscriber (the hub's room): told of every stored update, with the origin
@@ -183,6 +187,8 @@ interface LoadedDoc {
   folding: boolean;
   /** No one holds it: it leaves memory once its fold is stored (a large document whose state was behind). */
   leaving: boolean;
+  /** Preloaded for a connection (see preload): leaves memory when this ends, unless acquired before. */
+  expiry?: NodeJS.Timeout;
 }
 
 /** Optional instrumentation (the server's metrics): told of what the store writes. */
@@ -204,6 +210,8 @@ export interface StoreOptions {
   workers?: YjsWorkers;
   /** Documents at least this large (encoded) go to `workers` (DEFAULT_OFFLOAD_MIN_BYTES). */
   offloadMinBytes?: number;
+  /** How long a preloaded document waits to be acquired (PRELOAD_WAIT_MS). */
+  preloadWaitMs?: number;
 }
 
 /** A document's body and text at one moment: what a named version keeps. */
@@ -257,8 +265,11 @@ export class DocumentStore {
   private clearScheduled = false;
   private readonly workers?: YjsWorkers;
   private readonly offloadMinBytes: number;
+  private readonly preloadWaitMs: number;
   /** Per document, the end of the chain of REST writes of its whole text (see `exclusive`). */
   private readonly writers = new Map<string, Promise<unknown>>();
+  /** Documents being loaded a slice at a time (see `preload`). */
+  private readonly preloading = new Map<string, Promise<void>>();
   /** Folds running in the workers (see `settled`). */
   private readonly background = new Set<Promise<unknown>>();
   private closed = false;
@@ -272,6 +283,7 @@ export class DocumentStore {
     this.maxDocumentBytes = opts.maxDocumentBytes ?? DEFAULT_MAX_DOCUMENT_BYTES;
     this.workers = opts.workers;
     this.offloadMinBytes = opts.offloadMinBytes ?? DEFAULT_OFFLOAD_MIN_BYTES;
+    this.preloadWaitMs = opts.preloadWaitMs ?? PRELOAD_WAIT_MS;
     // Prepared once: the log write is the hot path of live editing. The id is read back through
     // lastInsertRowid, which costs less than a RETURNING row.
     this.insertUpdate = this.db
@@ -375,7 +387,64 @@ export class DocumentStore {
     }
     loaded.refs += 1;
     loaded.leaving = false;
+    clearTimeout(loaded.expiry);
+    loaded.expiry = undefined;
     return loaded.doc;
+  }
+
+  /**
+   * Loads a large document into memory for the live editors about to acquire it, a slice per turn
+   * of the event loop, instead of in one go at their first acquire (Yjs takes ~200 ms for a 5 MiB
+   * document of ~100,000 pieces): a worker answers its body as updates that each integrate whole
+   * (yjs-tasks.ts `slice`). Does nothing for a document in memory or a small one. The hub awaits it
+   * while it admits a connection; a document no one acquires within PRELOAD_WAIT_MS leaves again.
+   * Should a new state be stored meanwhile (its rows then cleared), what was loaded is let go, and
+   * the acquire loads the document as usual.
+   */
+  preload(documentId: string): Promise<void> {
+    if (this.live.has(documentId) || !this.offloads(documentId)) return Promise.resolve();
+    let work = this.preloading.get(documentId);
+    if (!work) {
+      work = this.loadInSlices(documentId).finally(() => this.preloading.delete(documentId));
+      this.preloading.set(documentId, work);
+    }
+    return work;
+  }
+
+  private async loadInSlices(documentId: string): Promise<void> {
+    this.flush();
+    const meta = this.reads.tenantOf.get({ documentId });
+    if (!meta) throw new UnknownDocumentError(`document ${documentId} does not exist`);
+    const state = this.reads.state.get({ documentId });
+    const log = this.reads.logAfter.all({ documentId, through: state?.throughUpdateId ?? 0 });
+    const body = { state: state?.state ?? null, updates: log.map((row) => row.data!) };
+    const slices = await this.inWorker(documentId, (workers) => workers.slice(body, STRUCTS_PER_SLICE));
+    const doc = new Y.Doc();
+    try {
+      for (let i = 0; i < slices.length; i++) {
+        if (i > 0) await nextTurn();
+        Y.applyUpdate(doc, slices[i]!);
+      }
+      this.flush();
+      const now = this.reads.state.get({ documentId });
+      if (this.closed || this.live.has(documentId) || now?.throughUpdateId !== state?.throughUpdateId) {
+        doc.destroy();
+        return;
+      }
+      // What was written meanwhile (a REST write to a document no one held), after it.
+      const since = this.reads.logAfter.all({ documentId, through: log.at(-1)?.id ?? state?.throughUpdateId ?? 0 });
+      const dropped = replay(doc, { state: null, updates: since.map((row) => row.data!) });
+      const loaded = this.track(documentId, meta.tenantId, doc, state, [...log, ...since], dropped);
+      this.live.set(documentId, loaded);
+      loaded.expiry = setTimeout(() => {
+        loaded.expiry = undefined;
+        if (this.live.get(documentId) === loaded && loaded.refs === 0) this.unload(loaded);
+      }, this.preloadWaitMs);
+      loaded.expiry.unref();
+    } catch (err) {
+      doc.destroy();
+      throw new UnreadableDocumentError(`the stored body of document ${documentId} cannot be loaded: ${(err as Error).message}`);
+    }
   }
 
   /**
@@ -404,6 +473,7 @@ export class DocumentStore {
     if (!loaded || loaded.refs > 0) return;
     this.flush();
     if (this.live.get(documentId) !== loaded) return;
+    clearTimeout(loaded.expiry);
     this.live.delete(documentId);
     loaded.doc.destroy();
   }
@@ -414,6 +484,8 @@ export class DocumentStore {
    */
   private unload(loaded: LoadedDoc, inline = false): void {
     const documentId = loaded.id;
+    clearTimeout(loaded.expiry);
+    loaded.expiry = undefined;
     // What is queued is stored before the state is compacted; if it cannot be, the flush has
     // dropped the document already.
     this.flush();
@@ -925,6 +997,22 @@ export class DocumentStore {
       this.logger?.error({ err, documentId }, 'stored document cannot be loaded');
       throw new UnreadableDocumentError(`the stored body of document ${documentId} cannot be loaded: ${(err as Error).message}`);
     }
+    return this.track(documentId, meta.tenantId, doc, state, log, dropped);
+  }
+
+  /**
+   * A loaded Y.Doc as the store keeps it: what its stored state and log rows (`log`, after the
+   * state) weigh, and every change to it queued for the log from now on.
+   */
+  private track(
+    documentId: string,
+    tenantId: string,
+    doc: Y.Doc,
+    state: { state: Buffer; throughUpdateId: number; hasMarkdown: number } | undefined,
+    log: { id: number; data: Buffer | null }[],
+    dropped: boolean,
+  ): LoadedDoc {
+    const through = state?.throughUpdateId ?? 0;
     let logBytes = 0;
     for (const row of log) logBytes += row.data!.byteLength;
     let slack = logBytes;
@@ -937,7 +1025,7 @@ export class DocumentStore {
     }
     const loaded: LoadedDoc = {
       id: documentId,
-      tenantId: this.sharedTenantId(meta.tenantId),
+      tenantId: this.sharedTenantId(tenantId),
       doc,
       refs: 0,
       subscribers: NO_SUBSCRIBERS,
@@ -1094,6 +1182,7 @@ export class DocumentStore {
    */
   private drop(loaded: LoadedDoc, err: Error): void {
     if (this.live.get(loaded.id) !== loaded) return;
+    clearTimeout(loaded.expiry);
     this.live.delete(loaded.id);
     const subscribers = loaded.subscribers;
     loaded.subscribers = NO_SUBSCRIBERS;

@@ -13,6 +13,10 @@ export class YjsWorkers {
     return this.pool.run<Folded>(TASKS, { kind: 'fold', body } satisfies YjsTask);
   }
 
+  slice(body: StoredBody, structsPerSlice: number): Promise<Uint8Array[]> {
+    return this.pool.run<Uint8Array[]>(TASKS, { kind: 'slice', body, structsPerSlice } satisfies YjsTask);
+  }
+
   edit(body: StoredBody, markdown: string): Promise<Edited> {
     return this.pool.run<Edited>(TASKS, { kind: 'edit', body, markdown, diffTimeoutMs: WORKER_DIFF_TIMEOUT_MS } satisfies YjsTask);
   }

@@ -3,6 +3,7 @@
 // the text diff only, no database): the store calls `replay` itself, and runs `fold` and `edit` in
 // a worker thread (workers.ts) for large documents, where one of ~100,000 small edits takes Yjs
 // ~200 ms to load and would hold the event loop that long.
+import * as encoding from 'lib0/encoding';
 import * as Y from 'yjs';
 import { textEdits } from './text-edits';
 
@@ -31,7 +32,10 @@ export interface Edited {
   inserts: boolean;
 }
 
-export type YjsTask = { kind: 'fold'; body: StoredBody } | { kind: 'edit'; body: StoredBody; markdown: string; diffTimeoutMs: number };
+export type YjsTask =
+  | { kind: 'fold'; body: StoredBody }
+  | { kind: 'edit'; body: StoredBody; markdown: string; diffTimeoutMs: number }
+  | { kind: 'slice'; body: StoredBody; structsPerSlice: number };
 
 /**
  * Applies a stored body to `doc` in one transaction (observers and the update event run once, not
@@ -107,7 +111,112 @@ export function applyEdits(text: Y.Text, parts: ReturnType<typeof textEdits>, or
   return inserts;
 }
 
+/**
+ * The body as updates that, applied in order to an empty Y.Doc, each integrate whole (nothing left
+ * pending) and together give the body: its structs in an order where each comes after what it was
+ * placed against (its left and right origins and its parent), at most `structsPerSlice` per
+ * update, then its deletions. Applying one such update takes a few milliseconds where the whole
+ * body takes Yjs ~200 ms for ~100,000 pieces, so the store can load a large document for its live
+ * editors a slice per turn of the event loop. Checked here by applying them: should they not give
+ * the body exactly, the body is answered whole.
+ */
+export function slice(body: StoredBody, structsPerSlice: number): Uint8Array[] {
+  const doc = loaded(body);
+  try {
+    const whole = Y.encodeStateAsUpdate(doc);
+    const slices = structSlices(doc, structsPerSlice);
+    if (slices === null) return [whole];
+    // The deletions: an update of no structs but the whole delete set.
+    slices.push(Y.diffUpdate(whole, Y.encodeStateVector(doc)));
+    return sameBody(doc, slices) ? slices : [whole];
+  } finally {
+    doc.destroy();
+  }
+}
+
+type Struct = Y.Item | Y.GC;
+
+/** The doc's structs in an order where each follows what it depends on, encoded a slice at a time; null if there is no such order. */
+function structSlices(doc: Y.Doc, structsPerSlice: number): Uint8Array[] | null {
+  const clients = [...(doc.store.clients as Map<number, Struct[]>).entries()];
+  /** Per client, the clock up to which its structs are placed, and the index of its next struct. */
+  const placed = new Map<number, number>(clients.map(([client]) => [client, 0]));
+  const next = new Map<number, number>(clients.map(([client]) => [client, 0]));
+  const isPlaced = (id: Y.ID | null) => id === null || (placed.get(id.client) ?? Infinity) > id.clock;
+  const ready = (struct: Struct) => {
+    if (!(struct instanceof Y.Item)) return true;
+    const parentItem = (struct.parent as { _item?: Y.Item | null } | null)?._item;
+    return isPlaced(struct.origin) && isPlaced(struct.rightOrigin) && isPlaced(parentItem ? parentItem.id : null);
+  };
+  const slices: Uint8Array[] = [];
+  let current = new Map<number, Struct[]>();
+  let inCurrent = 0;
+  const total = clients.reduce((n, [, structs]) => n + structs.length, 0);
+  for (let done = 0; done < total; ) {
+    let progress = false;
+    for (const [client, structs] of clients) {
+      let i = next.get(client)!;
+      while (i < structs.length && ready(structs[i]!)) {
+        const struct = structs[i]!;
+        let group = current.get(client);
+        if (!group) current.set(client, (group = []));
+        group.push(struct);
+        placed.set(client, struct.id.clock + struct.length);
+        i++;
+        done++;
+        progress = true;
+        if (++inCurrent >= structsPerSlice) {
+          slices.push(encodeStructs(current));
+          current = new Map();
+          inCurrent = 0;
+        }
+      }
+      next.set(client, i);
+    }
+    if (!progress) return null;
+  }
+  if (inCurrent > 0) slices.push(encodeStructs(current));
+  return slices;
+}
+
+/** An update of these structs (per client, consecutive clocks) and no deletions, as Yjs writes one. */
+function encodeStructs(groups: Map<number, Struct[]>): Uint8Array {
+  const encoder = new Y.UpdateEncoderV1();
+  encoding.writeVarUint(encoder.restEncoder, groups.size);
+  for (const [client, structs] of [...groups].sort((a, b) => b[0] - a[0])) {
+    encoding.writeVarUint(encoder.restEncoder, structs.length);
+    encoder.writeClient(client);
+    encoding.writeVarUint(encoder.restEncoder, structs[0]!.id.clock);
+    for (const struct of structs) struct.write(encoder, 0);
+  }
+  // An empty delete set.
+  encoding.writeVarUint(encoder.restEncoder, 0);
+  return encoder.toUint8Array();
+}
+
+/** Whether applying `updates` in order to an empty Y.Doc leaves nothing pending and gives `doc`'s state and text. */
+function sameBody(doc: Y.Doc, updates: Uint8Array[]): boolean {
+  const copy = new Y.Doc();
+  try {
+    for (const update of updates) {
+      Y.applyUpdate(copy, update);
+      if (copy.store.pendingStructs || copy.store.pendingDs) return false;
+    }
+    return (
+      Buffer.compare(Y.encodeStateVector(copy), Y.encodeStateVector(doc)) === 0 &&
+      copy.getText(CONTENT_FIELD).toString() === doc.getText(CONTENT_FIELD).toString() &&
+      Buffer.compare(Y.encodeStateAsUpdate(copy), Y.encodeStateAsUpdate(doc)) === 0
+    );
+  } catch {
+    return false;
+  } finally {
+    copy.destroy();
+  }
+}
+
 /** The worker thread's task (src/lib/worker-pool.ts): one task, its result structured-cloned back. */
-export default function run(task: YjsTask): Folded | Edited {
-  return task.kind === 'fold' ? fold(task.body) : edit(task.body, task.markdown, task.diffTimeoutMs);
+export default function run(task: YjsTask): Folded | Edited | Uint8Array[] {
+  if (task.kind === 'fold') return fold(task.body);
+  if (task.kind === 'slice') return slice(task.body, task.structsPerSlice);
+  return edit(task.body, task.markdown, task.diffTimeoutMs);
 }

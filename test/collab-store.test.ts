@@ -202,6 +202,53 @@ describe('DocumentStore', () => {
     }
   });
 
+  it('preloads a large document a slice at a time for its live editors: acquired without a load in one go, or let go unused', async () => {
+    const doc = newDocument();
+    const pool = new WorkerPool({ maxThreads: 1 });
+    const slicing = new DocumentStore({ db: database.db, clock, workers: new YjsWorkers(pool), offloadMinBytes: 0, preloadWaitMs: 200 });
+    try {
+      // Many clients' scattered edits: thousands of pieces.
+      const c = client();
+      for (let i = 0; i < 3_000; i++) {
+        c.doc.clientID = 10 + (i % 16);
+        c.text.insert((i * 7919) % (c.text.length + 1), ` w${i}`);
+      }
+      slicing.applyUpdate(doc.id, Y.encodeStateAsUpdate(c.doc), userId);
+      await slicing.settled();
+      const loads = vi.spyOn(slicing as unknown as { load: (id: string) => unknown }, 'load');
+      await slicing.preload(doc.id);
+      expect(slicing.isLive(doc.id)).toBe(true);
+      const live = slicing.acquire(doc.id);
+      expect(loads).not.toHaveBeenCalled();
+      expect(live.getText(CONTENT_FIELD).toString()).toBe(c.text.toString());
+      // It takes and stores edits as a document loaded in one go does.
+      live.getText(CONTENT_FIELD).insert(0, 'Live. ');
+      slicing.release(doc.id);
+      await slicing.settled();
+      expect(slicing.isLive(doc.id)).toBe(false);
+      expect(new DocumentStore({ db: database.db, clock }).getText(doc.id)).toBe(`Live. ${c.text.toString()}`);
+
+      // Preloaded and never acquired: it leaves memory after the wait, nothing written.
+      const rows = updateRows(doc.id).length;
+      await slicing.preload(doc.id);
+      expect(slicing.isLive(doc.id)).toBe(true);
+      await eventually(() => !slicing.isLive(doc.id), 5_000, 'let go unused');
+      expect(updateRows(doc.id)).toHaveLength(rows);
+
+      // A write while it loads is not lost: on top of what was loaded, or (a new state stored
+      // meanwhile) what was loaded is let go and the acquire loads the document as usual.
+      const loading = slicing.preload(doc.id);
+      await slicing.replaceText(doc.id, `Replaced. ${c.text.toString()}`, userId);
+      await loading;
+      expect(slicing.acquire(doc.id).getText(CONTENT_FIELD).toString()).toBe(`Replaced. ${c.text.toString()}`);
+      slicing.release(doc.id);
+      await slicing.settled();
+    } finally {
+      slicing.close();
+      await pool.close();
+    }
+  });
+
   it('live documents pass stored updates to subscribers with their origin, and compact on last release', async () => {
     const doc = newDocument();
     const live = store.acquire(doc.id);
