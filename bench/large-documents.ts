@@ -310,6 +310,8 @@ async function main() {
         const open = async (preload: boolean) => {
           if (preload) await deps.documents.preload(id);
           deps.documents.acquire(id);
+          // The client's sync step 1 arrives in a later turn.
+          await new Promise((r) => setImmediate(r));
           deps.documents.encodeState(id, Y.encodeStateVector(new Y.Doc()));
           deps.documents.release(id);
         };

@@ -114,8 +114,8 @@ export function applyEdits(text: Y.Text, parts: ReturnType<typeof textEdits>, or
 /**
  * The body as updates that, applied in order to an empty Y.Doc, each integrate whole (nothing left
  * pending) and together give the body: its structs in an order where each comes after what it was
- * placed against (its left and right origins and its parent), at most `structsPerSlice` per
- * update, then its deletions. Applying one such update takes a few milliseconds where the whole
+ * placed against (its left and right origins and its parent), then its deletions, at most
+ * `structsPerSlice` structs or deleted ranges per update. Applying one such update takes a few milliseconds where the whole
  * body takes Yjs ~200 ms for ~100,000 pieces, so the store can load a large document for its live
  * editors a slice per turn of the event loop. Checked here by applying them: should they not give
  * the body exactly, the body is answered whole.
@@ -126,8 +126,7 @@ export function slice(body: StoredBody, structsPerSlice: number): Uint8Array[] {
     const whole = Y.encodeStateAsUpdate(doc);
     const slices = structSlices(doc, structsPerSlice);
     if (slices === null) return [whole];
-    // The deletions: an update of no structs but the whole delete set.
-    slices.push(Y.diffUpdate(whole, Y.encodeStateVector(doc)));
+    slices.push(...deletionSlices(doc, structsPerSlice));
     return sameBody(doc, slices) ? slices : [whole];
   } finally {
     doc.destroy();
@@ -192,6 +191,37 @@ function encodeStructs(groups: Map<number, Struct[]>): Uint8Array {
   // An empty delete set.
   encoding.writeVarUint(encoder.restEncoder, 0);
   return encoder.toUint8Array();
+}
+
+/** The deletions, as updates of no structs, at most `rangesPerSlice` deleted ranges each. */
+function deletionSlices(doc: Y.Doc, rangesPerSlice: number): Uint8Array[] {
+  const ranges: [number, { clock: number; len: number }][] = [];
+  const ds = Y.createDeleteSetFromStructStore(doc.store) as unknown as { clients: Map<number, { clock: number; len: number }[]> };
+  for (const [client, items] of [...ds.clients].sort((a, b) => b[0] - a[0])) for (const item of items) ranges.push([client, item]);
+  const slices: Uint8Array[] = [];
+  for (let start = 0; start < ranges.length; start += rangesPerSlice) {
+    const byClient = new Map<number, { clock: number; len: number }[]>();
+    for (const [client, item] of ranges.slice(start, start + rangesPerSlice)) {
+      const list = byClient.get(client);
+      if (list) list.push(item);
+      else byClient.set(client, [item]);
+    }
+    const encoder = new Y.UpdateEncoderV1();
+    // No structs, then the delete set as Yjs writes one.
+    encoding.writeVarUint(encoder.restEncoder, 0);
+    encoding.writeVarUint(encoder.restEncoder, byClient.size);
+    for (const [client, items] of byClient) {
+      encoder.resetDsCurVal();
+      encoding.writeVarUint(encoder.restEncoder, client);
+      encoding.writeVarUint(encoder.restEncoder, items.length);
+      for (const item of items) {
+        encoder.writeDsClock(item.clock);
+        encoder.writeDsLen(item.len);
+      }
+    }
+    slices.push(encoder.toUint8Array());
+  }
+  return slices;
 }
 
 /** Whether applying `updates` in order to an empty Y.Doc leaves nothing pending and gives `doc`'s state and text. */

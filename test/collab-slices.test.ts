@@ -66,7 +66,7 @@ describe('slice', () => {
     expect(copy.getText(CONTENT_FIELD).toString()).toBe(doc.getText(CONTENT_FIELD).toString());
   });
 
-  it('answers an empty body as nothing to apply but an empty update', () => {
+  it('answers an empty body as nothing to apply', () => {
     const slices = slice({ state: null, updates: [] }, 100);
     const copy = new Y.Doc();
     for (const update of slices) Y.applyUpdate(copy, update);
