@@ -220,6 +220,17 @@ export interface Snapshot {
   markdown: string;
 }
 
+/** A document's stored body as read for a load or a worker (DocumentStore.readStored). */
+interface StoredRows {
+  tenantId: string;
+  state: { state: Buffer; throughUpdateId: number; hasMarkdown: number } | undefined;
+  /** The log rows after the state, in order. */
+  log: { id: number; data: Buffer | null }[];
+  body: StoredBody;
+  /** The last log row the body reaches (the state's, when no row follows it). */
+  through: number;
+}
+
 /** A change applied in memory whose log row is not written yet. */
 interface QueuedChange {
   documentId: string;
@@ -387,8 +398,7 @@ export class DocumentStore {
     }
     loaded.refs += 1;
     loaded.leaving = false;
-    clearTimeout(loaded.expiry);
-    loaded.expiry = undefined;
+    stopExpiry(loaded);
     return loaded.doc;
   }
 
@@ -413,12 +423,9 @@ export class DocumentStore {
 
   private async loadInSlices(documentId: string): Promise<void> {
     this.flush();
-    const meta = this.reads.tenantOf.get({ documentId });
-    if (!meta) throw new UnknownDocumentError(`document ${documentId} does not exist`);
-    const state = this.reads.state.get({ documentId });
-    const log = this.reads.logAfter.all({ documentId, through: state?.throughUpdateId ?? 0 });
-    const body = { state: state?.state ?? null, updates: log.map((row) => row.data!) };
-    const slices = await this.inWorker(documentId, (workers) => workers.slice(body, STRUCTS_PER_SLICE));
+    const stored = this.readStored(documentId);
+    const { state, log } = stored;
+    const slices = await this.inWorker(documentId, (workers) => workers.slice(stored.body, STRUCTS_PER_SLICE));
     const doc = new Y.Doc();
     try {
       for (let i = 0; i < slices.length; i++) {
@@ -432,9 +439,9 @@ export class DocumentStore {
         return;
       }
       // What was written meanwhile (a REST write to a document no one held), after it.
-      const since = this.reads.logAfter.all({ documentId, through: log.at(-1)?.id ?? state?.throughUpdateId ?? 0 });
+      const since = this.reads.logAfter.all({ documentId, through: stored.through });
       const dropped = replay(doc, { state: null, updates: since.map((row) => row.data!) });
-      const loaded = this.track(documentId, meta.tenantId, doc, state, [...log, ...since], dropped);
+      const loaded = this.track(documentId, { ...stored, log: [...log, ...since] }, doc, dropped);
       this.live.set(documentId, loaded);
       loaded.expiry = setTimeout(() => {
         loaded.expiry = undefined;
@@ -473,7 +480,7 @@ export class DocumentStore {
     if (!loaded || loaded.refs > 0) return;
     this.flush();
     if (this.live.get(documentId) !== loaded) return;
-    clearTimeout(loaded.expiry);
+    stopExpiry(loaded);
     this.live.delete(documentId);
     loaded.doc.destroy();
   }
@@ -484,8 +491,7 @@ export class DocumentStore {
    */
   private unload(loaded: LoadedDoc, inline = false): void {
     const documentId = loaded.id;
-    clearTimeout(loaded.expiry);
-    loaded.expiry = undefined;
+    stopExpiry(loaded);
     // What is queued is stored before the state is compacted; if it cannot be, the flush has
     // dropped the document already.
     this.flush();
@@ -683,14 +689,19 @@ export class DocumentStore {
     return row.bytes >= this.offloadMinBytes;
   }
 
-  /** The stored body (call after `flush`): state, log rows after it, and the last row it reaches. */
-  private readStored(documentId: string): { tenantId: string; body: StoredBody; through: number } {
+  /**
+   * The stored body (call after `flush`): its state row and the log rows after it, as the workers
+   * and `replay` take them, and the last row it reaches.
+   */
+  private readStored(documentId: string): StoredRows {
     const meta = this.reads.tenantOf.get({ documentId });
     if (!meta) throw new UnknownDocumentError(`document ${documentId} does not exist`);
     const state = this.reads.state.get({ documentId });
     const log = this.reads.logAfter.all({ documentId, through: state?.throughUpdateId ?? 0 });
     return {
       tenantId: meta.tenantId,
+      state,
+      log,
       body: { state: state?.state ?? null, updates: log.map((row) => row.data!) },
       through: log.at(-1)?.id ?? state?.throughUpdateId ?? 0,
     };
@@ -866,7 +877,7 @@ export class DocumentStore {
     if (markdownBytes > this.maxDocumentBytes) throw new DocumentTooLargeError(markdownBytes, this.maxDocumentBytes);
     return this.exclusive(documentId, async () => {
       const before = options.snapshotBefore ? await this.snapshot(documentId) : undefined;
-      if (this.offloads(documentId) || markdownBytes >= this.offloadMinBytes) await this.replaceInWorker(documentId, markdown, userId);
+      if (this.workers && (this.offloads(documentId) || markdownBytes >= this.offloadMinBytes)) await this.replaceInWorker(documentId, markdown, userId);
       else this.replaceInline(documentId, markdown, userId);
       return { before };
     });
@@ -903,11 +914,10 @@ export class DocumentStore {
    * the log, with the fold as the compacted state when no other change came in between.
    */
   private async replaceInWorker(documentId: string, markdown: string, userId: string | null): Promise<void> {
-    if (!this.workers) return this.replaceInline(documentId, markdown, userId);
     this.flush();
     const { tenantId, body, through } = this.readStored(documentId);
     const edited = await this.inWorker(documentId, (workers) => workers.edit(body, markdown));
-    if (!edited.update) return;
+    if (edited.update === null) return;
     // The worker's text after the edits is `markdown` (it checks), not sent back.
     const bytes = edited.state.byteLength;
     if (bytes > this.maxDocumentBytes + (edited.inserts ? 0 : DELETE_HEADROOM)) throw new DocumentTooLargeError(bytes, this.maxDocumentBytes);
@@ -983,35 +993,24 @@ export class DocumentStore {
   }
 
   private load(documentId: string): LoadedDoc {
-    const meta = this.reads.tenantOf.get({ documentId });
-    if (!meta) throw new UnknownDocumentError(`document ${documentId} does not exist`);
-    const state = this.reads.state.get({ documentId });
-    const through = state?.throughUpdateId ?? 0;
-    const log = this.reads.logAfter.all({ documentId, through });
+    const stored = this.readStored(documentId);
     const doc = new Y.Doc();
     let dropped: boolean;
     try {
-      dropped = replay(doc, { state: state?.state ?? null, updates: log.map((row) => row.data!) });
+      dropped = replay(doc, stored.body);
     } catch (err) {
       doc.destroy();
       this.logger?.error({ err, documentId }, 'stored document cannot be loaded');
       throw new UnreadableDocumentError(`the stored body of document ${documentId} cannot be loaded: ${(err as Error).message}`);
     }
-    return this.track(documentId, meta.tenantId, doc, state, log, dropped);
+    return this.track(documentId, stored, doc, dropped);
   }
 
   /**
    * A loaded Y.Doc as the store keeps it: what its stored state and log rows (`log`, after the
    * state) weigh, and every change to it queued for the log from now on.
    */
-  private track(
-    documentId: string,
-    tenantId: string,
-    doc: Y.Doc,
-    state: { state: Buffer; throughUpdateId: number; hasMarkdown: number } | undefined,
-    log: { id: number; data: Buffer | null }[],
-    dropped: boolean,
-  ): LoadedDoc {
+  private track(documentId: string, { tenantId, state, log }: Pick<StoredRows, 'tenantId' | 'state' | 'log'>, doc: Y.Doc, dropped: boolean): LoadedDoc {
     const through = state?.throughUpdateId ?? 0;
     let logBytes = 0;
     for (const row of log) logBytes += row.data!.byteLength;
@@ -1182,7 +1181,7 @@ export class DocumentStore {
    */
   private drop(loaded: LoadedDoc, err: Error): void {
     if (this.live.get(loaded.id) !== loaded) return;
-    clearTimeout(loaded.expiry);
+    stopExpiry(loaded);
     this.live.delete(loaded.id);
     const subscribers = loaded.subscribers;
     loaded.subscribers = NO_SUBSCRIBERS;
@@ -1299,6 +1298,12 @@ export class DocumentStore {
       }
     }
   }
+}
+
+/** A preloaded document is held, or leaves: its wait ends. */
+function stopExpiry(loaded: LoadedDoc): void {
+  clearTimeout(loaded.expiry);
+  loaded.expiry = undefined;
 }
 
 /**

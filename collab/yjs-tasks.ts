@@ -22,15 +22,17 @@ export interface Folded {
 }
 
 /**
- * A body whose text was made equal to new Markdown: the change as one update (null when the text
- * was equal already), and the result's state (its text is the Markdown asked for).
+ * A body whose text was made equal to new Markdown: the change as one update, and the result's
+ * state (its text is the Markdown asked for); `update` null when the text was equal already.
  */
-export interface Edited {
-  state: Uint8Array;
-  update: Uint8Array | null;
-  /** Whether the change inserts text (a change that only deletes may take a document at its size limit a little past it). */
-  inserts: boolean;
-}
+export type Edited =
+  | { update: null }
+  | {
+      update: Uint8Array;
+      state: Uint8Array;
+      /** Whether the change inserts text (a change that only deletes may take a document at its size limit a little past it). */
+      inserts: boolean;
+    };
 
 export type YjsTask =
   | { kind: 'fold'; body: StoredBody }
@@ -80,11 +82,11 @@ export function edit(body: StoredBody, markdown: string, diffTimeoutMs?: number)
   try {
     const text = doc.getText(CONTENT_FIELD);
     const current = text.toString();
-    if (current === markdown) return { update: null, inserts: false, state: Y.encodeStateAsUpdate(doc) };
+    if (current === markdown) return { update: null };
     let update: Uint8Array | null = null;
     doc.on('update', (u: Uint8Array) => (update = u));
     const inserts = applyEdits(text, textEdits(current, markdown, diffTimeoutMs));
-    if (text.toString() !== markdown) throw new Error('the edits did not give the text asked for');
+    if (text.toString() !== markdown || update === null) throw new Error('the edits did not give the text asked for');
     return { update, inserts, state: Y.encodeStateAsUpdate(doc) };
   } finally {
     doc.destroy();

@@ -219,10 +219,12 @@ describe('the Markdown beside the state', () => {
     expect(loads).not.toHaveBeenCalled();
   });
 
-  it('a write or version of a large document while too much work waits for the worker threads is 503 with Retry-After and stores nothing', async () => {
+  it('a write, version or revert of a large document while too much work waits for the worker threads is 503 with Retry-After and stores nothing', async () => {
     const store = t.deps.documents;
     const body = 'y'.repeat(300 * 1024);
     const { id } = await createDoc(t, owner, { title: 'Busy', content: body });
+    const saved = await t.call('POST', `/api/documents/${id}/versions`, { as: owner, body: { name: 'saved' } });
+    expect(saved.status).toBe(201);
     // A live change leaves the stored state behind it: a version needs a fold.
     store.acquire(id).getText(CONTENT_FIELD).insert(0, 'z');
     const stored = () => t.db.select().from(documentUpdates).where(eq(documentUpdates.documentId, id)).all().length;
@@ -233,7 +235,10 @@ describe('the Markdown beside the state', () => {
       expectProblem(res, 503, 'service_unavailable');
       expect(res.headers.get('retry-after')).toBe('5');
       expectProblem(await t.call('POST', `/api/documents/${id}/versions`, { as: owner, body: { name: 'busy' } }), 503, 'service_unavailable');
-      expect(versionRows(id)).toHaveLength(0);
+      const revert = await t.call('POST', `/api/documents/${id}/versions/${saved.body.id}/revert`, { as: owner });
+      expectProblem(revert, 503, 'service_unavailable');
+      expect(revert.headers.get('retry-after')).toBe('5');
+      expect(versionRows(id).map((v) => v.name)).toEqual(['saved']);
       // Let go while the threads are busy: it stays in memory, serving reads, and asks again later.
       store.release(id);
       await store.settled();
