@@ -65,7 +65,7 @@ export const learnerStateSchema = z
     saved_at: timestamp.nullable(),
     remind_at: timestamp.nullable(),
     completed_from_shelf: z.boolean(),
-    shelf_days: z.number().nullable(),
+    shelf_days: z.number().nullable().openapi({ description: 'Days it last spent on the shelf before it was taken off or completed from there, to two decimals; null until then' }),
     xp_awarded: z.number().int(),
   })
   .openapi('ActivityLearnerState');

@@ -289,7 +289,7 @@ export function courseSummary(db: Db, clock: Clock, q: { tenantId: string; cours
       .get()?.n ?? 0;
 
   // The gradebook's own standing of each student (weighted percent and letter), counted by letter.
-  const gradebook = loadGradebook(db, getOffering(db, tenantId, courseId));
+  const gradebook = loadGradebook(db, getOffering(db, tenantId, courseId), roster);
   const percents = gradebook.students.map((s) => s.weightedPercent).filter((p): p is number => p !== null);
   const gradeStats = describeScores(Float64Array.from(percents));
   const letters = new Map(gradebook.settings.letterScale.map((l) => [l.letter, 0]));

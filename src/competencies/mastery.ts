@@ -112,7 +112,7 @@ function courseEvidence(db: Db, tenantId: string, courseId: string): Evidence {
  * every competency of the tenant (or of one framework).
  */
 function learnerEvidence(db: Db, tenantId: string, userId: string, courseId: string | null, frameworkId: string | null): Evidence {
-  const courseIds = courseIdsOfRecord(db, tenantId, userId).filter((id) => courseId === null || id === courseId);
+  const courseIds = courseIdsOfRecord(db, tenantId, userId, courseId ?? undefined);
   const json = JSON.stringify(courseIds);
   const inCourses = 'course_id IN (SELECT value FROM json_each(?))';
   const competencies = (

@@ -17,7 +17,7 @@
 //   (requireSeatTime, called by the activities area in its transaction).
 //
 // This folder never imports `activities` (activities imports it for the gate).
-import { and, asc, count, desc, eq, gte, inArray, isNull, lt, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gte, isNull, lt, sql } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import {
   activities,
@@ -32,7 +32,7 @@ import { sqlPageBounds, type PageQuery } from '../http/pagination';
 import type { Clock } from '../lib/clock';
 import { newId } from '../lib/ids';
 import { preparedFor } from '../lib/prepared';
-import { studentsOfRecord } from '../memberships/service';
+import { studentsOfRecord, type StudentOfRecord } from '../memberships/service';
 import { findNode, type CourseNode } from '../sequencing/edges';
 import { learnerCourseState } from '../sequencing/state';
 
@@ -362,12 +362,7 @@ export function requireSeatTime(tx: Db, clock: Clock, q: { tenantId: string; use
 
 // ---------------------------------------------------------------- the course report
 
-export interface ReportLearner {
-  userId: string;
-  name: string;
-  email: string;
-  enrollmentStatus: 'active' | 'completed';
-}
+export type ReportLearner = Pick<StudentOfRecord, 'userId' | 'name' | 'email' | 'enrollmentStatus'>;
 
 export interface ReportRow {
   learner: ReportLearner;
@@ -442,7 +437,7 @@ function meetsAll(blocks: Requirement[], credited: Float64Array | undefined): bo
 export function courseReport(db: Db, tenantId: string, courseId: string, page?: PageQuery): CourseReport & { total: number } {
   const blocks = courseRequirements(db, courseId);
   // The course's students of record, by name: the report's learners.
-  const learners: ReportLearner[] = studentsOfRecord(db, tenantId, courseId).map(({ userId, name, email, enrollmentStatus }) => ({ userId, name, email, enrollmentStatus }));
+  const learners: ReportLearner[] = studentsOfRecord(db, tenantId, courseId);
   const credited = creditedByLearner(db, courseId, blocks);
   let compliantLearners = 0;
   for (const l of learners) if (meetsAll(blocks, credited.get(l.userId))) compliantLearners++;

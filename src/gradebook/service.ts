@@ -2,7 +2,7 @@
 // with their change history, per-offering settings, and the whole-offering views (summary,
 // spreadsheet) computed set-based: a handful of queries per request, never one per student.
 // An offering is a course; every query is scoped to the caller's tenant.
-import { and, asc, desc, eq, getTableColumns, gt, inArray, isNull, max, ne, type SQL, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, gt, isNull, max, ne, sql } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import {
   activities,
@@ -20,7 +20,7 @@ import {
 import type { Clock } from '../lib/clock';
 import { deleteAlignmentsTo } from '../competencies/cleanup';
 import { getCourse } from '../courses/service';
-import { membershipOf, STUDENT_OF_RECORD_STATUSES, studentsOfRecord } from '../memberships/service';
+import { isStudentOfRecord, studentsOfRecord, type StudentOfRecord } from '../memberships/service';
 import { appendEvent } from '../events/log';
 import { conflict, notFound, unprocessable, type FieldError } from '../http/errors';
 import { pageBounds, sqlPageBounds, type PageQuery } from '../http/pagination';
@@ -56,12 +56,6 @@ export function getOffering(db: Db, tenantId: string, offeringId: string): Offer
   return { id: course.id, tenantId: course.tenantId, slug: course.slug, status: course.status };
 }
 
-/** Whether the user is a student of record of the offering: the only people who can be graded. */
-export function isStudentOfRecord(db: Db, tenantId: string, offeringId: string, userId: string): boolean {
-  const membership = membershipOf(db, tenantId, offeringId, userId);
-  return membership?.role === 'student' && (STUDENT_OF_RECORD_STATUSES as readonly string[]).includes(membership.status);
-}
-
 export interface StudentRef {
   id: string;
   name: string;
@@ -73,19 +67,7 @@ export interface StudentRef {
  * the course still has grades to read. 404 for anyone never enrolled as a student.
  */
 export function getStudent(db: Db, offering: Offering, studentId: string): StudentRef {
-  const row = studentsOf(db, offering, eq(enrollments.userId, studentId)).get();
-  if (!row) throw notFound('Student');
-  return row;
-}
-
-/** Students of record of the offering by name (ASCII case ignored): the rows of the summary and the spreadsheet. */
-function rosterOf(db: Db, offering: Offering): StudentRef[] {
-  return studentsOfRecord(db, offering.tenantId, offering.id).map(({ userId, name, email }) => ({ id: userId, name, email }));
-}
-
-/** Users enrolled as students of the offering (any status), narrowed by `condition`. */
-function studentsOf(db: Db, offering: Offering, condition: SQL) {
-  return db
+  const row = db
     .select({ id: users.id, name: users.name, email: users.email })
     .from(enrollments)
     .innerJoin(users, eq(users.id, enrollments.userId))
@@ -94,9 +76,12 @@ function studentsOf(db: Db, offering: Offering, condition: SQL) {
         eq(enrollments.tenantId, offering.tenantId),
         eq(enrollments.courseId, offering.id),
         eq(enrollments.role, 'student'),
-        condition,
+        eq(enrollments.userId, studentId),
       ),
-    );
+    )
+    .get();
+  if (!row) throw notFound('Student');
+  return row;
 }
 
 // ---------------------------------------------------------------- assignments
@@ -512,7 +497,11 @@ const UUID_LENGTH = 36;
  * of record × assignments, with each student's weighted percent and letter. Grades of dropped
  * students stay stored but are left out here.
  */
-export function loadGradebook(db: Db, offering: Offering): Gradebook {
+/**
+ * The offering's gradebook, its rows its students of record by name (ASCII case ignored), as
+ * memberships' studentsOfRecord reads them (or `ofRecord`, when the caller has read them already).
+ */
+export function loadGradebook(db: Db, offering: Offering, ofRecord: StudentOfRecord[] = studentsOfRecord(db, offering.tenantId, offering.id)): Gradebook {
   const settings = getSettings(db, offering);
   const assignments = db
     .select()
@@ -520,7 +509,7 @@ export function loadGradebook(db: Db, offering: Offering): Gradebook {
     .where(and(eq(gradebookAssignments.tenantId, offering.tenantId), eq(gradebookAssignments.courseId, offering.id)))
     .orderBy(...assignmentOrder)
     .all();
-  const roster = rosterOf(db, offering);
+  const roster: StudentRef[] = ofRecord.map(({ userId, name, email }) => ({ id: userId, name, email }));
   // One row per student (kept by triggers on the grades: see `gradebookStudentScores`): handing
   // 100,000 grades to JavaScript one by one, or even packing them per student at read time, costs
   // several times what reading 1,000 packed rows does. Scores are exact (SQLite writes 17 digits).

@@ -67,7 +67,7 @@ export function isStudentOf(db: Db, tenantId: string, courseId: string, userId: 
  * final grades and figures are often read after its students are marked completed); a dropped
  * student is not one.
  */
-export const STUDENT_OF_RECORD_STATUSES = ['active', 'completed'] as const;
+const STUDENT_OF_RECORD_STATUSES = ['active', 'completed'] as const;
 
 /** Enrollments of students of record (see STUDENT_OF_RECORD_STATUSES), as a condition on `enrollments`. */
 export const studentOfRecord: SQL = and(eq(enrollments.role, 'student'), inArray(enrollments.status, [...STUDENT_OF_RECORD_STATUSES]))!;
@@ -107,11 +107,18 @@ export function studentsOfRecord(db: Db, tenantId: string, courseId: string): St
   return rowsNamed<StudentOfRecord>(studentOfRecordColumns, statement.values({ tenantId, courseId }) as unknown[][]);
 }
 
-/** Live courses of which the user is a student of record (their own analytics and competency progress). */
-export function courseIdsOfRecord(db: Db, tenantId: string, userId: string): string[] {
-  return liveEnrollments(db, tenantId, and(eq(enrollments.userId, userId), studentOfRecord))
+/** Live courses of which the user is a student of record (their own analytics and competency progress); only `courseId` when given. */
+export function courseIdsOfRecord(db: Db, tenantId: string, userId: string, courseId?: string): string[] {
+  const where = and(eq(enrollments.userId, userId), studentOfRecord, courseId === undefined ? undefined : eq(enrollments.courseId, courseId));
+  return liveEnrollments(db, tenantId, where)
     .all()
     .map((r) => r.courseId);
+}
+
+/** Whether the user is a student of record of the course (see STUDENT_OF_RECORD_STATUSES): the only people who can be graded. */
+export function isStudentOfRecord(db: Db, tenantId: string, courseId: string, userId: string): boolean {
+  const membership = membershipOf(db, tenantId, courseId, userId);
+  return membership?.role === 'student' && (STUDENT_OF_RECORD_STATUSES as readonly string[]).includes(membership.status);
 }
 
 /** True when both users hold an enrollment (any role, not dropped) in a common live course. */

@@ -3866,6 +3866,7 @@ export interface components {
              */
             remind_at: string | null;
             completed_from_shelf: boolean;
+            /** @description Days it last spent on the shelf before it was taken off or completed from there, to two decimals; null until then */
             shelf_days: number | null;
             xp_awarded: number;
         } | null;
