@@ -10,7 +10,7 @@ import { newId } from '../src/lib/ids';
 import { RETRY_DELAYS_MS } from '../src/webhooks/service';
 import { expectProblem, makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { insertCourse, insertEnrollment } from './helpers/courses';
-import { emitEvent, startReceiver, type Receiver } from './helpers/webhooks';
+import { emitEvent, startReceiver, until, type Receiver } from './helpers/webhooks';
 
 const privateOk = { webhookAllowHttp: 'true', webhookAllowPrivateTargets: 'true' } as const;
 
@@ -311,7 +311,7 @@ describe('delivery', () => {
     const announced = t.db.select().from(events).where(eq(events.type, 'webhook.disabled')).all().length;
     emitEvent(t.db, t.clock, t.defaultTenantId, 'level.reached', { user_id: admin.user.id, level: 8, total_xp: 80 });
     const pass = t.deps.webhooks.drain();
-    while (receiver.received.length === 0) await new Promise((r) => setTimeout(r, 5));
+    await until(() => receiver.received.length > 0, 10_000, 'the attempt in flight');
     await meanwhile(failing.id);
     await pass;
     const after = (await t.call('GET', `/api/webhooks/${failing.id}`, { as: admin })).body;
@@ -353,7 +353,7 @@ describe('delivery', () => {
     // The API answers at once while a delivery hangs.
     expect((await t.call('GET', '/api/webhooks', { as: admin })).status).toBe(200);
     expect(Date.now() - started).toBeLessThan(1_000);
-    while (ordered.received.length < 5) await new Promise((r) => setTimeout(r, 10));
+    await until(() => ordered.received.length >= 5, 10_000, 'five deliveries in order');
     expect(hung.received).toHaveLength(1);
     await pass;
     // The failed one waits 5 s (order: nothing after it goes first).

@@ -9,7 +9,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 
 /** DATA_DIR/backups: where the API and the command without --out write, and the rotation keeps BACKUP_KEEP. */
-export const BACKUPS_FOLDER = 'backups';
+const BACKUPS_FOLDER = 'backups';
 const BACKUP_NAME = /^lms-(\d{8}T\d{9}Z)(?:-(\d+))?\.sqlite$/;
 const PARTIAL = /^\.(.+)\.(\d+)\.partial$/;
 
@@ -29,7 +29,7 @@ export interface BackupFile {
 }
 
 /** A backup's name for this time, sortable: lms-20261125T031500123Z.sqlite (another suffix if taken). */
-export function backupName(dir: string, at: Date): string {
+function backupName(dir: string, at: Date): string {
   const stamp = at.toISOString().replace(/[-:.]/g, '');
   let name = `lms-${stamp}.sqlite`;
   for (let n = 2; existsSync(path.join(dir, name)); n++) name = `lms-${stamp}-${n}.sqlite`;

@@ -165,7 +165,7 @@ export class WebhookWorker {
       const outcome = await this.send(sub, delivery.messageId, delivery.body, sentAt);
       // Stopped mid-attempt: the delivery stays as it was, due again at the next start.
       if (this.abort.signal.aborted) return;
-      const { delivery: recorded, disabled } = recordAttempt(db, clock, sub, delivery, outcome, { random: this.options.random });
+      const { delivery: recorded, disabled } = recordAttempt(db, clock, delivery, outcome, { random: this.options.random });
       if (!outcome.ok) {
         logger.info(
           { webhookId: sub.id, deliveryId: delivery.id, attempts: recorded.attempts, status: recorded.status, statusCode: outcome.statusCode, error: outcome.error },

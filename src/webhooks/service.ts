@@ -294,15 +294,13 @@ export type AttemptOutcome = SendOutcome;
  * Records one attempt: delivered, or failed and due again after the next wait of the schedule,
  * or failed for good after the last. A failure starts (or continues) the subscription's failing
  * run; three days of it disables the subscription, and a `webhook.disabled` event says so.
- * `final`: no retry (a `webhook.test`), and the subscription's health is left alone. `sub` is
- * the delivery's subscription as the caller read it before sending; the disabling only happens if
- * the subscription is still enabled and failing since the same time (an admin may have changed it
- * while the attempt was in flight).
+ * `final`: no retry (a `webhook.test`), and the subscription's health is left alone. The
+ * disabling is decided on the subscription's row as it is now (an admin may have disabled or
+ * re-enabled it while the attempt was in flight).
  */
 export function recordAttempt(
   db: Db,
   clock: Clock,
-  sub: SubscriptionRow,
   delivery: DeliveryRow,
   outcome: AttemptOutcome,
   options: { final?: boolean; random?: () => number } = {},
@@ -359,8 +357,7 @@ export function recordAttempt(
           .set({ failingSince: nowIso })
           .where(and(eq(webhookSubscriptions.id, delivery.subscriptionId), isNull(webhookSubscriptions.failingSince)))
           .run();
-        const failingSince = sub.failingSince ?? nowIso;
-        if (sub.enabled && now.getTime() - Date.parse(failingSince) >= DISABLE_AFTER_MS) disabled = disableFailing(tx, clock, sub.id, failingSince);
+        disabled = disableFailing(tx, clock, delivery.subscriptionId, new Date(now.getTime() - DISABLE_AFTER_MS).toISOString());
       }
     }
     return { delivery: updated ?? delivery, disabled };
@@ -368,18 +365,23 @@ export function recordAttempt(
 }
 
 /**
- * Disables a subscription failing since `failingSince`, if it still is and is still enabled, and
- * appends the `webhook.disabled` event (with the subscription as it is now). Whether it did.
+ * Disables a subscription that is enabled and has been failing since `cutoff` or earlier, and
+ * appends the `webhook.disabled` event (with the subscription as it is now). Whether it did. (The
+ * times are all toISOString()'s, which compare as text.)
  */
-function disableFailing(tx: Db, clock: Clock, id: string, failingSince: string): boolean {
-  const reason = `every delivery attempt has failed since ${failingSince}`;
+function disableFailing(tx: Db, clock: Clock, id: string, cutoff: string): boolean {
   const sub = tx
     .update(webhookSubscriptions)
-    .set({ enabled: false, disabledReason: reason, updatedAt: clock.now().toISOString() })
-    .where(and(eq(webhookSubscriptions.id, id), eq(webhookSubscriptions.enabled, true), eq(webhookSubscriptions.failingSince, failingSince)))
+    .set({
+      enabled: false,
+      disabledReason: sql`'every delivery attempt has failed since ' || ${webhookSubscriptions.failingSince}`,
+      updatedAt: clock.now().toISOString(),
+    })
+    .where(and(eq(webhookSubscriptions.id, id), eq(webhookSubscriptions.enabled, true), lte(webhookSubscriptions.failingSince, cutoff)))
     .returning()
     .get();
   if (!sub) return false;
+  const reason = sub.disabledReason!;
   appendEvent(tx, clock, {
     tenantId: sub.tenantId,
     type: 'webhook.disabled',

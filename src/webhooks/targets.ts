@@ -151,12 +151,9 @@ export async function resolveTarget(url: URL, policy: TargetPolicy): Promise<Res
  */
 export async function vetNewTarget(raw: string, policy: TargetPolicy): Promise<URL> {
   const url = checkTargetUrl(raw, policy);
-  try {
-    await resolveTarget(url, policy);
-  } catch (err) {
-    // Only a host name can fail to resolve (an address literal never does).
-    if (err instanceof TargetUnresolved) return url;
-    throw err;
-  }
+  // Only a host name can fail to resolve (an address literal never does).
+  await resolveTarget(url, policy).catch((err: unknown) => {
+    if (!(err instanceof TargetUnresolved)) throw err;
+  });
   return url;
 }
