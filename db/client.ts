@@ -37,14 +37,22 @@ export interface Database_ {
   close(): void;
 }
 
-/** WAL pages the serving connection lets pile up before it checkpoints itself (a safety net). */
-const FALLBACK_AUTOCHECKPOINT_PAGES = 20_000;
+/**
+ * How large the WAL may grow before the serving connection checkpoints it itself (a safety net).
+ * The WAL starts over only when a write begins after a checkpoint has copied all of it, which a
+ * steady stream of large writes (5 MiB documents copied one after another) can deny it for a
+ * while: it then grows, to 100–300 MB in the benchmark, and the serving connection's own
+ * checkpoint stalls the event loop for its fsyncs (150–500 ms on a busy disk).
+ */
+const FALLBACK_WAL_BYTES = 256 * 1024 * 1024;
 /** SQLite's own default, for when the serving connection checkpoints by itself. */
 const DEFAULT_AUTOCHECKPOINT_PAGES = 1_000;
 
 /**
  * Moves WAL checkpoints of a file database to a worker thread: the serving connection then only
- * appends to the WAL, and live edits never wait for a checkpoint's writes and fsyncs.
+ * appends to the WAL, and live edits never wait for a checkpoint's writes and fsyncs. The worker
+ * looks every `intervalMs` (100 ms): soon enough after each write that the WAL mostly starts over
+ * rather than grows, and a look with nothing to copy costs no I/O.
  *
  * The worker is plain JavaScript and starts with no node flags of its own (`execArgv: []`): it
  * would otherwise inherit the process's preloads (`--import`/`--require` of a TypeScript file, an
@@ -57,11 +65,12 @@ export function startBackgroundCheckpoints(
 ): { stop(): Promise<void> } {
   const file = database.sqlite.name;
   const worker = new Worker(new URL('./checkpoint-worker.mjs', import.meta.url), {
-    workerData: { file, intervalMs: options.intervalMs ?? 1_000, timed: options.onCheckpoint !== undefined },
+    workerData: { file, intervalMs: options.intervalMs ?? 100, timed: options.onCheckpoint !== undefined },
     execArgv: [],
   });
   worker.unref();
-  database.sqlite.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
+  const pageSize = database.sqlite.pragma('page_size', { simple: true }) as number;
+  database.sqlite.pragma(`wal_autocheckpoint = ${Math.ceil(FALLBACK_WAL_BYTES / pageSize)}`);
   const fallBack = (err: unknown) => {
     if (!database.sqlite.open) return;
     database.sqlite.pragma(`wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT_PAGES}`);
