@@ -32,6 +32,7 @@ import { sqlPageBounds, type PageQuery } from '../http/pagination';
 import type { Clock } from '../lib/clock';
 import { newId } from '../lib/ids';
 import { preparedFor } from '../lib/prepared';
+import { iso } from '../lib/time';
 import { studentsOfRecord, type StudentOfRecord } from '../memberships/service';
 import { findNode, type CourseNode } from '../sequencing/edges';
 import { learnerCourseState } from '../sequencing/state';
@@ -148,9 +149,6 @@ function ownSession(db: Db, learner: Learner, id: string): SeatSessionRow {
   if (!row) throw notFound('Seat-time session');
   return row;
 }
-
-/** A time kept in milliseconds (seat-session rows), as the API writes it. */
-export const iso = (ms: number): string => new Date(ms).toISOString();
 
 function endedConflict(s: SeatSessionRow): AppError {
   const at = iso(s.endedAtMs!);
