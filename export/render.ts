@@ -21,21 +21,27 @@ const INLINE_MAX: Record<ExportFormat | 'page', number> = {
   docx: 12 * 1024,
 };
 
-type RenderTask = { kind: 'file'; source: ExportSource; format: ExportFormat } | { kind: 'page'; title: string; markdown: string };
+type FileTask = { kind: 'file'; source: ExportSource; format: ExportFormat };
+type PageTask = { kind: 'page'; title: string; markdown: string };
+type RenderTask = FileTask | PageTask;
 
-/** The worker threads' task. */
+/** The worker threads' task, and the event loop's for small bodies: the one place a task meets its renderer. */
+export default function render(task: FileTask): Promise<ExportFile>;
+export default function render(task: PageTask): string;
 export default function render(task: RenderTask): Promise<ExportFile> | string {
   return task.kind === 'file' ? exportDocument(task.source, task.format) : standalonePage(task.title, markdownToHtml(task.markdown));
 }
 
 /** The document as a file of `format`. */
 export function renderFile(workers: WorkerPool, source: ExportSource, format: ExportFormat): Promise<ExportFile> {
-  if (source.markdown.length <= INLINE_MAX[format]) return exportDocument(source, format);
-  return workers.run<ExportFile>(TASK, { kind: 'file', source, format } satisfies RenderTask);
+  const task: FileTask = { kind: 'file', source, format };
+  if (source.markdown.length <= INLINE_MAX[format]) return render(task);
+  return workers.run<ExportFile>(TASK, task);
 }
 
 /** The standalone HTML page of the document, as a PDF is printed from it. */
 export async function renderPage(workers: WorkerPool, title: string, markdown: string): Promise<string> {
-  if (markdown.length <= INLINE_MAX.page) return standalonePage(title, markdownToHtml(markdown));
-  return workers.run<string>(TASK, { kind: 'page', title, markdown } satisfies RenderTask);
+  const task: PageTask = { kind: 'page', title, markdown };
+  if (markdown.length <= INLINE_MAX.page) return render(task);
+  return workers.run<string>(TASK, task);
 }

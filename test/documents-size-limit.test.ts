@@ -1,5 +1,5 @@
 // DOCUMENT_MAX_BYTES (issue 21): no document grows past its limit, over REST (creation, copy,
-// revert, PUT content: 413) or live editing (the sender is told permission-denied and stays
+// revert, PUT content, instantiating a template: 413) or live editing (the sender is told permission-denied and stays
 // connected; a message above the limit plus framing is closed with 1009). Deletions keep working
 // at the limit. Here the limit is 64 KiB.
 import { count, eq } from 'drizzle-orm';
@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { CONTENT_FIELD, DocumentStore, DocumentTooLargeError } from '../collab/store';
 import { ConfigError, loadConfig } from '../src/config';
-import { documentUpdates, documentVersions } from '../db/schema';
+import { documents, documentUpdates, documentVersions } from '../db/schema';
 import { newId } from '../src/lib/ids';
 import { expectProblem, makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { share } from './helpers/documents';
@@ -119,6 +119,37 @@ describe.each([
     expect((await t.call('GET', '/api/documents', { as: owner })).body.pagination.total).toBe(before);
     const fits = await t.call('POST', '/api/documents', { as: owner, body: { title: 'Fits', content: text(LIMIT - 200) } });
     expect(fits.status).toBe(201);
+  });
+
+  it('instantiating a template is 413 and creates nothing when the rendered Markdown is too large (no document, no template_id recorded anywhere); a result within the limit is made', async () => {
+    // The body is small; the rendered result grows with the value, repeated four times.
+    const created = await t.call('POST', '/api/templates', {
+      as: t.admin,
+      body: { name: 'Echo', body: '# {{text}}\n\n{{text}}\n\n{{text}}\n\n{{text}}\n', variables: [{ name: 'text', required: true }] },
+    });
+    expect(created.status, created.text).toBe(201);
+    const tpl = created.body;
+    const documentsTotal = async () => (await t.call('GET', '/api/documents', { as: owner })).body.pagination.total as number;
+    const before = await documentsTotal();
+
+    const big = 'a'.repeat(LIMIT / 2);
+    // Rendering alone stores nothing and is not limited by DOCUMENT_MAX_BYTES.
+    const rendered = await t.call('POST', `/api/templates/${tpl.id}/render`, { as: owner, body: { variables: { text: big } } });
+    expect(rendered.status, rendered.text).toBe(200);
+    expect(rendered.body.content.length).toBeGreaterThan(LIMIT);
+
+    const res = await t.call('POST', `/api/templates/${tpl.id}/instantiate`, { as: owner, body: { title: 'Too big', variables: { text: big } } });
+    expectProblem(res, 413, 'payload_too_large');
+    expect(res.body.detail).toMatch(/above the limit of 65536 bytes \(DOCUMENT_MAX_BYTES\)/);
+    expect(res.headers.get('location')).toBeNull();
+    expect(await documentsTotal()).toBe(before);
+    expect(t.db.select({ n: count() }).from(documents).where(eq(documents.templateId, tpl.id)).get()!.n).toBe(0);
+
+    const fits = await t.call('POST', `/api/templates/${tpl.id}/instantiate`, { as: owner, body: { title: 'Fits', variables: { text: 'small' } } });
+    expect(fits.status, fits.text).toBe(201);
+    expect(fits.body.template_id).toBe(tpl.id);
+    expect(await contentOf(fits.body.id)).toBe('# small\n\nsmall\n\nsmall\n\nsmall\n');
+    expect(await documentsTotal()).toBe(before + 1);
   });
 
   it('PUT content past the limit is 413 and changes nothing; a body over DOCUMENT_BODY_LIMIT_BYTES is 413 before it is read', async () => {

@@ -301,10 +301,14 @@ describe('delivery', () => {
     void watching;
   });
 
-  /** A subscription failing for 4 days (the next failure disables it), whose next attempt is in flight when `meanwhile` runs. */
+  /**
+   * A subscription failing for 4 days (the next failure disables it), whose next attempt is in
+   * flight when `meanwhile` runs: the receiver holds its answer (a 500) until `meanwhile` is done.
+   */
   async function failingAttemptInFlight(meanwhile: (id: string) => Promise<void>) {
     receiver = await newReceiver();
-    receiver.fallback = { status: 500, delayMs: 200 };
+    let release!: () => void;
+    receiver.fallback = { status: 500, heldUntil: new Promise<void>((resolve) => (release = resolve)) };
     const failing = await subscribe(receiver);
     const failingSince = new Date(t.clock.now().getTime() - 4 * 24 * 3600_000).toISOString();
     t.db.update(webhookSubscriptions).set({ failingSince }).where(eq(webhookSubscriptions.id, failing.id)).run();
@@ -312,7 +316,11 @@ describe('delivery', () => {
     emitEvent(t.db, t.clock, t.defaultTenantId, 'level.reached', { user_id: admin.user.id, level: 8, total_xp: 80 });
     const pass = t.deps.webhooks.drain();
     await until(() => receiver.received.length > 0, 10_000, 'the attempt in flight');
-    await meanwhile(failing.id);
+    try {
+      await meanwhile(failing.id);
+    } finally {
+      release();
+    }
     await pass;
     const after = (await t.call('GET', `/api/webhooks/${failing.id}`, { as: admin })).body;
     const log = (await t.call('GET', `/api/webhooks/${failing.id}/deliveries`, { as: admin })).body.data;

@@ -64,8 +64,8 @@ export function learnerSummary(db: Db, clock: Clock, q: { tenantId: string; user
     for (const n of state.nodes) if (n.nodeType === 'activity' && n.status === 'completed') activitiesCompleted++;
     if (state.lastActivityAt && (lastActivityAt === null || state.lastActivityAt > lastActivityAt)) lastActivityAt = state.lastActivityAt;
     const s = learnerCourseSeatTime(db, q.userId, courseId);
-    seat.requiredSeconds += s.requirements.requiredSeconds;
-    seat.remainingSeconds += s.requirements.remainingSeconds;
+    seat.requiredSeconds += s.requiredSeconds;
+    seat.remainingSeconds += s.remainingSeconds;
     seat.creditedMs += s.creditedMs;
     const { weightedPercent } = studentGrades(db, getOffering(db, q.tenantId, courseId), { id: q.userId, name: '', email: '' });
     if (weightedPercent !== null) grades.push(weightedPercent);

@@ -22,7 +22,7 @@
 import type { Database } from 'better-sqlite3';
 import type { Db } from '../../db/client';
 import { preparedFor } from '../lib/prepared';
-import { courseIdsOfRecord, studentsOfRecord } from '../memberships/service';
+import { courseIdsOfRecord, studentIdsOfRecord } from '../memberships/service';
 
 export const MASTERY_DESCRIPTION =
   'Mastery: each alignment gives, per learner, a piece of evidence normalised to 0..1: an assignment its grade / score_maximum ' +
@@ -88,7 +88,7 @@ function courseEvidence(db: Db, tenantId: string, courseId: string): Evidence {
            (SELECT DISTINCT k.framework_id FROM competency_alignments a JOIN competencies k ON k.id = a.competency_id WHERE a.course_id = ? AND a.tenant_id = ?)`,
       ).all(...p) as Row[]
     ).map(toCompetency),
-    learners: studentsOfRecord(db, tenantId, courseId).map((s) => s.userId),
+    learners: studentIdsOfRecord(db, tenantId, courseId),
     assignments: raw(db, 'course:assignments', 'SELECT id, score_maximum FROM gradebook_assignments WHERE course_id = ? AND tenant_id = ?').all(...p) as Row[],
     grades: raw(
       db,

@@ -1,5 +1,6 @@
 // Seat-time rows → public JSON (snake_case, ISO timestamps, seconds).
-import { iso, type SeatSessionRow, type SeatTimeStatus } from './service';
+import { iso } from '../lib/time';
+import type { SeatSessionRow, SeatTimeStatus } from './service';
 
 export function presentSession(s: SeatSessionRow) {
   const active = s.endedAtMs === null;

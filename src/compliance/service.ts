@@ -32,6 +32,7 @@ import { sqlPageBounds, type PageQuery } from '../http/pagination';
 import type { Clock } from '../lib/clock';
 import { newId } from '../lib/ids';
 import { preparedFor } from '../lib/prepared';
+import { iso } from '../lib/time';
 import { studentsOfRecord, type StudentOfRecord } from '../memberships/service';
 import { findNode, type CourseNode } from '../sequencing/edges';
 import { learnerCourseState } from '../sequencing/state';
@@ -148,9 +149,6 @@ function ownSession(db: Db, learner: Learner, id: string): SeatSessionRow {
   if (!row) throw notFound('Seat-time session');
   return row;
 }
-
-/** A time kept in milliseconds (seat-session rows), as the API writes it. */
-export const iso = (ms: number): string => new Date(ms).toISOString();
 
 function endedConflict(s: SeatSessionRow): AppError {
   const at = iso(s.endedAtMs!);
@@ -473,19 +471,32 @@ export function listSessions(db: Db, clock: Clock, courseId: string, filter: Ses
   return { rows, total };
 }
 
+/**
+ * A learner's seat time in a course, as analytics gives it. The two kinds of figure count different
+ * time: `requiredSeconds` and `remainingSeconds` are against the requirements of the course's
+ * activities only (time on a block without a requirement, or beyond one, reduces nothing), while
+ * `creditedMs` is all the time credited in the course, on any block.
+ */
 export interface LearnerCourseSeatTime {
-  /** Against every requirement of the course (time on blocks without one counts for nothing here). */
-  requirements: SeatTimeStatus;
-  /** All the time credited in the course, on any block, in milliseconds. */
+  /** Required by the course's activities (their `min_seat_seconds`), in seconds. */
+  requiredSeconds: number;
+  /** Still missing against those requirements, in seconds (0: the learner is compliant). */
+  remainingSeconds: number;
+  /** All the time credited in the course, on any block, with or without a requirement, in milliseconds. */
   creditedMs: number;
 }
 
 /** A learner's seat time in a course, from one read of their credited time per block (analytics' own figures). */
 export function learnerCourseSeatTime(db: Db, userId: string, courseId: string): LearnerCourseSeatTime {
-  const blocks = courseRequirements(db, courseId);
   const byBlock = creditedByBlock(db, courseId, userId);
-  const credited = Float64Array.from(blocks, (b) => byBlock.get(b.activityId) ?? 0);
+  let requiredMs = 0;
+  let remainingMs = 0;
+  for (const b of courseRequirements(db, courseId)) {
+    const req = b.requiredSeconds * 1000;
+    requiredMs += req;
+    remainingMs += Math.max(0, req - (byBlock.get(b.activityId) ?? 0));
+  }
   let creditedMs = 0;
   for (const ms of byBlock.values()) creditedMs += ms;
-  return { requirements: rowFor({ userId, name: '', email: '', enrollmentStatus: 'active' }, blocks, credited).totals, creditedMs };
+  return { requiredSeconds: secondsOf(requiredMs), remainingSeconds: secondsOf(remainingMs), creditedMs };
 }

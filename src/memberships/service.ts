@@ -88,23 +88,37 @@ const studentOfRecordColumns = {
   enrolledAt: enrollments.enrolledAt,
 };
 
+/** The enrollments of a course's students of record, the course and tenant as placeholders: the condition of both reads below. */
+const ofRecordInCourse = (): SQL => and(eq(enrollments.tenantId, sql.placeholder('tenantId')), eq(enrollments.courseId, sql.placeholder('courseId')), studentOfRecord)!;
+
 /**
  * The course's students of record, by name (ASCII case ignored), then id: the learners of the
- * gradebook, the compliance report, the course analytics and competency mastery. One prepared
- * statement per database, its rows named without drizzle's per-field mapping (large classes).
+ * gradebook, the compliance report and the course analytics. One prepared statement per database,
+ * its rows named without drizzle's per-field mapping (large classes).
  */
 export function studentsOfRecord(db: Db, tenantId: string, courseId: string): StudentOfRecord[] {
-  const statement = preparedFor(db, 'memberships:students-of-record', () => {
-    const p = sql.placeholder;
-    return db
+  const statement = preparedFor(db, 'memberships:students-of-record', () =>
+    db
       .select(studentOfRecordColumns)
       .from(enrollments)
       .innerJoin(users, eq(users.id, enrollments.userId))
-      .where(and(eq(enrollments.tenantId, p('tenantId')), eq(enrollments.courseId, p('courseId')), studentOfRecord))
+      .where(ofRecordInCourse())
       .orderBy(sql`${users.name} collate nocase`, asc(users.id))
-      .prepare();
-  });
+      .prepare(),
+  );
   return rowsNamed<StudentOfRecord>(studentOfRecordColumns, statement.values({ tenantId, courseId }) as unknown[][]);
+}
+
+/**
+ * The user ids of the course's students of record (the same people as studentsOfRecord: every
+ * enrollment has its user, a foreign key), in no particular order, without reading or sorting
+ * their names: competency mastery only counts them.
+ */
+export function studentIdsOfRecord(db: Db, tenantId: string, courseId: string): string[] {
+  const statement = preparedFor(db, 'memberships:student-ids-of-record', () =>
+    db.select({ userId: enrollments.userId }).from(enrollments).where(ofRecordInCourse()).prepare(),
+  );
+  return (statement.values({ tenantId, courseId }) as [string][]).map((r) => r[0]);
 }
 
 /** Live courses of which the user is a student of record (their own analytics and competency progress); only `courseId` when given. */

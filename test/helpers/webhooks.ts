@@ -19,7 +19,15 @@ export interface Received {
   arrivedAt: number;
 }
 
-export type Answer = { status?: number; delayMs?: number; body?: string | Buffer; headers?: Record<string, string>; hang?: boolean };
+export type Answer = {
+  status?: number;
+  delayMs?: number;
+  body?: string | Buffer;
+  headers?: Record<string, string>;
+  hang?: boolean;
+  /** Answer only once this settles (then after `delayMs`, if any): the test decides when an attempt in flight ends. */
+  heldUntil?: Promise<unknown>;
+};
 
 export interface Receiver {
   url: string;
@@ -89,8 +97,9 @@ export async function startReceiver(clock?: Clock): Promise<Receiver> {
         res.writeHead(answer.status ?? 204, answer.headers);
         res.end(answer.body);
       };
-      if (answer.delayMs) setTimeout(reply, answer.delayMs);
-      else reply();
+      const answerNow = () => (answer.delayMs ? setTimeout(reply, answer.delayMs) : reply());
+      if (answer.heldUntil) void answer.heldUntil.finally(answerNow);
+      else answerNow();
     });
   });
   server.on('connection', (s) => {
