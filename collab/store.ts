@@ -189,6 +189,12 @@ interface LoadedDoc {
   leaving: boolean;
   /** Preloaded for a connection (see preload): leaves memory when this ends, unless acquired before. */
   expiry?: NodeJS.Timeout;
+  /**
+   * The whole document as one update, encoded by the worker that preloaded it, until its first
+   * change: a new editor's first sync reply without encoding it on the event loop (~50 ms for a
+   * 5 MiB document of ~100,000 pieces).
+   */
+  encoded?: Uint8Array;
 }
 
 /** Optional instrumentation (the server's metrics): told of what the store writes. */
@@ -425,7 +431,7 @@ export class DocumentStore {
     this.flush();
     const stored = this.readStored(documentId);
     const { state, log } = stored;
-    const slices = await this.inWorker(documentId, (workers) => workers.slice(stored.body, STRUCTS_PER_SLICE));
+    const { slices, whole } = await this.inWorker(documentId, (workers) => workers.slice(stored.body, STRUCTS_PER_SLICE));
     const doc = new Y.Doc();
     try {
       for (let i = 0; i < slices.length; i++) {
@@ -442,6 +448,10 @@ export class DocumentStore {
       const since = this.reads.logAfter.all({ documentId, through: stored.through });
       const dropped = replay(doc, { state: null, updates: since.map((row) => row.data!) });
       const loaded = this.track(documentId, { ...stored, log: [...log, ...since] }, doc, dropped);
+      if (since.length === 0) {
+        loaded.encoded = whole;
+        doc.once('update', () => (loaded.encoded = undefined));
+      }
       this.live.set(documentId, loaded);
       loaded.expiry = setTimeout(() => {
         loaded.expiry = undefined;
@@ -652,7 +662,7 @@ export class DocumentStore {
 
   /** The full encoded state (what a named version keeps), or what a peer at `stateVector` lacks. */
   encodeState(documentId: string, stateVector?: Uint8Array): Uint8Array {
-    return this.with(documentId, (loaded) => encode(loaded, stateVector));
+    return this.with(documentId, (loaded) => (loaded.encoded && lacksAll(stateVector) ? loaded.encoded : encode(loaded, stateVector)));
   }
 
   /**
@@ -1323,6 +1333,11 @@ function integrate(loaded: LoadedDoc, update: Uint8Array, origin: Authored, logg
       doc.store.pendingDs = null;
     }
   }
+}
+
+/** No state vector, or an empty one (a peer that has nothing of the document). */
+function lacksAll(stateVector?: Uint8Array): boolean {
+  return stateVector === undefined || (stateVector.length === 1 && stateVector[0] === 0);
 }
 
 /** The document encoded (what a peer at `stateVector` lacks, or all of it). */

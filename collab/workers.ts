@@ -1,6 +1,6 @@
 // The Yjs work on large documents (yjs-tasks.ts), run in the server's worker threads.
 import type { WorkerPool } from '../src/lib/worker-pool';
-import type { Edited, Folded, StoredBody, YjsTask } from './yjs-tasks';
+import type { Edited, Folded, Sliced, StoredBody, YjsTask } from './yjs-tasks';
 
 const TASKS = new URL('./yjs-tasks.ts', import.meta.url);
 /** A worker's diff of a large body may search this long for small edits (off the event loop). */
@@ -13,8 +13,8 @@ export class YjsWorkers {
     return this.pool.run<Folded>(TASKS, { kind: 'fold', body } satisfies YjsTask);
   }
 
-  slice(body: StoredBody, structsPerSlice: number): Promise<Uint8Array[]> {
-    return this.pool.run<Uint8Array[]>(TASKS, { kind: 'slice', body, structsPerSlice } satisfies YjsTask);
+  slice(body: StoredBody, structsPerSlice: number): Promise<Sliced> {
+    return this.pool.run<Sliced>(TASKS, { kind: 'slice', body, structsPerSlice } satisfies YjsTask);
   }
 
   edit(body: StoredBody, markdown: string): Promise<Edited> {

@@ -39,6 +39,12 @@ export type YjsTask =
   | { kind: 'edit'; body: StoredBody; markdown: string; diffTimeoutMs: number }
   | { kind: 'slice'; body: StoredBody; structsPerSlice: number };
 
+/** A body as slices that each integrate whole (see slice), and as one update. */
+export interface Sliced {
+  slices: Uint8Array[];
+  whole: Uint8Array;
+}
+
 /**
  * Applies a stored body to `doc` in one transaction (observers and the update event run once, not
  * per row; Y.mergeUpdates first would be slower: its cost grows faster than the number of updates).
@@ -120,16 +126,17 @@ export function applyEdits(text: Y.Text, parts: ReturnType<typeof textEdits>, or
  * `structsPerSlice` structs or deleted ranges per update. Applying one such update takes a few milliseconds where the whole
  * body takes Yjs ~200 ms for ~100,000 pieces, so the store can load a large document for its live
  * editors a slice per turn of the event loop. Checked here by applying them: should they not give
- * the body exactly, the body is answered whole.
+ * the body exactly, the body is answered whole. `whole` is the body as one update, as Yjs encodes a
+ * document for a peer that has nothing (a new editor's first sync reply).
  */
-export function slice(body: StoredBody, structsPerSlice: number): Uint8Array[] {
+export function slice(body: StoredBody, structsPerSlice: number): Sliced {
   const doc = loaded(body);
   try {
     const whole = Y.encodeStateAsUpdate(doc);
     const slices = structSlices(doc, structsPerSlice);
-    if (slices === null) return [whole];
+    if (slices === null) return { slices: [whole], whole };
     slices.push(...deletionSlices(doc, structsPerSlice));
-    return sameBody(doc, slices) ? slices : [whole];
+    return { slices: sameBody(doc, slices) ? slices : [whole], whole };
   } finally {
     doc.destroy();
   }
@@ -247,7 +254,7 @@ function sameBody(doc: Y.Doc, updates: Uint8Array[]): boolean {
 }
 
 /** The worker thread's task (src/lib/worker-pool.ts): one task, its result structured-cloned back. */
-export default function run(task: YjsTask): Folded | Edited | Uint8Array[] {
+export default function run(task: YjsTask): Folded | Edited | Sliced {
   if (task.kind === 'fold') return fold(task.body);
   if (task.kind === 'slice') return slice(task.body, task.structsPerSlice);
   return edit(task.body, task.markdown, task.diffTimeoutMs);

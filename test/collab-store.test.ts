@@ -221,8 +221,21 @@ describe('DocumentStore', () => {
       const live = slicing.acquire(doc.id);
       expect(loads).not.toHaveBeenCalled();
       expect(live.getText(CONTENT_FIELD).toString()).toBe(c.text.toString());
+      // A new editor's first sync reply (to an empty state vector) is the worker's encoding, not
+      // encoded again on the event loop, until the first change.
+      const textOf = (update: Uint8Array) => {
+        const copy = new Y.Doc();
+        Y.applyUpdate(copy, update);
+        return copy.getText(CONTENT_FIELD).toString();
+      };
+      const nothing = Y.encodeStateVector(new Y.Doc());
+      const firstReply = slicing.encodeState(doc.id, nothing);
+      expect(textOf(firstReply)).toBe(c.text.toString());
+      expect(slicing.encodeState(doc.id, nothing)).toBe(firstReply);
+      expect(slicing.encodeState(doc.id, Y.encodeStateVector(c.doc))).not.toBe(firstReply);
       // It takes and stores edits as a document loaded in one go does.
       live.getText(CONTENT_FIELD).insert(0, 'Live. ');
+      expect(textOf(slicing.encodeState(doc.id, nothing))).toBe(`Live. ${c.text.toString()}`);
       slicing.release(doc.id);
       await slicing.settled();
       expect(slicing.isLive(doc.id)).toBe(false);
