@@ -1,9 +1,10 @@
 // Comment threads: anchors that follow edits (live ones through stock y-websocket clients), bad
 // anchors, threads and replies, update and delete rules, resolve and reopen, the events in the
 // feeds of owners and participants, and every role's rights.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
 import { feedPage } from '../src/events/log';
+import { WorkersBusyError } from '../src/lib/worker-pool';
 import { expectProblem, makeTestApp, MISSING_ID, type TestApp, type TestUser } from './helpers/app';
 import { editorsOf, eventually, startCollabServer, synced, type CollabServer } from './helpers/collab';
 import { createDoc, liveEdit, share } from './helpers/documents';
@@ -112,6 +113,39 @@ describe('anchors', () => {
     expect(created.status, created.text).toBe(201);
     liveEdit(t, id, editor.user.id, (text) => text.insert(0, 'Zeta '));
     expect((await threadsOf(commenter, id))[0].anchor).toMatchObject({ text: 'beta', orphaned: false });
+  });
+
+  it('of a large document no one holds are resolved after it is loaded a slice at a time, not in one go; 503 with Retry-After while the worker threads are busy', async () => {
+    const store = t.deps.documents;
+    const words = Array.from({ length: 30_000 }, (_, i) => `word${i}`).join(' ');
+    const id = await sharedDoc(`${words} the needle ${words}`);
+    const anchor = anchorOnStored(id, 'the needle');
+    expect(store.isLive(id)).toBe(false);
+    const loads = vi.spyOn(store as unknown as { load: (id: string) => unknown }, 'load');
+    try {
+      const created = await t.call('POST', `/api/documents/${id}/comments`, { as: commenter, body: { body: 'Found it', anchor } });
+      expect(created.status, created.text).toBe(201);
+      expect(created.body.anchor).toMatchObject({ text: 'the needle', orphaned: false });
+      expect((await threadsOf(viewer, id))[0].anchor).toMatchObject({ text: 'the needle', orphaned: false });
+      expect(loads).not.toHaveBeenCalled();
+    } finally {
+      loads.mockRestore();
+    }
+    // Preloaded (held in memory a while for what follows), let go here to be loaded again.
+    store.unloadIdle();
+    expect(store.isLive(id)).toBe(false);
+    const run = vi.spyOn(t.deps.workers, 'run').mockRejectedValue(new WorkersBusyError());
+    try {
+      const list = await t.call('GET', `/api/documents/${id}/comments`, { as: viewer });
+      expectProblem(list, 503, 'service_unavailable');
+      expect(list.headers.get('retry-after')).toBe('5');
+      expectProblem(await t.call('POST', `/api/documents/${id}/comments`, { as: commenter, body: { body: 'Again', anchor } }), 503, 'service_unavailable');
+      // An unanchored thread needs no anchor resolved.
+      expect((await t.call('POST', `/api/documents/${id}/comments`, { as: commenter, body: { body: 'Unanchored' } })).status).toBe(201);
+    } finally {
+      run.mockRestore();
+    }
+    expect((await threadsOf(viewer, id)).map((thread) => thread.body)).toEqual(['Found it', 'Unanchored']);
   });
 
   it('refuses a bad anchor with 422: not base64, not a relative position, of another document, another type, empty', async () => {

@@ -1,7 +1,9 @@
 // Comments REST: threads of a document (list, open ones, create a thread or a reply) and one
 // comment (change, delete, resolve or reopen its thread). The caller's role on the document comes
 // from the documents area (`documentAccess`) and the comments policy judges it: no grant, another
-// tenant's document or a trashed one is 404; a viewer reads but does not write (403).
+// tenant's document or a trashed one is 404; a viewer reads but does not write (403). Anchors of
+// a large document no one holds are resolved after a worker thread has sliced it: 503 with
+// Retry-After when too much such work is waiting.
 import type { Context } from 'hono';
 import { UnreadableDocumentError } from '../../collab/store';
 import type { AppEnv } from '../context';
@@ -43,7 +45,7 @@ function commentFor(c: Context<AppEnv>, id: string, action: CommentAction) {
   return { comment, document: access!.document };
 }
 
-const listResponses = { 200: jsonContent(pageOf(threadSchema), 'A page of threads'), ...errorResponses(404, 409) };
+const listResponses = { 200: jsonContent(pageOf(threadSchema), 'A page of threads'), ...errorResponses(404, 409, 503) };
 
 const router = newRouter();
 
@@ -66,10 +68,10 @@ export const commentsRouter = router
       request: { params: idParams, query: paginationQuery },
       responses: listResponses,
     }),
-    (c) => {
+    async (c) => {
       const document = documentFor(c, c.req.valid('param').id, 'read');
       const q = c.req.valid('query');
-      return c.json(pageOfRows(c, q, listThreads(services(c), document, { unresolved: true }, q), presentThread), 200);
+      return c.json(pageOfRows(c, q, await listThreads(services(c), document, { unresolved: true }, q), presentThread), 200);
     },
   )
   .openapi(
@@ -86,10 +88,10 @@ export const commentsRouter = router
       request: { params: idParams, query: paginationQuery },
       responses: listResponses,
     }),
-    (c) => {
+    async (c) => {
       const document = documentFor(c, c.req.valid('param').id, 'read');
       const q = c.req.valid('query');
-      return c.json(pageOfRows(c, q, listThreads(services(c), document, {}, q), presentThread), 200);
+      return c.json(pageOfRows(c, q, await listThreads(services(c), document, {}, q), presentThread), 200);
     },
   )
   .openapi(
@@ -104,15 +106,15 @@ export const commentsRouter = router
         '`Y.encodeRelativePosition`; it must cover some text. An anchor that does not decode, or that names a place ' +
         "of another document, is 422. The document's owners and the thread's participants find the comment in their feed.",
       request: { params: idParams, ...jsonBody(createCommentBody) },
-      responses: { 201: jsonContent(commentSchema, 'The comment'), ...errorResponses(403, 404, 409, 422) },
+      responses: { 201: jsonContent(commentSchema, 'The comment'), ...errorResponses(403, 404, 409, 422, 503) },
     }),
-    (c) => {
+    async (c) => {
       const document = documentFor(c, c.req.valid('param').id, 'write');
       const input = c.req.valid('json');
       const svc = services(c);
-      const row = createComment(svc, c.var.actor, document, { body: input.body, parentId: input.parent_id, anchor: input.anchor });
+      const row = await createComment(svc, c.var.actor, document, { body: input.body, parentId: input.parent_id, anchor: input.anchor });
       c.header('Location', `/api/comments/${row.id}`);
-      return c.json(presentComment(commentView(svc, document, row)), 201);
+      return c.json(presentComment(await commentView(svc, document, row)), 201);
     },
   )
   .openapi(
@@ -123,13 +125,13 @@ export const commentsRouter = router
       tags,
       summary: "Change a comment's body (its author)",
       request: { params: idParams, ...jsonBody(updateCommentBody) },
-      responses: { 200: jsonContent(commentSchema, 'The comment'), ...errorResponses(403, 404, 409, 422) },
+      responses: { 200: jsonContent(commentSchema, 'The comment'), ...errorResponses(403, 404, 409, 422, 503) },
     }),
-    (c) => {
+    async (c) => {
       const { comment, document } = commentFor(c, c.req.valid('param').id, 'edit');
       const svc = services(c);
       const row = updateComment(svc, comment, c.req.valid('json').body);
-      return c.json(presentComment(commentView(svc, document, row)), 200);
+      return c.json(presentComment(await commentView(svc, document, row)), 200);
     },
   )
   .openapi(
@@ -157,13 +159,13 @@ export const commentsRouter = router
       tags,
       summary: 'Resolve the whole thread of a comment (commenters, editors and owners)',
       request: { params: idParams },
-      responses: { 200: jsonContent(threadSchema, 'The thread'), ...errorResponses(403, 404, 409) },
+      responses: { 200: jsonContent(threadSchema, 'The thread'), ...errorResponses(403, 404, 409, 503) },
     }),
-    (c) => {
+    async (c) => {
       const { comment, document } = commentFor(c, c.req.valid('param').id, 'resolve');
       const svc = services(c);
       const root = setThreadResolved(svc, c.var.actor, document, comment, true);
-      return c.json(presentThread(threadView(svc, document, root)), 200);
+      return c.json(presentThread(await threadView(svc, document, root)), 200);
     },
   )
   .openapi(
@@ -174,12 +176,12 @@ export const commentsRouter = router
       tags,
       summary: 'Reopen the resolved thread of a comment (commenters, editors and owners)',
       request: { params: idParams },
-      responses: { 200: jsonContent(threadSchema, 'The thread'), ...errorResponses(403, 404, 409) },
+      responses: { 200: jsonContent(threadSchema, 'The thread'), ...errorResponses(403, 404, 409, 503) },
     }),
-    (c) => {
+    async (c) => {
       const { comment, document } = commentFor(c, c.req.valid('param').id, 'resolve');
       const svc = services(c);
       const root = setThreadResolved(svc, c.var.actor, document, comment, false);
-      return c.json(presentThread(threadView(svc, document, root)), 200);
+      return c.json(presentThread(await threadView(svc, document, root)), 200);
     },
   );
