@@ -122,6 +122,8 @@ interface Row {
   loop: number[];
   /** CPU time of the process (user + system) meanwhile: what the request costs, whatever else runs on the machine. */
   cpu: number[];
+  /** Measured for comparison only (what the server did before), not judged against the target. */
+  reference?: boolean;
   /** The run whose stall was longest: its longest GC pause, and the machine's I/O wait and stolen time meanwhile (ms). */
   worst?: { stall: number; gc: number; iowait: number; steal: number };
 }
@@ -233,8 +235,8 @@ async function main() {
     const w1 = machineWaits();
     if (!row.worst || longestGap > row.worst.stall) row.worst = { stall: longestGap, gc: longestGc, iowait: w1.iowait - w0.iowait, steal: w1.steal - w0.steal };
   };
-  const measure = async (doc: string, mode: string, op: string, run: () => Promise<unknown>, runs = RUNS) => {
-    const row: Row = { doc, mode, op, ms: [], loop: [], cpu: [] };
+  const measure = async (doc: string, mode: string, op: string, run: () => Promise<unknown>, runs = RUNS, reference = false) => {
+    const row: Row = { doc, mode, op, ms: [], loop: [], cpu: [], reference };
     // BENCH_PROFILE=<text>: a CPU profile of the rows whose name holds it, in the temporary directory.
     const profiled = PROFILE !== undefined && `${doc} ${mode} ${op}`.includes(PROFILE);
     const session = profiled ? new Session() : undefined;
@@ -306,7 +308,8 @@ async function main() {
       if (mode === 'cold') {
         // What the hub does for a connection to a document no one holds: load it (a slice per turn,
         // while the connection is admitted), acquire it, answer the client's sync step 1 (an empty
-        // state vector: the whole document). And, as before the slices, the load in one go.
+        // state vector: the whole document). And, for comparison, the load in one go: what the hub
+        // did before the slices (now only should slicing fail for another reason than busy workers).
         const open = async (preload: boolean) => {
           if (preload) await deps.documents.preload(id);
           deps.documents.acquire(id);
@@ -316,7 +319,7 @@ async function main() {
           deps.documents.release(id);
         };
         await measure(name, mode, 'a client opens it over WebSocket (loaded in slices, whole first sync reply)', () => open(true));
-        await measure(name, mode, 'the same, loaded in one go (as before)', () => open(false));
+        await measure(name, mode, 'the same, loaded in one go (as before; not judged)', () => open(false), RUNS, true);
       }
       // Far past PDF_MAX_PAGES: refused (422), or given up after PDF_TIMEOUT_MS (503), by Chromium in its own process.
       if (deps.pdf.available()) {
@@ -358,7 +361,7 @@ async function main() {
     row.cpu.sort((a, b) => a - b);
     const stalls = [...row.loop].sort((a, b) => a - b);
     const ok = stalls.at(-1)! < TARGET_MS;
-    if (row.mode !== 'floor') missed ||= !ok;
+    if (row.mode !== 'floor' && !row.reference) missed ||= !ok;
     const worst = row.worst!;
     console.log(
       `| ${row.doc} | ${row.mode} | ${row.op} | ${percentile(row.ms, 50).toFixed(0)} | ${row.ms.at(-1)!.toFixed(0)} | ${percentile(stalls, 50).toFixed(0)} | ${stalls.at(-1)!.toFixed(0)} | ` +

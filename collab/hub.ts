@@ -34,6 +34,7 @@ import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { Actor, Authenticator } from '../src/auth/authenticator';
 import type { Clock } from '../src/lib/clock';
 import { isUuid } from '../src/lib/ids';
+import { WorkersBusyError } from '../src/lib/worker-pool';
 import {
   DocumentTooLargeError,
   InvalidUpdateError,
@@ -55,6 +56,7 @@ export const CLOSE = {
   policyViolation: 1008,
   tooBig: 1009,
   internalError: 1011,
+  tryAgainLater: 1013,
   unauthenticated: 4401,
   forbidden: 4403,
   notFound: 4404,
@@ -302,8 +304,15 @@ export class CollabHub {
     if (access === 'unknown') return { close: CLOSE.notFound, reason: 'unknown document' };
     if (access === 'none') return { close: CLOSE.forbidden, reason: 'no access to this document' };
     // A large document no one holds is loaded meanwhile a slice at a time, not in one go at the
-    // connection's acquire; should that fail, the acquire loads it as usual.
-    await this.opts.store.preload(documentId).catch((err: unknown) => this.opts.logger.warn({ err, documentId }, 'could not preload the document'));
+    // connection's acquire. While too much work waits for the worker threads, the client is asked
+    // to come back (stock clients reconnect with backoff) rather than the document loaded in one
+    // go; should the preload fail otherwise, the acquire loads it as usual.
+    try {
+      await this.opts.store.preload(documentId);
+    } catch (err) {
+      if (err instanceof WorkersBusyError) return { close: CLOSE.tryAgainLater, reason: 'server busy: try again later' };
+      this.opts.logger.warn({ err, documentId }, 'could not preload the document');
+    }
     return { actor, admittedAtS, canEdit: access === 'edit' };
   }
 

@@ -11,7 +11,7 @@ import { CONTENT_FIELD, DocumentStore, textOfState } from '../collab/store';
 import { documentStates, documentUpdates, documentVersions } from '../db/schema';
 import { WorkersBusyError } from '../src/lib/worker-pool';
 import { expectProblem, makeTestApp, type TestApp, type TestUser } from './helpers/app';
-import { editorsOf, eventually, startCollabServer, synced, type CollabServer } from './helpers/collab';
+import { editorsOf, eventually, rawClient, startCollabServer, synced, type CollabServer } from './helpers/collab';
 import { contentOf, createDoc, liveAppend, share } from './helpers/documents';
 
 let t: TestApp;
@@ -251,6 +251,28 @@ describe('the Markdown beside the state', () => {
     expect(stored()).toBe(rows + 1);
     expect(expectConsistent(id, 'after the busy spell')).toBe(`z${body}`);
     expect((await t.call('PUT', `/api/documents/${id}/content`, { as: owner, body: { content: `${body}!` } })).status).toBe(200);
+  });
+
+  it('an editor opening a large document no one holds while too much work waits for the worker threads is closed with 1013, nothing loaded; a stock client then gets in', async () => {
+    const store = t.deps.documents;
+    const body = 'w'.repeat(300 * 1024);
+    const { id } = await createDoc(t, owner, { title: 'Busy open', content: body });
+    const loads = countLoads(store);
+    const run = vi.spyOn(t.deps.workers, 'run').mockRejectedValue(new WorkersBusyError());
+    try {
+      const raw = rawClient(server.port, `/collab/${id}?token=${owner.token}`);
+      expect(await raw.closed).toEqual({ code: 1013, reason: 'server busy: try again later' });
+      expect(loads).not.toHaveBeenCalled();
+      expect(store.isLive(id)).toBe(false);
+    } finally {
+      run.mockRestore();
+    }
+    const editor = editors.open(id, owner);
+    await synced(editor);
+    expect(editor.text.toString()).toBe(body);
+    expect(loads).not.toHaveBeenCalled();
+    editors.close(editor);
+    await eventually(() => !store.isLive(id), 5_000, 'unloaded');
   });
 
   it('erasing a large document while its fold runs lets it go without writing to it', async () => {
