@@ -17,7 +17,7 @@ import autocannon from 'autocannon';
 import { analyze, openDatabase } from '../db/client';
 import { documentGrants, groupMembers, groups, users } from '../db/schema';
 import { createApp } from '../src/app';
-import { createDocument, documentServices, suggest } from '../src/documents/service';
+import { documentServices, insertDocument, suggest } from '../src/documents/service';
 import { newId } from '../src/lib/ids';
 import { benchDeps } from './helpers/common';
 
@@ -77,7 +77,9 @@ async function main() {
   const actor = { userId: alice.id, tenantId, role: 'member' as const };
   db.transaction((tx) => {
     for (let i = 0; i < DOCUMENTS; i++) {
-      const doc = createDocument(svc, actor, { title: `${pick(vocabulary)} ${pick(vocabulary)} ${i}`, content: markdown(i) });
+      const content = markdown(i);
+      const doc = insertDocument(svc, actor, { title: `${pick(vocabulary)} ${pick(vocabulary)} ${i}`, content });
+      svc.search.write(doc.id, content);
       if (i % 100 === 0) {
         tx.insert(documentGrants)
           .values({ id: newId(), documentId: doc.id, tenantId, groupId: readers.id, role: 'viewer', grantedBy: alice.id, createdAt: now, updatedAt: now })

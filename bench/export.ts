@@ -100,7 +100,7 @@ function chromiumProcesses(rootPid: number | undefined): number {
 }
 
 const markdown = await fivePages();
-const doc = createDocument(documentServices(deps), { userId: owner.id, tenantId: owner.tenantId, role: owner.role }, { title: 'Respiration workbook', content: markdown });
+const doc = await createDocument(documentServices(deps), { userId: owner.id, tenantId: owner.tenantId, role: owner.role }, { title: 'Respiration workbook', content: markdown });
 const app = createApp(deps);
 const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
 await new Promise((resolve) => server.once('listening', resolve));

@@ -832,13 +832,6 @@ export class DocumentStore {
     });
   }
 
-  /** A fork's body: the source's current content as the copy's first change, by the copier. Returns that content. */
-  copyBody(fromDocumentId: string, to: { id: string; tenantId: string }, userId: string | null): string {
-    const markdown = this.getText(fromDocumentId);
-    this.createBody(to, markdown, userId);
-    return markdown;
-  }
-
   /**
    * Applies a Yjs update by `userId`: it is logged durably, then passed to the document's
    * subscribers with `origin` (the hub uses it to skip the sender). By default it is stored before

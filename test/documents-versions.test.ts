@@ -461,7 +461,7 @@ describe('search suggestions', () => {
     expect(search().indexedThrough).toBe(lastUpdate);
   });
 
-  it('reindexes bodies left stale (a crash before a debounced refresh)', async () => {
+  it('reindexes bodies left stale (a crash before a debounced refresh, or between a new body and its indexing)', async () => {
     const me = await t.newUser();
     const doc = await createDoc(t, me, { content: 'bandicoot' });
     t.db.update(documentSearch).set({ body: '', indexedThrough: 0 }).where(eq(documentSearch.documentId, doc.id)).run();

@@ -3,25 +3,12 @@
 // to the live document as one transaction of minimal edits, so that connected editors receive it
 // as an ordinary update, keep their cursors outside the changed runs and their own concurrent
 // edits; it is logged as a change by the caller like any other.
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { DocumentRow, DocumentServices } from './service';
 
 /** Makes the body equal to `markdown` (DocumentTooLargeError past the size limit, nothing changed). */
 export async function replaceContent(svc: Pick<DocumentServices, 'store' | 'search'>, doc: DocumentRow, markdown: string, userId: string): Promise<void> {
   await svc.store.replaceText(doc.id, markdown, userId);
-  await indexInTurn(svc, doc, markdown);
-}
-
-/**
- * Puts a body just written into the search index in a turn of the event loop of its own, and
- * leaves the next one (the response) its own too: for a large body, the write, the index's
- * tokenizing and the response's serializing each take milliseconds per MiB, which together would
- * hold the event loop for most of 100 ms.
- */
-export async function indexInTurn(svc: Pick<DocumentServices, 'search'>, doc: Pick<DocumentRow, 'id'>, markdown: string): Promise<void> {
-  await nextTurn();
-  svc.search.write(doc.id, markdown);
-  await nextTurn();
+  await svc.search.writeInTurn(doc.id, markdown);
 }
 
 /**

@@ -145,10 +145,10 @@ export const documentsRouter = router
       request: jsonBody(createDocumentBody),
       responses: { 201: jsonContent(documentSchema, 'The new document'), ...errorResponses(422) },
     }),
-    (c) => {
+    async (c) => {
       const body = c.req.valid('json');
       const context = body.context && body.context.context_type !== 'personal' ? { type: body.context.context_type, id: body.context.context_id! } : null;
-      const doc = createDocument(documentServices(c.var.deps), c.var.actor, {
+      const doc = await createDocument(documentServices(c.var.deps), c.var.actor, {
         title: body.title,
         category: body.category,
         content: body.content,
@@ -341,10 +341,10 @@ export const documentsRouter = router
       },
       responses: { 201: jsonContent(documentSchema, 'The copy'), ...errorResponses(404, 409, 413, 415) },
     }),
-    (c) => {
+    async (c) => {
       const { document } = authorizeDocument('read', documentAccess(c.var.deps.db, c.var.actor, c.req.valid('param').id));
       const body = c.req.valid('json') ?? {};
-      const copy = copyDocument(documentServices(c.var.deps), c.var.actor, document, body.title);
+      const copy = await copyDocument(documentServices(c.var.deps), c.var.actor, document, body.title);
       c.header('Location', documentPath(copy.id));
       return c.json(presentDocument(copy, { role: 'owner', favorite: false }), 201);
     },

@@ -6,6 +6,7 @@
 // pauses (one refresh per burst of keystrokes, not one per keystroke, and at the latest every 30 s
 // while typing goes on), in slices that share one transaction. `indexed_through` records the last
 // update folded in, so bodies left stale by a crash are found and redone on attach.
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { and, eq, gt, inArray, isNull, max, sql, type SQL } from 'drizzle-orm';
 import type { Logger } from 'pino';
 import { inTransaction, type Db } from '../../db/client';
@@ -103,6 +104,19 @@ export class DocumentSearchIndex {
    */
   write(documentId: string, markdown: string): void {
     this.writeBody(documentId, () => markdown);
+  }
+
+  /**
+   * `write` in a turn of the event loop of its own, leaving the next one (the response) its own
+   * too: for a large body, the store's write, the index's tokenizing and the response's serializing
+   * each take milliseconds per MiB, which together would hold the event loop for most of 100 ms.
+   * Outside the body's transaction: should the process stop in between, `reindexStale` finds the
+   * body newer than its index entry at the next start.
+   */
+  async writeInTurn(documentId: string, markdown: string): Promise<void> {
+    await nextTurn();
+    this.write(documentId, markdown);
+    await nextTurn();
   }
 
   /** Re-reads the body from the store into the index. */

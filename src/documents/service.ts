@@ -6,6 +6,7 @@
 // Every query is tenant-scoped, and every list filters by visibility inside its WHERE clause
 // (a grant to the caller or to one of their groups), so a list can never show what a single GET
 // would refuse.
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { and, asc, desc, eq, inArray, isNotNull, isNull, notInArray, sql, type SQL } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import {
@@ -74,29 +75,43 @@ export interface CreateDocumentInput {
   templateId?: string;
 }
 
-/** A new document owned by the caller, with its body and optional context link, in one transaction. */
-export function createDocument(svc: DocumentServices, actor: DocumentActor, input: CreateDocumentInput): DocumentRow {
+/** A new document owned by the caller; its body goes into the search index in a turn of its own (writeInTurn). */
+export async function createDocument(svc: DocumentServices, actor: DocumentActor, input: CreateDocumentInput): Promise<DocumentRow> {
+  const doc = insertDocument(svc, actor, input);
+  await svc.search.writeInTurn(doc.id, input.content ?? '');
+  return doc;
+}
+
+/**
+ * The document row owned by the caller, with its body and optional context link, in one
+ * transaction, but not its body in the search index (createDocument's next step; a seed's own).
+ */
+export function insertDocument(svc: DocumentServices, actor: DocumentActor, input: CreateDocumentInput): DocumentRow {
   const target = input.context ? resolveContext(svc.db, actor, input.context) : null;
-  const content = input.content ?? '';
   const fields = { tenantId: actor.tenantId, title: input.title, category: input.category ?? null, templateId: input.templateId ?? null };
   return insertOwnedDocument(svc, actor, fields, (tx, doc) => {
     if (target) linkContext(tx, svc.clock, actor, doc, target);
-    svc.store.createBody(doc, content, actor.userId);
-    svc.search.write(doc.id, content);
+    svc.store.createBody(doc, input.content ?? '', actor.userId);
   });
 }
 
-/** A fork: same category, the source's current body as its first change, owned by the copier. */
-export function copyDocument(svc: DocumentServices, actor: DocumentActor, source: DocumentRow, title?: string): DocumentRow {
+/**
+ * A fork: same category, the source's current body as its first change, owned by the copier. The
+ * source's body is read in one turn of the event loop and written as the copy's in the next (for a
+ * large one, each takes milliseconds per MiB): the copy is of the moment the request was read.
+ */
+export async function copyDocument(svc: DocumentServices, actor: DocumentActor, source: DocumentRow, title?: string): Promise<DocumentRow> {
   const fields = {
     tenantId: source.tenantId,
     title: title ?? `Copy of ${source.title}`.slice(0, MAX_TITLE_LENGTH),
     category: source.category,
     forkedFrom: source.id,
   };
-  return insertOwnedDocument(svc, actor, fields, (_tx, doc) => {
-    svc.search.write(doc.id, svc.store.copyBody(source.id, doc, actor.userId));
-  });
+  const markdown = svc.store.getText(source.id);
+  await nextTurn();
+  const doc = insertOwnedDocument(svc, actor, fields, (_tx, doc) => svc.store.createBody(doc, markdown, actor.userId));
+  await svc.search.writeInTurn(doc.id, markdown);
+  return doc;
 }
 
 /**

@@ -11,7 +11,6 @@ import { sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../lib/ids';
 import { sharedEnds } from '../lib/shared-ends';
 import { countAll } from '../lib/sql';
-import { indexInTurn } from './content';
 import type { DocumentRow, DocumentServices } from './service';
 
 export type VersionRow = typeof documentVersions.$inferSelect;
@@ -102,7 +101,7 @@ export const versionSummary = summaryOf;
 export async function revertToVersion(svc: DocumentServices, doc: DocumentRow, version: VersionRow, userId: string): Promise<VersionSummary> {
   const text = versionText(svc.db, version);
   const { before } = await svc.store.replaceText(doc.id, text, userId, { snapshotBefore: true });
-  await indexInTurn(svc, doc, text);
+  await svc.search.writeInTurn(doc.id, text);
   return keepVersion(svc, doc, `Before revert to ${version.name}`.slice(0, MAX_VERSION_NAME_LENGTH), userId, before!);
 }
 

@@ -164,12 +164,12 @@ export const templatesRouter = router
       request: { params: idParams, ...jsonBody(instantiateBody) },
       responses: { 201: jsonContent(documentSchema, 'The new document'), ...errorResponses(404, 413, 422) },
     }),
-    (c) => {
+    async (c) => {
       const { deps, actor } = c.var;
       const template = getTemplate(deps.db, actor.tenantId, c.req.valid('param').id);
       const body = c.req.valid('json');
       const context = body.context && body.context.context_type !== 'personal' ? { type: body.context.context_type, id: body.context.context_id! } : null;
-      const doc = instantiateTemplate(documentServices(deps), actor, template, { title: body.title, variables: body.variables, context });
+      const doc = await instantiateTemplate(documentServices(deps), actor, template, { title: body.title, variables: body.variables, context });
       c.header('Location', `/api/documents/${doc.id}`);
       return c.json(presentDocument(doc, { role: 'owner', favorite: false }), 201);
     },

@@ -142,7 +142,7 @@ export function instantiateTemplate(
   actor: DocumentActor,
   template: TemplateRow,
   input: { title?: string; variables: Record<string, VariableValue>; context?: ContextRef | null },
-): DocumentRow {
+): Promise<DocumentRow> {
   const { content } = renderTemplate(template, input.variables);
   return createDocument(svc, actor, {
     title: input.title ?? template.name,
