@@ -936,10 +936,15 @@ export class DocumentStore {
       if (!current) this.makeRoom(live, charge, !edited.inserts);
       integrate(live, edited.update, new Authored(userId, null, charge), this.logger);
       this.commitQueued(documentId);
-      if (current) {
-        this.writeState(live, state, markdown, live.lastUpdateId);
-        this.folded(live, live.lastUpdateId, bytes, live.updatesSinceCompaction);
-      }
+      if (!current) return;
+      // The worker's fold is the compacted state, written in a turn of its own (integrating a
+      // large edit and writing ~10 MB each take tens of milliseconds), if nothing came after.
+      const written = live.lastUpdateId;
+      await nextTurn();
+      this.flush();
+      if (this.closed || this.live.get(documentId) !== live || live.lastUpdateId !== written) return;
+      this.writeState(live, state, markdown, written);
+      this.folded(live, written, bytes, live.updatesSinceCompaction);
       return;
     }
     const current = (this.reads.lastLogId.get({ documentId })?.id ?? 0) === through;
