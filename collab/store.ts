@@ -52,7 +52,6 @@
 // dirties a page per few rows, and done in one go it stalled every live document for 15-35 ms.
 import { and, asc, count, desc, eq, gt, isNotNull, lt, lte, sql } from 'drizzle-orm';
 import type { Logger } from 'pino';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import * as Y from 'yjs';
 import { inTransaction, type Db } from '../db/client';
 import { documentStates, documentUpdates, documents } from '../db/schema';
@@ -60,6 +59,7 @@ import type { Clock } from '../src/lib/clock';
 import { sqlLimit } from '../src/lib/sql';
 import { textEdits } from './text-edits';
 import { checkUpdate, UpdateProblem } from './update-check';
+import { yieldToEventLoop } from '../src/lib/event-loop';
 import { WorkersBusyError } from '../src/lib/worker-pool';
 import type { YjsWorkers } from './workers';
 import { applyEdits, CONTENT_FIELD, replay, type Folded, type StoredBody } from './yjs-tasks';
@@ -435,7 +435,7 @@ export class DocumentStore {
     const doc = new Y.Doc();
     try {
       for (let i = 0; i < slices.length; i++) {
-        if (i > 0) await nextTurn();
+        if (i > 0) await yieldToEventLoop();
         Y.applyUpdate(doc, slices[i]!);
       }
       this.flush();
@@ -683,7 +683,7 @@ export class DocumentStore {
       const fold = await this.foldStored(documentId);
       if (loaded && this.live.get(documentId) === loaded) this.folded(loaded, fold.through, fold.state.byteLength, covered);
       // Writing the fold was a few milliseconds per MiB; what the caller writes next gets a turn of its own.
-      await nextTurn();
+      await yieldToEventLoop();
       return fold;
     }
     return this.with(documentId, (loaded) => ({ state: encode(loaded), markdown: loaded.doc.getText(CONTENT_FIELD).toString() }));
@@ -940,7 +940,7 @@ export class DocumentStore {
       // The worker's fold is the compacted state, written in a turn of its own (integrating a
       // large edit and writing ~10 MB each take tens of milliseconds), if nothing came after.
       const written = live.lastUpdateId;
-      await nextTurn();
+      await yieldToEventLoop();
       this.flush();
       if (this.closed || this.live.get(documentId) !== live || live.lastUpdateId !== written) return;
       this.writeState(live, state, markdown, written);

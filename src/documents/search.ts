@@ -6,12 +6,12 @@
 // pauses (one refresh per burst of keystrokes, not one per keystroke, and at the latest every 30 s
 // while typing goes on), in slices that share one transaction. `indexed_through` records the last
 // update folded in, so bodies left stale by a crash are found and redone on attach.
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { and, eq, gt, inArray, isNull, max, sql, type SQL } from 'drizzle-orm';
 import type { Logger } from 'pino';
 import { inTransaction, type Db } from '../../db/client';
 import { documentGrants, documentSearch, documentUpdates, documents } from '../../db/schema';
 import type { DocumentStore } from '../../collab/store';
+import { yieldToEventLoop } from '../lib/event-loop';
 import { preparedFor } from '../lib/prepared';
 import { escapeHtml } from '../lib/html';
 
@@ -61,6 +61,9 @@ export const indexableBody = (markdown: string): string => {
   return markdown.slice(0, end).replace(HIT_MARKS, '\uFFFD');
 };
 
+/** A body whose REST writes are worth splitting into turns of the event loop (about a millisecond or more each). */
+export const isLargeBody = (markdown: string): boolean => markdown.length >= 64 * 1024;
+
 /** A snippet() result as safe HTML: escaped text with the hits wrapped in <mark>. */
 export function snippetHtml(raw: string): string {
   return escapeHtml(raw)
@@ -107,16 +110,17 @@ export class DocumentSearchIndex {
   }
 
   /**
-   * `write` in a turn of the event loop of its own, leaving the next one (the response) its own
-   * too: for a large body, the store's write, the index's tokenizing and the response's serializing
+   * `write`, for a large body in a turn of the event loop of its own, leaving the next one (the
+   * response) its own too: the store's write, the index's tokenizing and the response's serializing
    * each take milliseconds per MiB, which together would hold the event loop for most of 100 ms.
    * Outside the body's transaction: should the process stop in between, `reindexStale` finds the
    * body newer than its index entry at the next start.
    */
   async writeInTurn(documentId: string, markdown: string): Promise<void> {
-    await nextTurn();
+    const large = isLargeBody(markdown);
+    if (large) await yieldToEventLoop();
     this.write(documentId, markdown);
-    await nextTurn();
+    if (large) await yieldToEventLoop();
   }
 
   /** Re-reads the body from the store into the index. */

@@ -6,7 +6,6 @@
 // Every query is tenant-scoped, and every list filters by visibility inside its WHERE clause
 // (a grant to the caller or to one of their groups), so a list can never show what a single GET
 // would refuse.
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { and, asc, desc, eq, inArray, isNotNull, isNull, notInArray, sql, type SQL } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import {
@@ -28,7 +27,8 @@ import { conflict } from '../http/errors';
 import { sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../lib/ids';
 import { countAll } from '../lib/sql';
-import { ftsPrefixQuery, matchesText, suggestDocuments, type DocumentSearchIndex, type Suggestion } from './search';
+import { yieldToEventLoop } from '../lib/event-loop';
+import { ftsPrefixQuery, isLargeBody, matchesText, suggestDocuments, type DocumentSearchIndex, type Suggestion } from './search';
 import { favoritesAmong } from './favorites';
 import {
   courseOfLink,
@@ -97,8 +97,8 @@ export function insertDocument(svc: DocumentServices, actor: DocumentActor, inpu
 
 /**
  * A fork: same category, the source's current body as its first change, owned by the copier. The
- * source's body is read in one turn of the event loop and written as the copy's in the next (for a
- * large one, each takes milliseconds per MiB): the copy is of the moment the request was read.
+ * source's body is read in one turn of the event loop and written as the copy's in a later one (for
+ * a large one, each takes milliseconds per MiB): the copy is of the moment the request was read.
  */
 export async function copyDocument(svc: DocumentServices, actor: DocumentActor, source: DocumentRow, title?: string): Promise<DocumentRow> {
   const fields = {
@@ -108,7 +108,7 @@ export async function copyDocument(svc: DocumentServices, actor: DocumentActor, 
     forkedFrom: source.id,
   };
   const markdown = svc.store.getText(source.id);
-  await nextTurn();
+  if (isLargeBody(markdown)) await yieldToEventLoop();
   const doc = insertOwnedDocument(svc, actor, fields, (_tx, doc) => svc.store.createBody(doc, markdown, actor.userId));
   await svc.search.writeInTurn(doc.id, markdown);
   return doc;

@@ -1,0 +1,12 @@
+// Yielding the event loop inside long work on large documents.
+
+/**
+ * Resolves in a later turn of the event loop, once it has run its due timers and polled for I/O:
+ * requests, editors' messages and timers that came in meanwhile go first. `setImmediate` alone does
+ * not do that when called from an I/O callback (a request's handler): it runs in the same loop
+ * iteration, after that poll and before any timer, so the work before and after it is one stall
+ * for everyone else. A timer, then an immediate, lets both a timers phase and a poll phase pass.
+ */
+export function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setTimeout(() => setImmediate(resolve), 0));
+}
