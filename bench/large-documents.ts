@@ -52,6 +52,8 @@ import { BENCH_ADMIN, percentile } from './helpers/common';
 const TARGET_MS = 100;
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const PROFILE = process.env.BENCH_PROFILE;
+/** BENCH_ONLY=<text>: measure only the rows whose name holds it (with BENCH_RUNS, one row many times). */
+const ONLY = process.env.BENCH_ONLY;
 const LIMIT = 5 * 1024 * 1024;
 
 const dir = mkdtempSync(path.join(tmpdir(), 'lms-bench-large-'));
@@ -260,6 +262,7 @@ async function main() {
     if (!row.worst || longestGap > row.worst.stall) row.worst = { stall: longestGap, gc: gcWithin(gapAt), iowait: w1.iowait - w0.iowait, steal: w1.steal - w0.steal };
   };
   const measure = async (doc: string, mode: string, op: string, run: () => Promise<unknown>, runs = RUNS, reference = false) => {
+    if (ONLY !== undefined && !`${doc} ${mode} ${op}`.includes(ONLY)) return;
     const row: Row = { doc, mode, op, ms: [], loop: [], cpu: [], reference };
     // BENCH_PROFILE=<text>: a CPU profile of the rows whose name holds it, in the temporary directory.
     const profiled = PROFILE !== undefined && `${doc} ${mode} ${op}`.includes(PROFILE);

@@ -917,6 +917,9 @@ export class DocumentStore {
    * the log, with the fold as the compacted state when no other change came in between.
    */
   private async replaceInWorker(documentId: string, markdown: string, userId: string | null): Promise<void> {
+    // The request's 5 MiB body was just read and parsed in this turn; reading the stored body and
+    // handing both to the worker (copies of as much again) get one of their own.
+    await yieldToEventLoop();
     this.flush();
     const { tenantId, body, through } = this.readStored(documentId);
     const edited = await this.inWorker(documentId, (workers) => workers.edit(body, markdown));
