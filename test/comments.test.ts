@@ -122,8 +122,9 @@ describe('anchors', () => {
     const anchor = anchorOnStored(id, 'the needle');
     expect(store.isLive(id)).toBe(false);
     const loads = vi.spyOn(store as unknown as { load: (id: string) => unknown }, 'load');
+    let created;
     try {
-      const created = await t.call('POST', `/api/documents/${id}/comments`, { as: commenter, body: { body: 'Found it', anchor } });
+      created = await t.call('POST', `/api/documents/${id}/comments`, { as: commenter, body: { body: 'Found it', anchor } });
       expect(created.status, created.text).toBe(201);
       expect(created.body.anchor).toMatchObject({ text: 'the needle', orphaned: false });
       expect((await threadsOf(viewer, id))[0].anchor).toMatchObject({ text: 'the needle', orphaned: false });
@@ -140,12 +141,18 @@ describe('anchors', () => {
       expectProblem(list, 503, 'service_unavailable');
       expect(list.headers.get('retry-after')).toBe('5');
       expectProblem(await t.call('POST', `/api/documents/${id}/comments`, { as: commenter, body: { body: 'Again', anchor } }), 503, 'service_unavailable');
+      // A change to an anchored thread is refused before it is stored, not answered 503 after.
+      const found = created.body.id as string;
+      expectProblem(await t.call('PATCH', `/api/comments/${found}`, { as: commenter, body: { body: 'Changed' } }), 503, 'service_unavailable');
+      expectProblem(await t.call('POST', `/api/comments/${found}/resolve`, { as: commenter }), 503, 'service_unavailable');
       // An unanchored thread needs no anchor resolved.
       expect((await t.call('POST', `/api/documents/${id}/comments`, { as: commenter, body: { body: 'Unanchored' } })).status).toBe(201);
     } finally {
       run.mockRestore();
     }
-    expect((await threadsOf(viewer, id)).map((thread) => thread.body)).toEqual(['Found it', 'Unanchored']);
+    const threads = await threadsOf(viewer, id);
+    expect(threads.map((thread) => thread.body)).toEqual(['Found it', 'Unanchored']);
+    expect(threads[0].resolved_at).toBeNull();
   });
 
   it('refuses a bad anchor with 422: not base64, not a relative position, of another document, another type, empty', async () => {

@@ -20,7 +20,9 @@ import {
   deleteComment,
   findComment,
   listThreads,
+  readyForAnchors,
   setThreadResolved,
+  threadRoot,
   threadView,
   updateComment,
   type CommentServices,
@@ -130,6 +132,7 @@ export const commentsRouter = router
     async (c) => {
       const { comment, document } = commentFor(c, c.req.valid('param').id, 'edit');
       const svc = services(c);
+      await readyForAnchors(svc, document, [comment]);
       const row = updateComment(svc, comment, c.req.valid('json').body);
       return c.json(presentComment(await commentView(svc, document, row)), 200);
     },
@@ -164,6 +167,7 @@ export const commentsRouter = router
     async (c) => {
       const { comment, document } = commentFor(c, c.req.valid('param').id, 'resolve');
       const svc = services(c);
+      await readyForAnchors(svc, document, [threadRoot(svc.db, comment)]);
       const root = setThreadResolved(svc, c.var.actor, document, comment, true);
       return c.json(presentThread(await threadView(svc, document, root)), 200);
     },
@@ -181,6 +185,7 @@ export const commentsRouter = router
     async (c) => {
       const { comment, document } = commentFor(c, c.req.valid('param').id, 'resolve');
       const svc = services(c);
+      await readyForAnchors(svc, document, [threadRoot(svc.db, comment)]);
       const root = setThreadResolved(svc, c.var.actor, document, comment, false);
       return c.json(presentThread(await threadView(svc, document, root)), 200);
     },

@@ -49,6 +49,22 @@ export function findComment(db: Db, tenantId: string, id: string): CommentRow {
   return row;
 }
 
+/** The root of a comment's thread: the comment itself, or the one its thread starts with. */
+export function threadRoot(db: Db, comment: CommentRow): CommentRow {
+  return comment.threadId === comment.id ? comment : findComment(db, comment.tenantId, comment.threadId);
+}
+
+/**
+ * Readies the document for resolving the anchors of these comments: a large one no one holds is
+ * loaded a slice per turn of the event loop (the store's preload). A no-op when none of them is
+ * anchored, and for a document in memory or a small one. Routes that write and then answer the
+ * comment call it before the write, so that busy worker threads refuse the request (503) before
+ * anything is stored.
+ */
+export async function readyForAnchors(svc: CommentServices, document: DocumentRow, comments: readonly CommentRow[]): Promise<void> {
+  if (comments.some((c) => c.anchorStart !== null)) await svc.store.preload(document.id);
+}
+
 /** Threads of a document, oldest first, with their replies and anchors as they resolve now. */
 export async function listThreads(
   svc: CommentServices,
@@ -73,8 +89,7 @@ export async function threadView(svc: CommentServices, document: DocumentRow, ro
 }
 
 async function threadViews(svc: CommentServices, document: DocumentRow, roots: CommentRow[]): Promise<ThreadView[]> {
-  const anchored = roots.some((r) => r.anchorStart !== null);
-  if (anchored) await svc.store.preload(document.id);
+  await readyForAnchors(svc, document, roots);
   if (roots.length === 0) return [];
   const replies = svc.db
     .select()
@@ -89,7 +104,7 @@ async function threadViews(svc: CommentServices, document: DocumentRow, roots: C
     list.push({ ...reply, anchor: null, thread: root });
     byThread.set(reply.threadId, list);
   }
-  const resolve = anchored ? svc.store.read(document.id, (doc) => {
+  const resolve = roots.some((r) => r.anchorStart !== null) ? svc.store.read(document.id, (doc) => {
     const resolver = anchorResolver(doc);
     return new Map(roots.filter((r) => r.anchorStart && r.anchorEnd).map((r) => [r.id, resolver({ start: r.anchorStart!, end: r.anchorEnd! })]));
   }) : new Map<string, ResolvedAnchor>();
@@ -98,10 +113,10 @@ async function threadViews(svc: CommentServices, document: DocumentRow, roots: C
 
 /** The comment as answered alone: a root with its anchor resolved now, a reply as it is. */
 export async function commentView(svc: CommentServices, document: DocumentRow, row: CommentRow): Promise<CommentView> {
-  const root = row.threadId === row.id ? row : findComment(svc.db, row.tenantId, row.threadId);
+  const root = threadRoot(svc.db, row);
   const thread = { resolvedAt: root.resolvedAt, resolvedBy: root.resolvedBy };
   if (row.anchorStart === null || row.anchorEnd === null) return { ...row, anchor: null, thread };
-  await svc.store.preload(document.id);
+  await readyForAnchors(svc, document, [row]);
   const anchor = svc.store.read(document.id, (doc) => anchorResolver(doc)({ start: row.anchorStart!, end: row.anchorEnd! }));
   return { ...row, anchor, thread };
 }
@@ -205,7 +220,7 @@ export function setThreadResolved(
   comment: CommentRow,
   resolved: boolean,
 ): CommentRow {
-  const root = comment.threadId === comment.id ? comment : findComment(svc.db, comment.tenantId, comment.threadId);
+  const root = threadRoot(svc.db, comment);
   if (resolved && root.resolvedAt !== null) throw conflict('The thread is already resolved');
   if (!resolved && root.resolvedAt === null) throw conflict('The thread is not resolved');
   const now = svc.clock.now().toISOString();
