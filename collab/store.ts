@@ -195,6 +195,12 @@ interface LoadedDoc {
    * 5 MiB document of ~100,000 pieces).
    */
   encoded?: Uint8Array;
+  /**
+   * Its Markdown as last read from the Y.Doc, until its next change: reads of a live document
+   * between edits (REST content reads, export, the search index's refresh) do not have Yjs build
+   * the string again (20-40 ms for 5 MiB of ~100,000 pieces).
+   */
+  text?: string;
 }
 
 /** Optional instrumentation (the server's metrics): told of what the store writes. */
@@ -448,10 +454,7 @@ export class DocumentStore {
       const since = this.reads.logAfter.all({ documentId, through: stored.through });
       const dropped = replay(doc, { state: null, updates: since.map((row) => row.data!) });
       const loaded = this.track(documentId, { ...stored, log: [...log, ...since] }, doc, dropped);
-      if (since.length === 0) {
-        loaded.encoded = whole;
-        doc.once('update', () => (loaded.encoded = undefined));
-      }
+      if (since.length === 0) loaded.encoded = whole;
       this.live.set(documentId, loaded);
       loaded.expiry = setTimeout(() => {
         loaded.expiry = undefined;
@@ -649,7 +652,7 @@ export class DocumentStore {
       const stored = this.currentStored(documentId);
       if (stored?.markdown != null) return stored.markdown;
     }
-    return this.with(documentId, (loaded) => loaded.doc.getText(CONTENT_FIELD).toString());
+    return this.with(documentId, textOf);
   }
 
   /**
@@ -686,7 +689,7 @@ export class DocumentStore {
       await yieldToEventLoop();
       return fold;
     }
-    return this.with(documentId, (loaded) => ({ state: encode(loaded), markdown: loaded.doc.getText(CONTENT_FIELD).toString() }));
+    return this.with(documentId, (loaded) => ({ state: encode(loaded), markdown: textOf(loaded) }));
   }
 
   /** Whether the document (live, or as stored) is large enough for its whole-body work to go to the workers. */
@@ -1073,6 +1076,8 @@ export class DocumentStore {
   private onDocUpdate(loaded: LoadedDoc, update: Uint8Array, origin: unknown): void {
     const authored = origin instanceof Authored ? origin : new Authored(null, origin);
     const charge = authored.charge ?? chargeOf(update);
+    loaded.encoded = undefined;
+    loaded.text = undefined;
     loaded.bytes += charge - loaded.freed;
     loaded.slack += charge;
     loaded.unmeasured += 1;
@@ -1212,7 +1217,7 @@ export class DocumentStore {
    */
   private compactLoaded(loaded: LoadedDoc): void {
     const state = Buffer.from(encode(loaded));
-    this.writeState(loaded, state, loaded.doc.getText(CONTENT_FIELD).toString(), loaded.lastUpdateId);
+    this.writeState(loaded, state, textOf(loaded), loaded.lastUpdateId);
     loaded.updatesSinceCompaction = 0;
     loaded.lacksMarkdown = false;
     this.measured(loaded, state.byteLength);
@@ -1334,6 +1339,11 @@ function integrate(loaded: LoadedDoc, update: Uint8Array, origin: Authored, logg
       doc.store.pendingDs = null;
     }
   }
+}
+
+/** The loaded document's Markdown, built by Yjs once per change (see LoadedDoc.text). */
+function textOf(loaded: LoadedDoc): string {
+  return (loaded.text ??= loaded.doc.getText(CONTENT_FIELD).toString());
 }
 
 /** No state vector, or an empty one (a peer that has nothing of the document). */

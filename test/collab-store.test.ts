@@ -262,6 +262,34 @@ describe('DocumentStore', () => {
     }
   });
 
+  it("builds a live document's text with Yjs once per change, however often it is read", () => {
+    const doc = newDocument();
+    const live = store.acquire(doc.id);
+    try {
+      live.getText(CONTENT_FIELD).insert(0, 'one');
+      const built = vi.spyOn(Y.Text.prototype as { toString(): string }, 'toString');
+      try {
+        expect(store.getText(doc.id)).toBe('one');
+        expect(store.getText(doc.id)).toBe('one');
+        expect(built).toHaveBeenCalledTimes(1);
+        live.getText(CONTENT_FIELD).insert(3, ' two');
+        expect(store.getText(doc.id)).toBe('one two');
+        expect(store.getText(doc.id)).toBe('one two');
+        expect(built).toHaveBeenCalledTimes(2);
+        // A change from elsewhere (an editor's update) too.
+        const other = new Y.Doc();
+        Y.applyUpdate(other, Y.encodeStateAsUpdate(live));
+        other.getText(CONTENT_FIELD).insert(0, 'zero ');
+        store.applyUpdate(doc.id, Y.encodeStateAsUpdate(other, Y.encodeStateVector(live)), userId);
+        expect(store.getText(doc.id)).toBe('zero one two');
+      } finally {
+        built.mockRestore();
+      }
+    } finally {
+      store.release(doc.id);
+    }
+  });
+
   it('live documents pass stored updates to subscribers with their origin, and compact on last release', async () => {
     const doc = newDocument();
     const live = store.acquire(doc.id);
