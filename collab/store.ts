@@ -875,17 +875,27 @@ export class DocumentStore {
    * Makes the content equal to `markdown` as ONE transaction of minimal edits (textEdits), so that
    * live editors' cursors outside the changed runs stay where they are and their own concurrent
    * edits merge; with `snapshotBefore`, returns the snapshot of the moment before (taken in the same
-   * turn of REST writes). Throws DocumentTooLargeError, changing nothing, if the result would be
-   * too large. A large document is diffed and edited by a worker (see the file's comment).
+   * turn of REST writes). Returns the text as it then is: `markdown`, or with a live editor's
+   * changes made while a worker diffed it merged in; null when changes stored meanwhile to a
+   * document no one holds were merged (read it back). Throws DocumentTooLargeError, changing
+   * nothing, if the result would be too large. A large document is diffed and edited by a worker
+   * (see the file's comment).
    */
-  async replaceText(documentId: string, markdown: string, userId: string | null, options: { snapshotBefore?: boolean } = {}): Promise<{ before?: Snapshot }> {
+  async replaceText(
+    documentId: string,
+    markdown: string,
+    userId: string | null,
+    options: { snapshotBefore?: boolean } = {},
+  ): Promise<{ before?: Snapshot; text: string | null }> {
     const markdownBytes = Buffer.byteLength(markdown);
     if (markdownBytes > this.maxDocumentBytes) throw new DocumentTooLargeError(markdownBytes, this.maxDocumentBytes);
     return this.exclusive(documentId, async () => {
       const before = options.snapshotBefore ? await this.snapshot(documentId) : undefined;
-      if (this.workers && (this.offloads(documentId) || markdownBytes >= this.offloadMinBytes)) await this.replaceInWorker(documentId, markdown, userId);
-      else this.replaceInline(documentId, markdown, userId);
-      return { before };
+      if (this.workers && (this.offloads(documentId) || markdownBytes >= this.offloadMinBytes)) {
+        return { before, text: await this.replaceInWorker(documentId, markdown, userId) };
+      }
+      this.replaceInline(documentId, markdown, userId);
+      return { before, text: markdown };
     });
   }
 
@@ -919,14 +929,14 @@ export class DocumentStore {
    * the live copy if editors hold one (merging with what they wrote meanwhile), else straight to
    * the log, with the fold as the compacted state when no other change came in between.
    */
-  private async replaceInWorker(documentId: string, markdown: string, userId: string | null): Promise<void> {
+  private async replaceInWorker(documentId: string, markdown: string, userId: string | null): Promise<string | null> {
     // The request's 5 MiB body was just read and parsed in this turn; reading the stored body and
     // handing both to the worker (copies of as much again) get one of their own.
     await yieldToEventLoop();
     this.flush();
     const { tenantId, body, through } = this.readStored(documentId);
     const edited = await this.inWorker(documentId, (workers) => workers.edit(body, markdown));
-    if (edited.update === null) return;
+    if (edited.update === null) return markdown;
     // The worker's text after the edits is `markdown` (it checks), not sent back.
     const bytes = edited.state.byteLength;
     if (bytes > this.maxDocumentBytes + (edited.inserts ? 0 : DELETE_HEADROOM)) throw new DocumentTooLargeError(bytes, this.maxDocumentBytes);
@@ -942,23 +952,27 @@ export class DocumentStore {
       if (!current) this.makeRoom(live, charge, !edited.inserts);
       integrate(live, edited.update, new Authored(userId, null, charge), this.logger);
       this.commitQueued(documentId);
-      if (!current) return;
+      if (!current) return textOf(live);
       // The worker's fold is the compacted state, written in a turn of its own (integrating a
       // large edit and writing ~10 MB each take tens of milliseconds), if nothing came after.
       const written = live.lastUpdateId;
       await yieldToEventLoop();
       this.flush();
-      if (this.closed || this.live.get(documentId) !== live || live.lastUpdateId !== written) return;
+      if (this.closed || this.live.get(documentId) !== live || live.lastUpdateId !== written) return markdown;
       this.writeState(live, state, markdown, written);
       this.folded(live, written, bytes, live.updatesSinceCompaction);
-      return;
+      return markdown;
     }
     const current = (this.reads.lastLogId.get({ documentId })?.id ?? 0) === through;
     this.queue.push({ documentId, tenantId, userId, update: edited.update, origin: null });
     this.commitQueued(documentId);
     const written = this.reads.lastLogId.get({ documentId })?.id;
-    if (current && written != null) this.writeState({ id: documentId, tenantId }, state, markdown, written);
-    else this.inBackground(this.foldStored(documentId).catch((err: unknown) => this.logger?.warn({ err, documentId }, 'compaction failed')));
+    if (current && written != null) {
+      this.writeState({ id: documentId, tenantId }, state, markdown, written);
+      return markdown;
+    }
+    this.inBackground(this.foldStored(documentId).catch((err: unknown) => this.logger?.warn({ err, documentId }, 'compaction failed')));
+    return null;
   }
 
   /** Folds the log into the state row now (normally automatic), clearing the rows it covers. */

@@ -8,7 +8,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import * as Y from 'yjs';
 import { CONTENT_FIELD, DocumentStore, textOfState } from '../collab/store';
-import { documentStates, documentUpdates, documentVersions } from '../db/schema';
+import { documentSearch, documentStates, documentUpdates, documentVersions } from '../db/schema';
 import { WorkersBusyError } from '../src/lib/worker-pool';
 import { expectProblem, makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { editorsOf, eventually, rawClient, startCollabServer, synced, type CollabServer } from './helpers/collab';
@@ -273,6 +273,48 @@ describe('the Markdown beside the state', () => {
     expect(loads).not.toHaveBeenCalled();
     editors.close(editor);
     await eventually(() => !store.isLive(id), 5_000, 'unloaded');
+  });
+
+  it('a PUT of a large live document answers its body with an edit made while the worker diffed it merged in, and indexes that', async () => {
+    const store = t.deps.documents;
+    const body = 'v'.repeat(300 * 1024);
+    const { id } = await createDoc(t, owner, { title: 'Merged', content: body });
+    const live = store.acquire(id);
+    const run = t.deps.workers.run.bind(t.deps.workers);
+    // An editor types after the worker has read the body, before its answer is stored.
+    vi.spyOn(t.deps.workers, 'run').mockImplementationOnce((async (...args: Parameters<typeof run>) => {
+      const result = await run(...args);
+      live.getText(CONTENT_FIELD).insert(0, 'Typed live. ');
+      return result;
+    }) as typeof run);
+    try {
+      const res = await t.call('PUT', `/api/documents/${id}/content`, { as: owner, body: { content: `${body}!` } });
+      expect(res.status, res.text.slice(0, 200)).toBe(200);
+      expect(res.body.content).toBe(`Typed live. ${body}!`);
+      expect(store.getText(id)).toBe(`Typed live. ${body}!`);
+      expect(t.db.select().from(documentSearch).where(eq(documentSearch.documentId, id)).get()!.body.startsWith('Typed live. ')).toBe(true);
+    } finally {
+      store.release(id);
+      await store.settled();
+    }
+  });
+
+  it("a large body's search entry follows a live edit stored while its index write waited for its turn", async () => {
+    const store = t.deps.documents;
+    const body = `${'z'.repeat(100 * 1024)} ordinary words`;
+    const { id } = await createDoc(t, owner, { title: 'Indexed', content: body });
+    const live = store.acquire(id);
+    try {
+      const writing = t.deps.search.writeInTurn(id, body);
+      live.getText(CONTENT_FIELD).insert(0, 'platypus ');
+      store.flush();
+      await writing;
+      const entry = t.db.select().from(documentSearch).where(eq(documentSearch.documentId, id)).get()!;
+      expect(entry.body.startsWith('platypus ')).toBe(true);
+    } finally {
+      store.release(id);
+      await store.settled();
+    }
   });
 
   it('erasing a large document while its fold runs lets it go without writing to it', async () => {

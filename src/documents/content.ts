@@ -5,10 +5,15 @@
 // edits; it is logged as a change by the caller like any other.
 import type { DocumentRow, DocumentServices } from './service';
 
-/** Makes the body equal to `markdown` (DocumentTooLargeError past the size limit, nothing changed). */
-export async function replaceContent(svc: Pick<DocumentServices, 'store' | 'search'>, doc: DocumentRow, markdown: string, userId: string): Promise<void> {
-  await svc.store.replaceText(doc.id, markdown, userId);
-  await svc.search.writeInTurn(doc.id, markdown);
+/**
+ * Makes the body equal to `markdown` (DocumentTooLargeError past the size limit, nothing changed)
+ * and returns the body then: `markdown`, with whatever live editors wrote meanwhile merged in.
+ */
+export async function replaceContent(svc: Pick<DocumentServices, 'store' | 'search'>, doc: DocumentRow, markdown: string, userId: string): Promise<string> {
+  const { text } = await svc.store.replaceText(doc.id, markdown, userId);
+  const body = text ?? currentMarkdown(svc, doc);
+  await svc.search.writeInTurn(doc.id, body);
+  return body;
 }
 
 /**

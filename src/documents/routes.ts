@@ -286,10 +286,9 @@ export const documentsRouter = router
       const { id } = c.req.valid('param');
       const { document, role } = authorizeDocument('edit', documentAccess(deps.db, c.var.actor, id));
       const { content } = c.req.valid('json');
-      await replaceContent(documentServices(deps), document, content, c.var.actor.userId);
+      const body = await replaceContent(documentServices(deps), document, content, c.var.actor.userId);
       const current = authorizeDocument('read', documentAccess(deps.db, c.var.actor, id)).document;
-      // The body is now exactly `content` (the edits turn the current text into it): no need to read it back.
-      return c.json({ ...documentFor(c, current, role), content }, 200);
+      return c.json({ ...documentFor(c, current, role), content: body }, 200);
     },
   )
   .openapi(

@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import { inTransaction, type Db } from '../../db/client';
 import { documentGrants, documentSearch, documentUpdates, documents } from '../../db/schema';
 import type { DocumentStore } from '../../collab/store';
-import { yieldToEventLoop } from '../lib/event-loop';
+import { isLargeBody, yieldToEventLoop } from '../lib/event-loop';
 import { preparedFor } from '../lib/prepared';
 import { escapeHtml } from '../lib/html';
 
@@ -61,9 +61,6 @@ export const indexableBody = (markdown: string): string => {
   return markdown.slice(0, end).replace(HIT_MARKS, '\uFFFD');
 };
 
-/** A body whose REST writes are worth splitting into turns of the event loop (about a millisecond or more each). */
-export const isLargeBody = (markdown: string): boolean => markdown.length >= 64 * 1024;
-
 /** A snippet() result as safe HTML: escaped text with the hits wrapped in <mark>. */
 export function snippetHtml(raw: string): string {
   return escapeHtml(raw)
@@ -110,17 +107,25 @@ export class DocumentSearchIndex {
   }
 
   /**
-   * `write`, for a large body in a turn of the event loop of its own, leaving the next one (the
-   * response) its own too: the store's write, the index's tokenizing and the response's serializing
-   * each take milliseconds per MiB, which together would hold the event loop for most of 100 ms.
-   * Outside the body's transaction: should the process stop in between, `reindexStale` finds the
-   * body newer than its index entry at the next start.
+   * `write` of a body just stored, for a large one in a turn of the event loop of its own, leaving
+   * the next one (the response) its own too: the store's write, the index's tokenizing and the
+   * response's serializing each take milliseconds per MiB, which together would hold the event
+   * loop for most of 100 ms. A change stored in between (a live editor's) is in the body by then:
+   * the body is read again rather than `markdown` indexed as current. Outside the body's
+   * transaction, a failure is logged, not thrown (the body is stored): `reindexStale` finds the
+   * entry behind its body at the next start, as it does should the process stop in between.
    */
   async writeInTurn(documentId: string, markdown: string): Promise<void> {
-    const large = isLargeBody(markdown);
-    if (large) await yieldToEventLoop();
-    this.write(documentId, markdown);
-    if (large) await yieldToEventLoop();
+    try {
+      if (!isLargeBody(markdown)) return this.write(documentId, markdown);
+      const through = this.statements().lastUpdate.get({ documentId })?.id;
+      await yieldToEventLoop();
+      if (this.statements().lastUpdate.get({ documentId })?.id === through) this.write(documentId, markdown);
+      else this.refresh(documentId);
+      await yieldToEventLoop();
+    } catch (err) {
+      this.opts.logger?.warn({ err, documentId }, 'search index write failed');
+    }
   }
 
   /** Re-reads the body from the store into the index. */

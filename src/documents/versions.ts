@@ -100,8 +100,8 @@ export const versionSummary = summaryOf;
  */
 export async function revertToVersion(svc: DocumentServices, doc: DocumentRow, version: VersionRow, userId: string): Promise<VersionSummary> {
   const text = versionText(svc.db, version);
-  const { before } = await svc.store.replaceText(doc.id, text, userId, { snapshotBefore: true });
-  await svc.search.writeInTurn(doc.id, text);
+  const { before, text: body } = await svc.store.replaceText(doc.id, text, userId, { snapshotBefore: true });
+  await svc.search.writeInTurn(doc.id, body ?? svc.store.getText(doc.id));
   return keepVersion(svc, doc, `Before revert to ${version.name}`.slice(0, MAX_VERSION_NAME_LENGTH), userId, before!);
 }
 
