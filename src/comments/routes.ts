@@ -20,9 +20,7 @@ import {
   deleteComment,
   findComment,
   listThreads,
-  readyForAnchors,
   setThreadResolved,
-  threadRoot,
   threadView,
   updateComment,
   type CommentServices,
@@ -116,7 +114,7 @@ export const commentsRouter = router
       const svc = services(c);
       const row = await createComment(svc, c.var.actor, document, { body: input.body, parentId: input.parent_id, anchor: input.anchor });
       c.header('Location', `/api/comments/${row.id}`);
-      return c.json(presentComment(await commentView(svc, document, row)), 201);
+      return c.json(presentComment(commentView(svc, document, row)), 201);
     },
   )
   .openapi(
@@ -132,9 +130,8 @@ export const commentsRouter = router
     async (c) => {
       const { comment, document } = commentFor(c, c.req.valid('param').id, 'edit');
       const svc = services(c);
-      await readyForAnchors(svc, document, [comment]);
-      const row = updateComment(svc, comment, c.req.valid('json').body);
-      return c.json(presentComment(await commentView(svc, document, row)), 200);
+      const row = await updateComment(svc, document, comment, c.req.valid('json').body);
+      return c.json(presentComment(commentView(svc, document, row)), 200);
     },
   )
   .openapi(
@@ -167,9 +164,8 @@ export const commentsRouter = router
     async (c) => {
       const { comment, document } = commentFor(c, c.req.valid('param').id, 'resolve');
       const svc = services(c);
-      await readyForAnchors(svc, document, [threadRoot(svc.db, comment)]);
-      const root = setThreadResolved(svc, c.var.actor, document, comment, true);
-      return c.json(presentThread(await threadView(svc, document, root)), 200);
+      const root = await setThreadResolved(svc, c.var.actor, document, comment, true);
+      return c.json(presentThread(threadView(svc, document, root)), 200);
     },
   )
   .openapi(
@@ -185,8 +181,7 @@ export const commentsRouter = router
     async (c) => {
       const { comment, document } = commentFor(c, c.req.valid('param').id, 'resolve');
       const svc = services(c);
-      await readyForAnchors(svc, document, [threadRoot(svc.db, comment)]);
-      const root = setThreadResolved(svc, c.var.actor, document, comment, false);
-      return c.json(presentThread(await threadView(svc, document, root)), 200);
+      const root = await setThreadResolved(svc, c.var.actor, document, comment, false);
+      return c.json(presentThread(threadView(svc, document, root)), 200);
     },
   );

@@ -50,18 +50,18 @@ export function findComment(db: Db, tenantId: string, id: string): CommentRow {
 }
 
 /** The root of a comment's thread: the comment itself, or the one its thread starts with. */
-export function threadRoot(db: Db, comment: CommentRow): CommentRow {
+function threadRoot(db: Db, comment: CommentRow): CommentRow {
   return comment.threadId === comment.id ? comment : findComment(db, comment.tenantId, comment.threadId);
 }
 
 /**
  * Readies the document for resolving the anchors of these comments: a large one no one holds is
  * loaded a slice per turn of the event loop (the store's preload). A no-op when none of them is
- * anchored, and for a document in memory or a small one. Routes that write and then answer the
- * comment call it before the write, so that busy worker threads refuse the request (503) before
- * anything is stored.
+ * anchored, and for a document in memory or a small one. The writes call it before they write, so
+ * that busy worker threads refuse the request (503) before anything is stored; the views answered
+ * after a write then find the document loaded (or, should its load have been let go, load it).
  */
-export async function readyForAnchors(svc: CommentServices, document: DocumentRow, comments: readonly CommentRow[]): Promise<void> {
+async function readyForAnchors(svc: CommentServices, document: DocumentRow, comments: readonly CommentRow[]): Promise<void> {
   if (comments.some((c) => c.anchorStart !== null)) await svc.store.preload(document.id);
 }
 
@@ -80,16 +80,16 @@ export async function listThreads(
   const { limit, offset } = sqlPageBounds(page);
   const roots = svc.db.select().from(documentComments).where(where).orderBy(asc(documentComments.createdAt), asc(documentComments.id)).limit(limit).offset(offset).all();
   const total = svc.db.select({ n: count() }).from(documentComments).where(where).get()?.n ?? 0;
-  return { rows: await threadViews(svc, document, roots), total };
-}
-
-/** One thread (by its root) with its replies. */
-export async function threadView(svc: CommentServices, document: DocumentRow, root: CommentRow): Promise<ThreadView> {
-  return (await threadViews(svc, document, [root]))[0]!;
-}
-
-async function threadViews(svc: CommentServices, document: DocumentRow, roots: CommentRow[]): Promise<ThreadView[]> {
   await readyForAnchors(svc, document, roots);
+  return { rows: threadViews(svc, document, roots), total };
+}
+
+/** One thread (by its root) with its replies, after a write that readied the document. */
+export function threadView(svc: CommentServices, document: DocumentRow, root: CommentRow): ThreadView {
+  return threadViews(svc, document, [root])[0]!;
+}
+
+function threadViews(svc: CommentServices, document: DocumentRow, roots: CommentRow[]): ThreadView[] {
   if (roots.length === 0) return [];
   const replies = svc.db
     .select()
@@ -111,12 +111,11 @@ async function threadViews(svc: CommentServices, document: DocumentRow, roots: C
   return roots.map((root) => ({ ...root, anchor: resolve.get(root.id) ?? null, thread: root, replies: byThread.get(root.id) ?? [] }));
 }
 
-/** The comment as answered alone: a root with its anchor resolved now, a reply as it is. */
-export async function commentView(svc: CommentServices, document: DocumentRow, row: CommentRow): Promise<CommentView> {
+/** The comment as answered alone, after a write that readied the document: a root with its anchor resolved now, a reply as it is. */
+export function commentView(svc: CommentServices, document: DocumentRow, row: CommentRow): CommentView {
   const root = threadRoot(svc.db, row);
   const thread = { resolvedAt: root.resolvedAt, resolvedBy: root.resolvedBy };
   if (row.anchorStart === null || row.anchorEnd === null) return { ...row, anchor: null, thread };
-  await readyForAnchors(svc, document, [row]);
   const anchor = svc.store.read(document.id, (doc) => anchorResolver(doc)({ start: row.anchorStart!, end: row.anchorEnd! }));
   return { ...row, anchor, thread };
 }
@@ -134,7 +133,6 @@ export async function createComment(
   document: DocumentRow,
   input: NewComment,
 ): Promise<CommentRow> {
-  if (input.anchor) await svc.store.preload(document.id);
   let parent: CommentRow | undefined;
   if (input.parentId !== undefined) {
     parent = svc.db
@@ -147,6 +145,7 @@ export async function createComment(
       throw unprocessable('A reply takes its thread\'s anchor: send anchor only with a new thread', [{ path: 'anchor', message: 'not allowed on a reply' }]);
     }
   }
+  if (input.anchor) await svc.store.preload(document.id);
   const anchor = input.anchor ? svc.store.read(document.id, (doc) => checkAnchor(doc, input.anchor!)) : null;
   const now = svc.clock.now().toISOString();
   const id = newId();
@@ -174,8 +173,9 @@ export async function createComment(
   });
 }
 
-export function updateComment(svc: CommentServices, comment: CommentRow, body: string): CommentRow {
+export async function updateComment(svc: CommentServices, document: DocumentRow, comment: CommentRow, body: string): Promise<CommentRow> {
   if (comment.deletedAt !== null) throw notFound('Comment');
+  await readyForAnchors(svc, document, [comment]);
   return svc.db
     .update(documentComments)
     .set({ body, updatedAt: svc.clock.now().toISOString() })
@@ -213,16 +213,17 @@ export function deleteComment(svc: CommentServices, comment: CommentRow): void {
 }
 
 /** Resolves (or reopens) the whole thread the comment belongs to; answers its root. */
-export function setThreadResolved(
+export async function setThreadResolved(
   svc: CommentServices,
   actor: { userId: string; tenantId: string },
   document: DocumentRow,
   comment: CommentRow,
   resolved: boolean,
-): CommentRow {
+): Promise<CommentRow> {
   const root = threadRoot(svc.db, comment);
   if (resolved && root.resolvedAt !== null) throw conflict('The thread is already resolved');
   if (!resolved && root.resolvedAt === null) throw conflict('The thread is not resolved');
+  await readyForAnchors(svc, document, [root]);
   const now = svc.clock.now().toISOString();
   return inTransaction(svc.db, (tx) => {
     const row = tx
