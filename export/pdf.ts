@@ -111,10 +111,17 @@ export class PdfExporter {
     }
   }
 
-  /** A document's Markdown as a PDF: rendered with raw HTML disabled, the title in every page's header. */
-  renderMarkdown(title: string, markdown: string): Promise<Uint8Array> {
+  /**
+   * A document's Markdown as a PDF: rendered with raw HTML disabled, the title in every page's
+   * header. `page` builds the HTML page printed (the API's builds a large one in a worker thread).
+   */
+  async renderMarkdown(
+    title: string,
+    markdown: string,
+    page: (title: string, markdown: string) => string | Promise<string> = (t, m) => standalonePage(t, markdownToHtml(m)),
+  ): Promise<Uint8Array> {
     this.checkLength(markdown);
-    return this.renderHtml(title, standalonePage(title, markdownToHtml(markdown)));
+    return this.renderHtml(title, await page(title, markdown));
   }
 
   /**
@@ -122,7 +129,7 @@ export class PdfExporter {
    * anything is rendered: Chromium would otherwise lay out megabytes (many seconds of its time) only
    * for the export to be refused.
    */
-  checkLength(markdown: string): void {
+  private checkLength(markdown: string): void {
     if (markdown.length > this.options.maxPages * MAX_MARKDOWN_PER_PAGE) throw new PdfTooLongError(this.options.maxPages);
   }
 

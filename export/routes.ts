@@ -86,8 +86,7 @@ export const exportRouter = router
       const { document } = authorizeDocument('read', documentAccess(deps.db, c.var.actor, id));
       if (!deps.pdf?.available()) throw new AppError('service_unavailable', INSTALL_HINT);
       const source = exportSource(deps.db, deps.documents, document, version_id);
-      deps.pdf.checkLength(source.markdown);
-      const pdf = await deps.pdf.renderHtml(source.title, await renderPage(deps.workers, source.title, source.markdown));
+      const pdf = await deps.pdf.renderMarkdown(source.title, source.markdown, (title, markdown) => renderPage(deps.workers, title, markdown));
       return c.body(pdf as Uint8Array<ArrayBuffer>, 200, fileHeaders(source.title, formatInfo.pdf));
     },
   )

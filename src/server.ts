@@ -128,13 +128,15 @@ async function main(): Promise<void> {
       await deps.webhooks.stop();
       await checkpoints.stop();
       await deps.pdf.close();
+      // Folds still running in the worker threads are dropped (the log holds what they would fold);
+      // the threads end within the shutdown's deadline.
+      deps.documents.close();
+      await deps.workers.close();
     } finally {
       if (!timedOut) {
         clearTimeout(deadline);
         // Live edits that arrived during the close may still be queued for the next turn.
         flushPendingWrites(deps);
-        deps.documents.close();
-        await deps.workers.close();
         database.close();
         lock.release();
         logger.info('stopped');

@@ -27,8 +27,8 @@ import { conflict } from '../http/errors';
 import { sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../lib/ids';
 import { countAll } from '../lib/sql';
-import { yieldToEventLoop } from '../lib/event-loop';
-import { ftsPrefixQuery, isLargeBody, matchesText, suggestDocuments, type DocumentSearchIndex, type Suggestion } from './search';
+import { isLargeBody, yieldToEventLoop } from '../lib/event-loop';
+import { ftsPrefixQuery, matchesText, suggestDocuments, type DocumentSearchIndex, type Suggestion } from './search';
 import { favoritesAmong } from './favorites';
 import {
   courseOfLink,

@@ -494,12 +494,10 @@ const UUID_LENGTH = 36;
 
 /**
  * The offering's whole gradebook in four queries (settings, assignments, roster, grades): students
- * of record × assignments, with each student's weighted percent and letter. Grades of dropped
- * students stay stored but are left out here.
- */
-/**
- * The offering's gradebook, its rows its students of record by name (ASCII case ignored), as
- * memberships' studentsOfRecord reads them (or `ofRecord`, when the caller has read them already).
+ * of record × assignments, with each student's weighted percent and letter. Its rows are the
+ * students of record by name (ASCII case ignored), as memberships' studentsOfRecord reads them (or
+ * `ofRecord`, when the caller has read them already). Grades of dropped students stay stored but
+ * are left out here.
  */
 export function loadGradebook(db: Db, offering: Offering, ofRecord: StudentOfRecord[] = studentsOfRecord(db, offering.tenantId, offering.id)): Gradebook {
   const settings = getSettings(db, offering);

@@ -10,3 +10,11 @@
 export function yieldToEventLoop(): Promise<void> {
   return new Promise((resolve) => setTimeout(() => setImmediate(resolve), 0));
 }
+
+/**
+ * A document body whose work is worth splitting into turns of the event loop: each step on it (a
+ * SQLite write, the search index's tokenizing, a response's serializing) takes a millisecond or
+ * more. (Smaller than the store's threshold for worker threads, 256 KiB encoded: splitting costs
+ * only a turn.)
+ */
+export const isLargeBody = (markdown: string): boolean => markdown.length >= 64 * 1024;

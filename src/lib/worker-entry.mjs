@@ -10,6 +10,11 @@ const modules = new Map();
 
 export default async function run({ module, input }) {
   let loaded = modules.get(module);
-  if (!loaded) modules.set(module, (loaded = import(module)));
+  if (!loaded) {
+    loaded = import(module);
+    modules.set(module, loaded);
+    // A failed import is tried again by the next task, not remembered for the thread's life.
+    loaded.catch(() => modules.delete(module));
+  }
   return (await loaded).default(input);
 }

@@ -27,7 +27,7 @@ export interface TargetPolicy {
 export class TargetRefused extends Error {}
 
 /** A target whose host name does not resolve (yet): refused at delivery, accepted at creation. */
-export class TargetUnresolved extends TargetRefused {}
+class TargetUnresolved extends TargetRefused {}
 
 /** Not public: special-purpose ranges of RFC 6890 and the IANA registries. */
 const nonPublic = new BlockList();
