@@ -36,7 +36,8 @@ import { Session } from 'node:inspector/promises';
 import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
-import { getHeapStatistics } from 'node:v8';
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import * as Y from 'yjs';
 import { openDatabase, startBackgroundCheckpoints } from '../db/client';
 import { users } from '../db/schema';
@@ -63,6 +64,11 @@ const database = openDatabase(path.join(dir, 'bench.sqlite'));
 const checkpoints = startBackgroundCheckpoints(database);
 
 const cpuMs = (usage: NodeJS.CpuUsage) => (usage.user + usage.system) / 1000;
+
+// A full garbage collection on demand (what --expose-gc gives, without the flag): for the live
+// heap's size, and for the floor of what one collection of the whole heap holds the event loop.
+setFlagsFromString('--expose-gc');
+const fullCollection = runInNewContext('gc') as () => void;
 
 /** A deterministic pseudo-random stream, so every run measures the same documents. */
 function random(seed: number) {
@@ -121,6 +127,18 @@ function manyEdits(bytes: number): Y.Doc {
   }
 }
 
+/**
+ * manyEdits' document as one update; the Y.Doc is let go here. Only what the server holds may stay
+ * on the heap measured: a local of main() stays in its frame, suspended at every await, for the
+ * whole run (this document's ~1.3 million objects made every full collection 60-80 ms, not ~30).
+ */
+function manyEditsUpdate(bytes: number): Uint8Array {
+  const doc = manyEdits(bytes);
+  const update = Y.encodeStateAsUpdate(doc);
+  doc.destroy();
+  return update;
+}
+
 interface Row {
   doc: string;
   mode: string;
@@ -174,10 +192,7 @@ async function main() {
   const seedStarted = performance.now();
   const markdownId = JSON.parse(await call('POST', '/api/documents', { title: 'Large Markdown', content: markdown(LIMIT - 200 * 1024) })).id as string;
   const piecesId = JSON.parse(await call('POST', '/api/documents', { title: 'Many small edits' })).id as string;
-  // The seed's own Y.Doc is let go at once: only what the server holds stays on the heap measured.
-  const pieces = manyEdits(LIMIT - 300 * 1024);
-  deps.documents.applyUpdate(piecesId, Y.encodeStateAsUpdate(pieces), admin.id);
-  pieces.destroy();
+  deps.documents.applyUpdate(piecesId, manyEditsUpdate(LIMIT - 300 * 1024), admin.id);
   // Indexed now: a write straight to the store would otherwise be indexed by a refresh during the measurements.
   deps.search.refresh(piecesId);
   const seedSeconds = (performance.now() - seedStarted) / 1000;
@@ -224,10 +239,16 @@ async function main() {
   // The main thread's GC pauses, to tell a stall of ours from the collector's: the time they took
   // inside the longest stall.
   let pauses: { start: number; end: number; major: boolean }[] = [];
+  // Every collection of the main thread over the rows (but those forced by the floor rows): the
+  // pauses the collector itself took, whatever request they fell in.
+  const collections = { major: [] as number[], minor: [] as number[] };
+  let forcing = false;
   const gcObserver = new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) {
       const kind = (entry as { detail?: { kind?: number } }).detail?.kind;
-      pauses.push({ start: entry.startTime, end: entry.startTime + entry.duration, major: kind === constants.NODE_PERFORMANCE_GC_MAJOR });
+      const major = kind === constants.NODE_PERFORMANCE_GC_MAJOR;
+      pauses.push({ start: entry.startTime, end: entry.startTime + entry.duration, major });
+      if (!forcing) collections[major ? 'major' : 'minor'].push(entry.duration);
     }
   });
   gcObserver.observe({ entryTypes: ['gc'] });
@@ -290,58 +311,90 @@ async function main() {
     rows.push(row);
   };
 
-  // The heap before and after the rows; its live size (after a full collection) when run with
-  // NODE_OPTIONS=--expose-gc, else as found (garbage included).
+  /**
+   * The collector's floor: one full collection of the main thread's heap, forced (atomic: all its
+   * marking in one pause), alone and while a worker thread folds the document (both cores busy).
+   * V8 marks mostly beside the event loop and pauses it only to finish; when its marking threads
+   * get no CPU, or a large allocation reaches the heap's limit before they are done, that pause
+   * does what is left, up to this. A live document of many small edits is ~1.3 million objects.
+   */
+  const collectionFloors = async (doc: string, held: string, state: Uint8Array) => {
+    const workers = new YjsWorkers(deps.workers);
+    forcing = true;
+    await measure(doc, 'floor', `a full garbage collection (forced), ${held}`, async () => fullCollection());
+    await measure(doc, 'floor', `a full garbage collection (forced), ${held}, while a worker thread folds the document`, async () => {
+      const folded = workers.fold({ state, updates: [] });
+      // Once the worker has the task and is busy with it.
+      await new Promise((r) => setTimeout(r, 30));
+      fullCollection();
+      await folded;
+    });
+    forcing = false;
+  };
+  // The heap before and after the rows: its live size, after a full collection.
   const heapAt = (when: string) => {
-    (globalThis as { gc?: () => void }).gc?.();
+    fullCollection();
     const h = getHeapStatistics();
     described.push(`heap ${when}: ${(h.used_heap_size / 1048576).toFixed(0)} MiB used of ${(h.total_heap_size / 1048576).toFixed(0)} MiB, external ${(process.memoryUsage().external / 1048576).toFixed(0)} MiB`);
   };
+  /**
+   * The client's side of a document's requests: a version of it now (the diffs' `from`) and the
+   * bodies of the PUTs, as bytes, off the JS heap (a client is another process: its texts kept
+   * here as strings, ~50 MB, would only lengthen the server's collections). The body is left as
+   * the one-paragraph change, so that the first PUT measured changes it back.
+   */
+  const clientSide = async (name: string, id: string) => {
+    const original = deps.documents.getText(id);
+    // A paragraph rewritten in the middle, and a hundred changes scattered through the body.
+    const mid = original.indexOf('\n\n', Math.floor(original.length / 2));
+    const oneParagraph = original.slice(0, mid) + '\n\nA new paragraph, written over REST.' + original.slice(mid);
+    let changes = 0;
+    const scattered = original.replace(/ the /g, (m, offset: number) => (offset % 50 === 0 && ++changes ? ' THE ' : m));
+    const versionId = JSON.parse(await call('POST', `/api/documents/${id}/versions`, { name: 'baseline' })).id as string;
+    await call('PUT', `/api/documents/${id}/content`, { content: oneParagraph });
+    const bodies = [original, oneParagraph, scattered].map((content) => Buffer.from(JSON.stringify({ content })));
+    await measure(name, 'floor', 'JSON body of the text, serialized and read back', async () => {
+      const res = new Response(JSON.stringify({ id, content: original }), { headers: { 'Content-Type': 'application/json' } });
+      return res.arrayBuffer();
+    });
+    return { versionId, bodies, changes };
+  };
+  /** What the document costs whatever the server does, and what the machine and its collector cost. */
+  const floors = async (name: string, id: string) => {
+    // What a version or a compaction of it writes: its state and its text, in one SQLite transaction.
+    const stored = await deps.documents.snapshot(id);
+    const floorRow = database.sqlite.prepare('INSERT INTO bench_floor (state, markdown) VALUES (?, ?)');
+    // Four times as many runs: how often the storage itself stalls is what it tells.
+    await measure(
+      name,
+      'floor',
+      `SQLite: its state and text written in one transaction (${4 * RUNS} runs)`,
+      async () => {
+        database.sqlite.transaction(() => floorRow.run(stored.state, stored.markdown))();
+      },
+      4 * RUNS,
+    );
+    await measure(name, 'floor', `the event loop idle for 300 ms (${4 * RUNS} runs)`, () => new Promise((r) => setTimeout(r, 300)), 4 * RUNS);
+    const workers = new YjsWorkers(deps.workers);
+    await measure(name, 'floor', 'the event loop idle while a worker thread folds the document', () => workers.fold({ state: stored.state, updates: [] }));
+    await collectionFloors(name, 'nobody holding the document', stored.state);
+  };
+  // The documents loaded above to describe them are folded and let go first.
+  await deps.documents.settled();
   heapAt('before the rows');
   for (const [name, id] of [
     ['Markdown', markdownId],
     ['many small edits', piecesId],
   ] as const) {
-    // The client's side is kept as bytes, off the JS heap: a client is another process, and its
-    // texts kept here as strings (~50 MB) would only lengthen the server's garbage collections.
-    // The texts themselves live in the blocks below and are let go before the requests measured.
-    let versionId: string;
-    let bodies: Buffer[];
-    let changes = 0;
-    {
-      const original = deps.documents.getText(id);
-      // A paragraph rewritten in the middle, and a hundred changes scattered through the body.
-      const mid = original.indexOf('\n\n', Math.floor(original.length / 2));
-      const oneParagraph = original.slice(0, mid) + '\n\nA new paragraph, written over REST.' + original.slice(mid);
-      const scattered = original.replace(/ the /g, (m, offset: number) => (offset % 50 === 0 && ++changes ? ' THE ' : m));
-      versionId = JSON.parse(await call('POST', `/api/documents/${id}/versions`, { name: 'baseline' })).id as string;
-      await call('PUT', `/api/documents/${id}/content`, { content: oneParagraph });
-      bodies = [original, oneParagraph, scattered].map((content) => Buffer.from(JSON.stringify({ content })));
-      await measure(name, 'floor', 'JSON body of the text, serialized and read back', async () => {
-        const res = new Response(JSON.stringify({ id, content: original }), { headers: { 'Content-Type': 'application/json' } });
-        return res.arrayBuffer();
-      });
-    }
-    {
-      // What a version or a compaction of it writes: its state and its text, in one SQLite transaction.
-      const stored = await deps.documents.snapshot(id);
-      const floorRow = database.sqlite.prepare('INSERT INTO bench_floor (state, markdown) VALUES (?, ?)');
-      // Four times as many runs: how often the storage itself stalls is what it tells.
-      await measure(
-        name,
-        'floor',
-        `SQLite: its state and text written in one transaction (${4 * RUNS} runs)`,
-        async () => {
-          database.sqlite.transaction(() => floorRow.run(stored.state, stored.markdown))();
-        },
-        4 * RUNS,
-      );
-      await measure(name, 'floor', `the event loop idle for 300 ms (${4 * RUNS} runs)`, () => new Promise((r) => setTimeout(r, 300)), 4 * RUNS);
-      const workers = new YjsWorkers(deps.workers);
-      await measure(name, 'floor', 'the event loop idle while a worker thread folds the document', () => workers.fold({ state: stored.state, updates: [] }));
-    }
+    // The client's bodies, its version, and the floors: in functions of their own, so that the texts
+    // they are made from are let go before the requests are measured (see manyEditsUpdate).
+    const { versionId, bodies, changes } = await clientSide(name, id);
+    await floors(name, id);
     for (const mode of ['cold', 'live'] as const) {
-      if (mode === 'live') deps.documents.acquire(id);
+      if (mode === 'live') {
+        deps.documents.acquire(id);
+        await collectionFloors(name, 'the document held live', (await deps.documents.snapshot(id)).state);
+      }
       let flip = false;
       await measure(name, mode, 'GET ?include=content', () => send('GET', `/api/documents/${id}?include=content`));
       await measure(name, mode, 'POST copy', () => send('POST', `/api/documents/${id}/copy`, '{}'));
@@ -379,10 +432,10 @@ async function main() {
         const row: Row = { doc: name, mode, op: 'the last holder leaves (compaction)', ms: [], loop: [], cpu: [] };
         await deps.documents.settled();
         for (let i = 0; i < RUNS; i++) {
-          const held = deps.documents.acquire(id);
           await send('PUT', `/api/documents/${id}/content`, bodies[i % 2 ? 1 : 2]);
           // A live change after it, as an editor's: the state is behind its log when the holder leaves.
-          held.getText(CONTENT_FIELD).insert(i, 'x');
+          // (No local holds the document: it would stay in main()'s frame after its release.)
+          deps.documents.acquire(id).getText(CONTENT_FIELD).insert(i, 'x');
           await timed(row, () => deps.documents.release(id));
           if (deps.documents.isLive(id)) throw new Error('the document stayed in memory after its compaction');
         }
@@ -399,6 +452,11 @@ async function main() {
 
   console.log(`Large documents: requests on documents near DOCUMENT_MAX_BYTES (${LIMIT} bytes); ${RUNS} runs each; target: the event loop held under ${TARGET_MS} ms`);
   console.log(`Node ${process.version}, ${cpus().length} CPUs; seeded in ${seedSeconds.toFixed(1)} s`);
+  const pauseLine = (kind: string, list: number[]) => {
+    const sorted = [...list].sort((a, b) => a - b);
+    return `${sorted.length} ${kind} (median ${percentile(sorted, 50).toFixed(0)} ms, longest ${(sorted.at(-1) ?? 0).toFixed(0)} ms, ${sorted.filter((ms) => ms >= 50).length} of 50 ms or more)`;
+  };
+  described.push(`the main thread's collections over the rows (the forced ones apart): ${pauseLine('major', collections.major)}; ${pauseLine('minor', collections.minor)}`);
   for (const line of described) console.log(`  ${line}`);
   console.log(
     '| document | held | operation | request median ms | request max ms | loop stall median ms | longest loop stall ms | GC in it / I/O wait / steal ms | CPU median ms | CPU max ms | stall < 100 ms |',
