@@ -18,9 +18,10 @@
 // app.request(), its response bytes read; request bodies serialized to bytes beforehand, as a client would)
 // is reported beside it, and the process's CPU time (user + system, worker and GC threads
 // included), which tells what a request costs whatever else runs on the shared machine. For the run
-// with the longest stall: the main thread's GC pauses inside that stall, and the machine's I/O wait
-// and stolen time (/proc/stat), to tell a stall of ours from the collector's, the disk's or the
-// hypervisor's.
+// with the longest stall: the main thread's GC pauses inside that stall, how much of that stall the
+// main thread was waiting for a CPU (/proc/self/task/<pid>/schedstat: runnable, but other threads or
+// processes ran), and the machine's I/O wait and stolen time (/proc/stat), to tell a stall of ours
+// from the collector's, the scheduler's, the disk's or the hypervisor's.
 //
 // Floors measured in the same run: serializing the document's text as a JSON body and reading it
 // back (what every content read and write pays whatever the store does), and SQLite writing the
@@ -149,8 +150,12 @@ interface Row {
   cpu: number[];
   /** Measured for comparison only (what the server did before), not judged against the target. */
   reference?: boolean;
-  /** The run whose stall was longest: the GC pauses inside that stall, and the machine's I/O wait and stolen time meanwhile (ms). */
-  worst?: { stall: number; gc: { ms: number; major: boolean }; iowait: number; steal: number };
+  /**
+   * The run whose stall was longest: the GC pauses inside that stall, the time the main thread
+   * waited for a CPU inside it (null where the kernel does not tell), and the machine's I/O wait and
+   * stolen time meanwhile (ms).
+   */
+  worst?: { stall: number; gc: { ms: number; major: boolean }; cpuWait: number | null; iowait: number; steal: number };
 }
 
 /** The machine's I/O wait and stolen time so far (ms, from /proc/stat; zero where there is none). */
@@ -161,6 +166,16 @@ function machineWaits(): { iowait: number; steal: number } {
     return { iowait: fields[4]! * 10, steal: fields[7]! * 10 };
   } catch {
     return { iowait: 0, steal: 0 };
+  }
+}
+
+/** The main thread's time waiting for a CPU while runnable so far (ms), from its schedstat; null without one. */
+const schedstatFile = `/proc/self/task/${process.pid}/schedstat`;
+function mainThreadCpuWait(): number | null {
+  try {
+    return Number(readFileSync(schedstatFile, 'utf8').split(' ')[1]) / 1e6;
+  } catch {
+    return null;
   }
 }
 
@@ -225,16 +240,23 @@ async function main() {
   database.sqlite.exec('CREATE TABLE bench_floor (id INTEGER PRIMARY KEY, state BLOB, markdown TEXT)');
 
   // The event loop's longest stall: the longest gap between two ticks of a 1 ms timer.
+  // With each tick, the main thread's wait for a CPU so far: the part of the longest stall it was
+  // runnable but not running.
   let lastTick = performance.now();
+  let lastWait = mainThreadCpuWait();
   let longestGap = 0;
   let gapAt = { from: 0, to: 0 };
+  let gapCpuWait: number | null = null;
   const probe = setInterval(() => {
     const now = performance.now();
+    const wait = mainThreadCpuWait();
     if (now - lastTick > longestGap) {
       longestGap = now - lastTick;
       gapAt = { from: lastTick, to: now };
+      gapCpuWait = wait === null || lastWait === null ? null : wait - lastWait;
     }
     lastTick = now;
+    lastWait = wait;
   }, 1);
   // The main thread's GC pauses, to tell a stall of ours from the collector's: the time they took
   // inside the longest stall.
@@ -269,6 +291,7 @@ async function main() {
   const timed = async (row: Row, action: () => unknown) => {
     await new Promise((r) => setTimeout(r, 20));
     lastTick = performance.now();
+    lastWait = mainThreadCpuWait();
     longestGap = 0;
     pauses = [];
     const w0 = machineWaits();
@@ -282,7 +305,7 @@ async function main() {
     row.cpu.push(cpuMs(process.cpuUsage(c0)));
     row.loop.push(longestGap);
     const w1 = machineWaits();
-    if (!row.worst || longestGap > row.worst.stall) row.worst = { stall: longestGap, gc: gcWithin(gapAt), iowait: w1.iowait - w0.iowait, steal: w1.steal - w0.steal };
+    if (!row.worst || longestGap > row.worst.stall) row.worst = { stall: longestGap, gc: gcWithin(gapAt), cpuWait: gapCpuWait, iowait: w1.iowait - w0.iowait, steal: w1.steal - w0.steal };
   };
   const measure = async (doc: string, mode: string, op: string, run: () => Promise<unknown>, runs = RUNS, reference = false) => {
     if (ONLY !== undefined && !`${doc} ${mode} ${op}`.includes(ONLY)) return;
@@ -407,7 +430,7 @@ async function main() {
         await measure(name, mode, `GET export ${format}`, () => send('GET', `/api/documents/${id}/export?format=${format}`));
       }
       if (mode === 'cold') {
-        // What the hub does for a connection to a document no one holds: load it (a slice per turn,
+        // What the hub does for a connection to a document no one holds: load it (a few slices per turn,
         // while the connection is admitted), acquire it, answer the client's sync step 1 (an empty
         // state vector: the whole document). And, for comparison, the load in one go: what the hub
         // did before the slices (now only should slicing fail for another reason than busy workers).
@@ -459,7 +482,7 @@ async function main() {
   described.push(`the main thread's collections over the rows (the forced ones apart): ${pauseLine('major', collections.major)}; ${pauseLine('minor', collections.minor)}`);
   for (const line of described) console.log(`  ${line}`);
   console.log(
-    '| document | held | operation | request median ms | request max ms | loop stall median ms | longest loop stall ms | GC in it / I/O wait / steal ms | CPU median ms | CPU max ms | stall < 100 ms |',
+    '| document | held | operation | request median ms | request max ms | loop stall median ms | longest loop stall ms | GC in it / waiting for a CPU / I/O wait / steal ms | CPU median ms | CPU max ms | stall < 100 ms |',
   );
   console.log('|---|---|---|---|---|---|---|---|---|---|---|');
   let missed = false;
@@ -472,7 +495,7 @@ async function main() {
     const worst = row.worst!;
     console.log(
       `| ${row.doc} | ${row.mode} | ${row.op} | ${percentile(row.ms, 50).toFixed(0)} | ${row.ms.at(-1)!.toFixed(0)} | ${percentile(stalls, 50).toFixed(0)} | ${stalls.at(-1)!.toFixed(0)} | ` +
-        `${worst.gc.ms.toFixed(0)}${worst.gc.major ? ' (major)' : ''} / ${worst.iowait.toFixed(0)} / ${worst.steal.toFixed(0)} | ${percentile(row.cpu, 50).toFixed(0)} | ${row.cpu.at(-1)!.toFixed(0)} | ${ok ? 'met' : 'MISSED'} |`,
+        `${worst.gc.ms.toFixed(0)}${worst.gc.major ? ' (major)' : ''} / ${worst.cpuWait?.toFixed(0) ?? '-'} / ${worst.iowait.toFixed(0)} / ${worst.steal.toFixed(0)} | ${percentile(row.cpu, 50).toFixed(0)} | ${row.cpu.at(-1)!.toFixed(0)} | ${ok ? 'met' : 'MISSED'} |`,
     );
   }
   process.exitCode = missed ? 1 : 0;

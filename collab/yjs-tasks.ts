@@ -125,7 +125,7 @@ export function applyEdits(text: Y.Text, parts: ReturnType<typeof textEdits>, or
  * placed against (its left and right origins and its parent), then its deletions, at most
  * `structsPerSlice` structs or deleted ranges per update. Applying one such update takes a few milliseconds where the whole
  * body takes Yjs ~200 ms for ~100,000 pieces, so the store can load a large document for its live
- * editors a slice per turn of the event loop. Checked here by applying them: should they not give
+ * editors a few slices per turn of the event loop. Checked here by applying them: should they not give
  * the body exactly, the body is answered whole. `whole` is the body as one update, as Yjs encodes a
  * document for a peer that has nothing (a new editor's first sync reply).
  */
