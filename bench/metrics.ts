@@ -16,6 +16,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import { cpuMs } from './helpers/common';
+import { SERVER_NODE_FLAGS } from '../src/node-flags';
 
 const CONNECTIONS = 100;
 const SECONDS = Number(process.env.BENCH_METRICS_SECONDS ?? 10);
@@ -42,7 +43,7 @@ async function startServer(name: string, env: Record<string, string>): Promise<S
   const logFile = path.join(dir, `${name}.log`);
   const fd = openSync(logFile, 'a');
   // node itself with tsx as a loader (not the tsx CLI, which adds a process): the child's pid is the server's.
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts', '--port', '0', '--data-dir', path.join(dir, name)], {
+  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, '--import', 'tsx', 'src/server.ts', '--port', '0', '--data-dir', path.join(dir, name)], {
     cwd: root,
     env: { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'info', ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password, ...env },
     stdio: ['ignore', fd, 'inherit'],

@@ -2,9 +2,11 @@
 // the next: every bench/*.ts, or only those named (`npm run bench -- foundation courses`).
 // Not benchmarks: this file, helpers named *-server.ts (processes a benchmark starts), files
 // starting with `_`, and anything in subfolders.
+// Each runs with the Node flags the server runs with (src/node-flags.ts), as `npm start` gives them.
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
+import { SERVER_NODE_FLAGS } from '../src/node-flags';
 
 const benchDir = import.meta.dirname;
 const root = path.resolve(benchDir, '..');
@@ -28,7 +30,7 @@ const selected = asked.length > 0 ? asked : available;
 const failed: string[] = [];
 for (const name of selected) {
   console.log(`\n=== bench/${name}.ts ===`);
-  const result = spawnSync(process.execPath, ['--import', 'tsx', path.join('bench', `${name}.ts`)], { cwd: root, stdio: 'inherit' });
+  const result = spawnSync(process.execPath, [...SERVER_NODE_FLAGS, '--import', 'tsx', path.join('bench', `${name}.ts`)], { cwd: root, stdio: 'inherit' });
   if (result.status !== 0) failed.push(`${name} (${result.signal ?? `exit ${result.status}`})`);
 }
 

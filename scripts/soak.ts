@@ -23,6 +23,7 @@ import { openDatabase } from '../db/client';
 import { DocumentStore } from '../collab/store';
 import { databaseFile } from '../src/config';
 import { systemClock } from '../src/lib/clock';
+import { SERVER_NODE_FLAGS } from '../src/node-flags';
 
 const DOCS = 200;
 const CYCLES = Number(process.env.SOAK_CYCLES ?? 10_000);
@@ -58,7 +59,7 @@ async function startServer(): Promise<{ child: ChildProcess; port: number }> {
   const fd = openSync(logFile, 'a');
   const child = spawn(
     process.execPath,
-    ['--expose-gc', '--import', 'tsx', '--import', './bench/helpers/memory-probe.ts', 'src/server.ts', '--port', '0', '--data-dir', dataDir],
+    [...SERVER_NODE_FLAGS, '--expose-gc', '--import', 'tsx', '--import', './bench/helpers/memory-probe.ts', 'src/server.ts', '--port', '0', '--data-dir', dataDir],
     {
       cwd: root,
       env: {

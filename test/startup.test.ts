@@ -1,6 +1,6 @@
 // Starting: the server takes its port before it creates the first admin, so a busy port costs
 // nothing, and every failure to start is one line on stderr and a non-zero exit.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -8,6 +8,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startHttpServer } from '../src/http-server';
+import { SERVER_NODE_FLAGS } from '../src/node-flags';
 import { makeTestApp } from './helpers/app';
 import { expectOneLine, killChildren, runToEnd, signIn, startServer, tsx } from './helpers/server-process';
 
@@ -33,6 +34,13 @@ const usersIn = (dataDir: string): number => {
     db.close();
   }
 };
+
+describe('npm start', () => {
+  it('runs Node with the flags the server is benchmarked with (src/node-flags.ts)', () => {
+    const { scripts } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> };
+    expect(scripts.start).toBe(`tsx ${SERVER_NODE_FLAGS.join(' ')} src/server.ts`);
+  });
+});
 
 // Each test runs the server several times, a second or more each.
 describe('a start that fails', { timeout: 90_000 }, () => {

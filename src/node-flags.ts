@@ -1,0 +1,13 @@
+// The Node flags the server runs with: `npm start` passes them (package.json's start script, held to
+// this list by test/startup.test.ts), and so do the benchmarks and the soak test, which measure the
+// server as it runs.
+
+/**
+ * `--v8-pool-size=0`: V8's helper threads (concurrent and parallel garbage collection, background
+ * compilation) sized to the machine, one fewer than its cores, where Node's default is four whatever
+ * the machine. On two cores four of them, at the event loop's priority, took the CPU from it: stalls
+ * of 70-140 ms in which the event loop was waiting for a CPU, and collections of up to 265 ms (its own
+ * pause waiting on helpers that did not run). With one helper the longest stall of the large-document
+ * benchmark fell from 82-271 ms to 59 ms; the work in the worker threads did not take longer.
+ */
+export const SERVER_NODE_FLAGS = ['--v8-pool-size=0'] as const;
