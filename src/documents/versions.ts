@@ -13,8 +13,13 @@ import { sharedEnds } from '../lib/shared-ends';
 import { countAll } from '../lib/sql';
 import type { DocumentRow, DocumentServices } from './service';
 
-export type VersionRow = typeof documentVersions.$inferSelect;
-export type VersionSummary = Omit<VersionRow, 'state' | 'markdown'> & { bytes: number };
+export type VersionSummary = Omit<typeof documentVersions.$inferSelect, 'state' | 'markdown'> & { bytes: number };
+/**
+ * A version as read for a request: its summary and its Markdown (null for one saved before the text
+ * was kept), without its state (5 MiB for a document at the size limit), which only such an old
+ * version needs, once (versionText).
+ */
+export type VersionRow = VersionSummary & { markdown: string | null };
 
 const summaryColumns = {
   id: documentVersions.id,
@@ -26,10 +31,6 @@ const summaryColumns = {
   bytes: sql<number>`length(${documentVersions.state})`.mapWith(Number),
 };
 
-const summaryOf = (row: VersionRow): VersionSummary => {
-  const { state, markdown: _markdown, ...rest } = row;
-  return { ...rest, bytes: state.byteLength };
-};
 
 /** Keeps the document's current state and text under a name. */
 export async function saveVersion(svc: Pick<DocumentServices, 'db' | 'clock' | 'store'>, doc: DocumentRow, name: string, userId: string): Promise<VersionSummary> {
@@ -51,7 +52,8 @@ function keepVersion(svc: Pick<DocumentServices, 'db' | 'clock'>, doc: DocumentR
   };
   // Not RETURNING: that would read both large columns back.
   svc.db.insert(documentVersions).values(values).run();
-  return summaryOf(values);
+  const { state: kept, markdown: _markdown, ...summary } = values;
+  return { ...summary, bytes: kept.byteLength };
 }
 
 /** Newest first. */
@@ -71,7 +73,7 @@ export function listVersions(db: Db, doc: DocumentRow, page: PageQuery): { rows:
 
 export function getVersion(db: Db, doc: DocumentRow, versionId: string): VersionRow {
   const row = db
-    .select()
+    .select({ ...summaryColumns, markdown: documentVersions.markdown })
     .from(documentVersions)
     .where(and(eq(documentVersions.id, versionId), eq(documentVersions.documentId, doc.id)))
     .get();
@@ -85,12 +87,14 @@ export function getVersion(db: Db, doc: DocumentRow, versionId: string): Version
  */
 export function versionText(db: Db, row: VersionRow): string {
   if (row.markdown !== null) return row.markdown;
-  const markdown = textOfState(row.state);
+  const { state } = db.select({ state: documentVersions.state }).from(documentVersions).where(eq(documentVersions.id, row.id)).get()!;
+  const markdown = textOfState(state);
   db.update(documentVersions).set({ markdown }).where(eq(documentVersions.id, row.id)).run();
   return markdown;
 }
 
-export const versionSummary = summaryOf;
+/** The version without its Markdown. */
+export const versionSummary = ({ markdown: _markdown, ...summary }: VersionRow): VersionSummary => summary;
 
 /**
  * Saves the current state as "Before revert to <name>", then makes the live body equal to the
