@@ -148,10 +148,34 @@ describe('GET /api/documents/{id}/export/pdf', () => {
     expect(pages).toBeLessThanOrEqual(200);
     expect(text).toContain(paragraph(Math.floor(perPage * 199) - 1));
 
+    // A little too long: printed, and refused by its pages.
     const longer = await createDoc(t, owner, { title: 'Too long', content: body(Math.ceil(perPage * 215)) });
+    const printed = t.deps.pdf.prints;
     const refused = await t.call('GET', `/api/documents/${longer.id}/export/pdf`, { as: owner });
     expectProblem(refused, 422, 'validation_failed');
     expect(refused.body.detail).toContain('more than 200 pages');
+    expect(t.deps.pdf.prints).toBe(printed + 1);
+  });
+
+  it('refuses a document laid out far taller than PDF_MAX_PAGES pages with 422 before printing it', async () => {
+    const short = await makeTestApp({ config: { pdfMaxPages: 2 } });
+    try {
+      const member = await short.newUser();
+      // 3,000 characters (the length check lets them through) in 300 paragraphs: some 15 pages.
+      const tall = await createDoc(short, member, { title: 'Tall', content: Array.from({ length: 300 }, (_, i) => `Line ${i}`).join('\n\n') });
+      const refused = await short.call('GET', `/api/documents/${tall.id}/export/pdf`, { as: member });
+      expectProblem(refused, 422, 'validation_failed');
+      expect(refused.body.detail).toContain('more than 2 pages');
+      expect(short.deps.pdf.launches).toBe(1);
+      expect(short.deps.pdf.prints).toBe(0);
+      // Within twice the limit it is printed, and its pages decide: 5 paragraphs fit in one page.
+      const fits = await createDoc(short, member, { title: 'Fits', content: Array.from({ length: 5 }, (_, i) => `Line ${i}`).join('\n\n') });
+      const ok = await short.call('GET', `/api/documents/${fits.id}/export/pdf`, { as: member });
+      expect(ok.status).toBe(200);
+      expect(short.deps.pdf.prints).toBe(1);
+    } finally {
+      await short.close();
+    }
   });
 
   it('refuses Markdown too long for PDF_MAX_PAGES pages whatever it holds with 422 at once, without rendering it', async () => {
