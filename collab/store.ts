@@ -421,9 +421,9 @@ export class DocumentStore {
 
   /**
    * Loads a large document into memory for the live editors about to acquire it, a few slices per
-   * turn of the event loop (SLICE_TURN_MS), instead of in one go at their first acquire (Yjs takes ~200 ms for a 5 MiB
-   * document of ~100,000 pieces): a worker answers its body as updates that each integrate whole
-   * (yjs-tasks.ts `slice`). Does nothing for a document in memory or a small one. The hub awaits it
+   * turn of the event loop (SLICE_TURN_MS), instead of in one go at their first acquire (Yjs takes
+   * ~200 ms for a 5 MiB document of ~100,000 pieces): a worker answers its body as updates that
+   * each integrate whole (yjs-tasks.ts `slice`). Does nothing for a document in memory or a small one. The hub awaits it
    * while it admits a connection; a document no one acquires within PRELOAD_WAIT_MS leaves again.
    * Should a new state be stored meanwhile (its rows then cleared), what was loaded is let go, and
    * the acquire loads the document as usual.

@@ -31,7 +31,6 @@ const summaryColumns = {
   bytes: sql<number>`length(${documentVersions.state})`.mapWith(Number),
 };
 
-
 /** Keeps the document's current state and text under a name. */
 export async function saveVersion(svc: Pick<DocumentServices, 'db' | 'clock' | 'store'>, doc: DocumentRow, name: string, userId: string): Promise<VersionSummary> {
   return keepVersion(svc, doc, name, userId, await svc.store.snapshot(doc.id));
