@@ -423,8 +423,8 @@ export class DocumentStore {
    * Loads a large document into memory for the live editors about to acquire it, a few slices per
    * turn of the event loop (SLICE_TURN_MS), instead of in one go at their first acquire (Yjs takes
    * ~200 ms for a 5 MiB document of ~100,000 pieces): a worker answers its body as updates that
-   * each integrate whole (yjs-tasks.ts `slice`). Does nothing for a document in memory or a small one. The hub awaits it
-   * while it admits a connection; a document no one acquires within PRELOAD_WAIT_MS leaves again.
+   * each integrate whole (yjs-tasks.ts `slice`). Does nothing for a document in memory or a small
+   * one. The hub awaits it while it admits a connection; a document no one acquires within PRELOAD_WAIT_MS leaves again.
    * Should a new state be stored meanwhile (its rows then cleared), what was loaded is let go, and
    * the acquire loads the document as usual.
    */
@@ -884,10 +884,9 @@ export class DocumentStore {
    * Makes the content equal to `markdown` as ONE transaction of minimal edits (textEdits), so that
    * live editors' cursors outside the changed runs stay where they are and their own concurrent
    * edits merge; with `snapshotBefore`, returns the snapshot of the moment before (taken in the same
-   * turn of REST writes). Returns the text as it then is: `markdown`, or with a live editor's
-   * changes made while a worker diffed it merged in; null when changes stored meanwhile to a
-   * document no one holds were merged (read it back). Throws DocumentTooLargeError, changing
-   * nothing, if the result would be too large. A large document is diffed and edited by a worker
+   * turn of REST writes). Returns the text as it then is: `markdown`, or with the changes made
+   * meanwhile (a live editor's while a worker diffed it, or stored to a document no one holds)
+   * merged in. Throws DocumentTooLargeError, changing nothing, if the result would be too large. A large document is diffed and edited by a worker
    * (see the file's comment).
    */
   async replaceText(
@@ -895,7 +894,7 @@ export class DocumentStore {
     markdown: string,
     userId: string | null,
     options: { snapshotBefore?: boolean } = {},
-  ): Promise<{ before?: Snapshot; text: string | null }> {
+  ): Promise<{ before?: Snapshot; text: string }> {
     const markdownBytes = Buffer.byteLength(markdown);
     if (markdownBytes > this.maxDocumentBytes) throw new DocumentTooLargeError(markdownBytes, this.maxDocumentBytes);
     return this.exclusive(documentId, async () => {
@@ -938,7 +937,7 @@ export class DocumentStore {
    * the live copy if editors hold one (merging with what they wrote meanwhile), else straight to
    * the log, with the fold as the compacted state when no other change came in between.
    */
-  private async replaceInWorker(documentId: string, markdown: string, userId: string | null): Promise<string | null> {
+  private async replaceInWorker(documentId: string, markdown: string, userId: string | null): Promise<string> {
     // The request's 5 MiB body was just read and parsed in this turn; reading the stored body and
     // handing both to the worker (copies of as much again) get one of their own.
     await yieldToEventLoop();
@@ -981,7 +980,8 @@ export class DocumentStore {
       return markdown;
     }
     this.inBackground(this.foldStored(documentId).catch((err: unknown) => this.logger?.warn({ err, documentId }, 'compaction failed')));
-    return null;
+    // Changes stored meanwhile were merged: the text is theirs and `markdown`'s, read back.
+    return this.getText(documentId);
   }
 
   /** Folds the log into the state row now (normally automatic), clearing the rows it covers. */

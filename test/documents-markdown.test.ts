@@ -299,6 +299,33 @@ describe('the Markdown beside the state', () => {
     }
   });
 
+  it('a PUT of a large document no one holds answers its body with a change stored while the worker diffed it merged in, and indexes that', async () => {
+    const store = t.deps.documents;
+    const body = 'u'.repeat(300 * 1024);
+    const { id } = await createDoc(t, owner, { title: 'Merged cold', content: body });
+    // Another writer's change, made against the body as stored.
+    const elsewhere = new Y.Doc();
+    Y.applyUpdate(elsewhere, store.encodeState(id));
+    const stateBefore = Y.encodeStateVector(elsewhere);
+    elsewhere.getText(CONTENT_FIELD).insert(0, 'Written elsewhere. ');
+    const change = Y.encodeStateAsUpdate(elsewhere, stateBefore);
+    await store.settled();
+    expect(store.isLive(id)).toBe(false);
+    const run = t.deps.workers.run.bind(t.deps.workers);
+    // Stored after the worker has read the body, before its answer is.
+    vi.spyOn(t.deps.workers, 'run').mockImplementationOnce((async (...args: Parameters<typeof run>) => {
+      const result = await run(...args);
+      store.applyUpdate(id, change, owner.user.id);
+      return result;
+    }) as typeof run);
+    const res = await t.call('PUT', `/api/documents/${id}/content`, { as: owner, body: { content: `${body}!` } });
+    expect(res.status, res.text.slice(0, 200)).toBe(200);
+    expect(res.body.content).toBe(`Written elsewhere. ${body}!`);
+    expect(store.getText(id)).toBe(`Written elsewhere. ${body}!`);
+    expect(t.db.select().from(documentSearch).where(eq(documentSearch.documentId, id)).get()!.body.startsWith('Written elsewhere. ')).toBe(true);
+    await store.settled();
+  });
+
   it("a large body's search entry follows a live edit stored while its index write waited for its turn", async () => {
     const store = t.deps.documents;
     const body = `${'z'.repeat(100 * 1024)} ordinary words`;

@@ -3,17 +3,24 @@
 // to the live document as one transaction of minimal edits, so that connected editors receive it
 // as an ordinary update, keep their cursors outside the changed runs and their own concurrent
 // edits; it is logged as a change by the caller like any other.
+import type { Snapshot } from '../../collab/store';
 import type { DocumentRow, DocumentServices } from './service';
 
 /**
- * Makes the body equal to `markdown` (DocumentTooLargeError past the size limit, nothing changed)
- * and returns the body then: `markdown`, with whatever live editors wrote meanwhile merged in.
+ * Makes the body equal to `markdown` (DocumentTooLargeError past the size limit, nothing changed),
+ * indexes it, and returns the body then (`text`: `markdown`, with whatever live editors wrote
+ * meanwhile merged in); with `snapshotBefore`, the snapshot of the moment before too (revert's).
  */
-export async function replaceContent(svc: Pick<DocumentServices, 'store' | 'search'>, doc: DocumentRow, markdown: string, userId: string): Promise<string> {
-  const { text } = await svc.store.replaceText(doc.id, markdown, userId);
-  const body = text ?? currentMarkdown(svc, doc);
-  await svc.search.writeInTurn(doc.id, body);
-  return body;
+export async function replaceContent(
+  svc: Pick<DocumentServices, 'store' | 'search'>,
+  doc: Pick<DocumentRow, 'id'>,
+  markdown: string,
+  userId: string,
+  options: { snapshotBefore?: boolean } = {},
+): Promise<{ before?: Snapshot; text: string }> {
+  const replaced = await svc.store.replaceText(doc.id, markdown, userId, options);
+  await svc.search.writeInTurn(doc.id, replaced.text);
+  return replaced;
 }
 
 /**

@@ -286,9 +286,9 @@ export const documentsRouter = router
       const { id } = c.req.valid('param');
       const { document, role } = authorizeDocument('edit', documentAccess(deps.db, c.var.actor, id));
       const { content } = c.req.valid('json');
-      const body = await replaceContent(documentServices(deps), document, content, c.var.actor.userId);
+      const { text } = await replaceContent(documentServices(deps), document, content, c.var.actor.userId);
       const current = authorizeDocument('read', documentAccess(deps.db, c.var.actor, id)).document;
-      return c.json({ ...documentFor(c, current, role), content: body }, 200);
+      return c.json({ ...documentFor(c, current, role), content: text }, 200);
     },
   )
   .openapi(
@@ -631,11 +631,11 @@ export const documentsRouter = router
       const { id, version_id } = c.req.valid('param');
       const { document, role } = authorizeDocument('edit', documentAccess(deps.db, c.var.actor, id));
       const version = getVersion(deps.db, document, version_id);
-      const before = await revertToVersion(documentServices(deps), document, version, c.var.actor.userId);
+      const { before, text } = await revertToVersion(documentServices(deps), document, version, c.var.actor.userId);
       const current = authorizeDocument('read', documentAccess(deps.db, c.var.actor, id)).document;
       return c.json(
         {
-          document: { ...documentFor(c, current, role), content: currentMarkdown(documentServices(deps), current) },
+          document: { ...documentFor(c, current, role), content: text },
           before_revert_version: presentVersion(before),
         },
         200,
