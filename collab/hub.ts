@@ -303,7 +303,7 @@ export class CollabHub {
     const access = this.opts.access(actor, documentId);
     if (access === 'unknown') return { close: CLOSE.notFound, reason: 'unknown document' };
     if (access === 'none') return { close: CLOSE.forbidden, reason: 'no access to this document' };
-    // A large document no one holds is loaded meanwhile a slice at a time, not in one go at the
+    // A large document no one holds is loaded meanwhile a few slices a turn, not in one go at the
     // connection's acquire. While too much work waits for the worker threads, the client is asked
     // to come back (stock clients reconnect with backoff) rather than the document loaded in one
     // go; should the preload fail otherwise, the acquire loads it as usual.

@@ -56,7 +56,7 @@ function threadRoot(db: Db, comment: CommentRow): CommentRow {
 
 /**
  * Readies the document for resolving the anchors of these comments: a large one no one holds is
- * loaded a slice per turn of the event loop (the store's preload). A no-op when none of them is
+ * loaded a few slices per turn of the event loop (the store's preload). A no-op when none of them is
  * anchored, and for a document in memory or a small one. The writes call it before they write, so
  * that busy worker threads refuse the request (503) before anything is stored; the views answered
  * after a write then find the document loaded (or, should its load have been let go, load it).
