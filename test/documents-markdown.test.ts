@@ -47,6 +47,17 @@ function expectConsistent(id: string, where: string): string | null {
 
 /** Counts the store's loads of a document from SQLite into Yjs. */
 const countLoads = (store: DocumentStore) => vi.spyOn(store as unknown as { load: (id: string) => unknown }, 'load');
+/** The body the search index holds for the document. */
+const indexedBody = (id: string) => t.db.select().from(documentSearch).where(eq(documentSearch.documentId, id)).get()!.body;
+/** Runs `meanwhile` once the next worker task is done, before its result is answered. */
+const afterNextWorkerTask = (meanwhile: () => void) => {
+  const run = t.deps.workers.run.bind(t.deps.workers);
+  vi.spyOn(t.deps.workers, 'run').mockImplementationOnce((async (...args: Parameters<typeof run>) => {
+    const result = await run(...args);
+    meanwhile();
+    return result;
+  }) as typeof run);
+};
 
 describe('the Markdown beside the state', () => {
   it('equals the Yjs text through every kind of write, and cold reads use it without loading Yjs', async () => {
@@ -280,19 +291,14 @@ describe('the Markdown beside the state', () => {
     const body = 'v'.repeat(300 * 1024);
     const { id } = await createDoc(t, owner, { title: 'Merged', content: body });
     const live = store.acquire(id);
-    const run = t.deps.workers.run.bind(t.deps.workers);
     // An editor types after the worker has read the body, before its answer is stored.
-    vi.spyOn(t.deps.workers, 'run').mockImplementationOnce((async (...args: Parameters<typeof run>) => {
-      const result = await run(...args);
-      live.getText(CONTENT_FIELD).insert(0, 'Typed live. ');
-      return result;
-    }) as typeof run);
+    afterNextWorkerTask(() => live.getText(CONTENT_FIELD).insert(0, 'Typed live. '));
     try {
       const res = await t.call('PUT', `/api/documents/${id}/content`, { as: owner, body: { content: `${body}!` } });
       expect(res.status, res.text.slice(0, 200)).toBe(200);
       expect(res.body.content).toBe(`Typed live. ${body}!`);
       expect(store.getText(id)).toBe(`Typed live. ${body}!`);
-      expect(t.db.select().from(documentSearch).where(eq(documentSearch.documentId, id)).get()!.body.startsWith('Typed live. ')).toBe(true);
+      expect(indexedBody(id).startsWith('Typed live. ')).toBe(true);
     } finally {
       store.release(id);
       await store.settled();
@@ -311,18 +317,13 @@ describe('the Markdown beside the state', () => {
     const change = Y.encodeStateAsUpdate(elsewhere, stateBefore);
     await store.settled();
     expect(store.isLive(id)).toBe(false);
-    const run = t.deps.workers.run.bind(t.deps.workers);
     // Stored after the worker has read the body, before its answer is.
-    vi.spyOn(t.deps.workers, 'run').mockImplementationOnce((async (...args: Parameters<typeof run>) => {
-      const result = await run(...args);
-      store.applyUpdate(id, change, owner.user.id);
-      return result;
-    }) as typeof run);
+    afterNextWorkerTask(() => store.applyUpdate(id, change, owner.user.id));
     const res = await t.call('PUT', `/api/documents/${id}/content`, { as: owner, body: { content: `${body}!` } });
     expect(res.status, res.text.slice(0, 200)).toBe(200);
     expect(res.body.content).toBe(`Written elsewhere. ${body}!`);
     expect(store.getText(id)).toBe(`Written elsewhere. ${body}!`);
-    expect(t.db.select().from(documentSearch).where(eq(documentSearch.documentId, id)).get()!.body.startsWith('Written elsewhere. ')).toBe(true);
+    expect(indexedBody(id).startsWith('Written elsewhere. ')).toBe(true);
     await store.settled();
   });
 
@@ -336,8 +337,7 @@ describe('the Markdown beside the state', () => {
       live.getText(CONTENT_FIELD).insert(0, 'platypus ');
       store.flush();
       await writing;
-      const entry = t.db.select().from(documentSearch).where(eq(documentSearch.documentId, id)).get()!;
-      expect(entry.body.startsWith('platypus ')).toBe(true);
+      expect(indexedBody(id).startsWith('platypus ')).toBe(true);
     } finally {
       store.release(id);
       await store.settled();
