@@ -4,6 +4,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Logger } from 'pino';
 import type { Database as SqliteDatabase } from 'better-sqlite3';
 import type { Db } from '../db/client';
+import type { courseModules, webhookDeliveries, webhookSubscriptions } from '../db/schema';
 import type { DocumentStore } from '../collab/store';
 import type { Config } from './config';
 import type { Clock } from './lib/clock';
@@ -11,13 +12,29 @@ import type { Actor, Authenticator } from './auth/authenticator';
 import type { TokenSigner } from './auth/tokens';
 import type { FailureLimiter } from './http/rate-limit';
 import type { PermissionRules } from './auth/access';
-import type { ModuleCleanup } from './courses/structure';
 import type { DocumentSearchIndex } from './documents/search';
 import type { Backups } from './backup/service';
 import type { Metrics } from './metrics/registry';
-import type { WebhookWorker } from './webhooks/delivery';
 import type { PdfExporter } from '../export/pdf';
 import type { WorkerPool } from './lib/worker-pool';
+
+/** What an area that hangs rows on a course module deletes with it, inside the module's transaction. */
+export type ModuleCleanup = (tx: Db, module: typeof courseModules.$inferSelect) => void;
+
+/** Sends webhook deliveries in the background (src/webhooks builds it; tests drive it by hand). */
+export interface WebhookDispatcher {
+  start(pollMs?: number): void;
+  stop(): Promise<void>;
+  /** One pass over what is due; resolves with how many attempts it started, once they are recorded. */
+  runDue(): Promise<number>;
+  /** Passes until nothing is due now and nothing is in flight. */
+  drain(maxPasses?: number): Promise<void>;
+  /** The URL as it will be called, or a refusal (private address, plain http, ...). */
+  vetUrl(url: string): Promise<URL>;
+  /** Deliveries in flight now. */
+  readonly busy: number;
+  sendTest(subscription: typeof webhookSubscriptions.$inferSelect): Promise<typeof webhookDeliveries.$inferSelect>;
+}
 
 /** Optional capabilities report whether they work here; `/api/system/features` shows them. */
 export interface Capability {
@@ -40,7 +57,7 @@ export interface Deps {
   /** Threads for the CPU-heavy work on large documents (Yjs, export rendering). */
   workers: WorkerPool;
   /** Sends webhook deliveries; the server starts it, tests drive it with runDue()/drain(). */
-  webhooks: WebhookWorker;
+  webhooks: WebhookDispatcher;
   /** PDF export: one lazily launched, pooled Chromium; unavailable when no Chromium is installed. */
   pdf: PdfExporter;
   /** Tenant-wide rights by name, from every area's policy (GET /api/users/me/permissions). */

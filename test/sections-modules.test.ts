@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { courseModules, courseSections } from '../db/schema';
-import { deleteModule, getModule, type ModuleCleanup } from '../src/courses/structure';
+import { deleteModule, getModule } from '../src/courses/structure';
+import type { ModuleCleanup } from '../src/context';
 import { MISSING_ID, expectProblem, expectUnauthorized, makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { insertEnrollment } from './helpers/courses';
 

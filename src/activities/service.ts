@@ -8,7 +8,8 @@ import { and, asc, eq, gt, gte, inArray, isNull, lt, lte, sql } from 'drizzle-or
 import { inTransaction, type Db } from '../../db/client';
 import { activities, activityStates, courseModules, courses, gradebookAssignments, type ActivityType } from '../../db/schema';
 import type { Actor } from '../auth/authenticator';
-import type { CourseModuleRow, ModuleCleanup } from '../courses/structure';
+import type { CourseModuleRow } from '../courses/structure';
+import type { ModuleCleanup } from '../context';
 import type { CourseRow } from '../courses/service';
 import { notFound } from '../http/errors';
 import { sqlPageBounds, type PageQuery } from '../http/pagination';

@@ -10,7 +10,6 @@ import type { Db } from '../../db/client';
 import { apiKeys, users } from '../../db/schema';
 import { BoundedMap } from '../lib/bounded-map';
 import type { Clock } from '../lib/clock';
-import type { AccessChanges } from './access';
 import { looksLikeApiKey, sha256 } from './secrets';
 import type { TokenSigner } from './tokens';
 
@@ -99,7 +98,7 @@ function newActor(user: Omit<Actor, 'via' | 'apiKeyId'>, via: Actor['via'], apiK
   };
 }
 
-export class Authenticator implements AccessChanges {
+export class Authenticator {
   private epoch = 0;
   private readonly claims = new BoundedMap<string, CachedClaims>(50_000);
   private readonly keys = new BoundedMap<string, CachedKey>(10_000);

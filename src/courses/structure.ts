@@ -11,6 +11,7 @@ import { sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../lib/ids';
 import { countAll } from '../lib/sql';
 import type { CourseRow } from './service';
+import type { ModuleCleanup } from '../context';
 
 export type SectionRow = typeof courseSections.$inferSelect;
 export type CourseModuleRow = typeof courseModules.$inferSelect;
@@ -237,7 +238,6 @@ export function updateModule(db: Db, clock: Clock, course: CourseRow, module: Co
  * that hang rows on a module (activities, and the sequencing edges touching them) supply one
  * through `Deps.moduleCleanups`, so that a module and everything in it go together or not at all.
  */
-export type ModuleCleanup = (tx: Db, module: CourseModuleRow) => void;
 
 export function deleteModule(db: Db, module: CourseModuleRow, cleanups: Iterable<ModuleCleanup>): void {
   inTransaction(db, (tx) => {
