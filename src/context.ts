@@ -14,7 +14,7 @@ import type { FailureLimiter } from './http/rate-limit';
 import type { PermissionRules } from './auth/access';
 import type { DocumentSearchIndex } from './documents/search';
 import type { Backups } from './backup/service';
-import type { Metrics } from './metrics/registry';
+import type { MetricsSink } from './metrics/registry';
 import type { PdfExporter } from '../export/pdf';
 import type { WorkerPool } from './lib/worker-pool';
 
@@ -67,8 +67,8 @@ export interface Deps {
   /** Filled in by the issues that build them; absent means the feature is off. */
   capabilities: Partial<Record<'collab' | 'pdf_export', Capability>>;
   startedAt: Date;
-  /** Prometheus metrics; absent (and nothing counted) unless METRICS_TOKEN is set. */
-  metrics?: Metrics;
+  /** Prometheus metrics; `noMetrics` (nothing counted, GET /metrics 404) unless METRICS_TOKEN is set. */
+  metrics: MetricsSink;
   /** Online backups into DATA_DIR/backups. */
   backups: Backups;
 }

@@ -19,7 +19,7 @@ import type { Config } from './config';
 import type { Deps } from './context';
 import { FailureLimiter } from './http/rate-limit';
 import { Backups } from './backup/service';
-import { Metrics } from './metrics/registry';
+import { Metrics, noMetrics, type MetricsSink } from './metrics/registry';
 import { pendingLogRows } from './metrics/sources';
 import { bootstrap } from './tenants/service';
 import { WebhookWorker, type WebhookWorkerOptions } from './webhooks/delivery';
@@ -39,16 +39,16 @@ export async function buildDeps(opts: {
   await bootstrap({ db, clock, config, logger });
   const signer = await TokenSigner.load(db, { issuer: config.publicUrl, ttlSeconds: config.accessTokenTtlSeconds, clock });
   const windowMs = config.signInWindowSeconds * 1000;
-  const metrics: Metrics | undefined = config.metricsToken
+  const metrics: MetricsSink = config.metricsToken
     ? new Metrics({ sqlite, liveDocuments: (): number => documents.liveCount, pendingLogRows: pendingLogRows(sqlite) })
-    : undefined;
+    : noMetrics;
   const workers = new WorkerPool();
   const documents: DocumentStore = new DocumentStore({
     db,
     clock,
     logger,
     maxDocumentBytes: config.documentMaxBytes,
-    metrics: metrics?.store,
+    metrics: metrics.store,
     workers: new YjsWorkers(workers),
     offloadMinBytes: opts.offloadMinBytes,
   });
@@ -106,10 +106,10 @@ export function createCollabHub(deps: Deps, options: Partial<ConstructorParamete
     access: documentCollabAccess(deps.db),
     logger: deps.logger,
     clock: deps.clock,
-    metrics: deps.metrics?.hub,
+    metrics: deps.metrics.hub,
     ...options,
   });
-  deps.metrics?.watchHub(hub);
+  deps.metrics.watchHub(hub);
   // Collab works while a hub of this app accepts connections (tests may run a second one beside it).
   const earlier = deps.capabilities.collab;
   deps.capabilities.collab = { available: async () => hub.accepting || ((await earlier?.available()) ?? false) };

@@ -79,7 +79,7 @@ async function main(): Promise<void> {
   }
   const checkpoints = startBackgroundCheckpoints(database, {
     logger,
-    onCheckpoint: deps.metrics ? (seconds) => deps.metrics!.checkpointed(seconds) : undefined,
+    onCheckpoint: deps.metrics.enabled ? (seconds) => deps.metrics.checkpointed(seconds) : undefined,
   });
   running.attach(createApp(deps), createCollabHub(deps));
   const seatTimeSweep = startSeatTimeSweep(deps);
@@ -94,7 +94,7 @@ async function main(): Promise<void> {
         host: config.host,
         dataDir: config.dataDir,
         databaseBytes: sizeOf(file) + sizeOf(`${file}-wal`),
-        features: { collab: enabled.collab, pdf_export: enabled.pdf_export, metrics: deps.metrics !== undefined },
+        features: { collab: enabled.collab, pdf_export: enabled.pdf_export, metrics: deps.metrics.enabled },
       },
       `listening on http://${config.host}:${running.port} (version ${serverVersion})`,
     ),

@@ -20,7 +20,7 @@ describe('GET /metrics without METRICS_TOKEN', () => {
     expectProblem(await t.call('GET', '/metrics'), 404, 'not_found');
     expectProblem(await t.call('GET', '/metrics', { headers: { Authorization: `Bearer ${TOKEN}` } }), 404, 'not_found');
     expectProblem(await t.call('GET', '/metrics', { as: t.admin }), 404, 'not_found');
-    expect(t.deps.metrics).toBeUndefined();
+    expect(t.deps.metrics.enabled).toBe(false);
   });
 });
 

@@ -21,7 +21,7 @@ export interface TokenPair {
   refresh_token?: string;
 }
 
-type AuthDeps = Pick<Deps, 'db' | 'clock' | 'config' | 'signer' | 'auth' | 'signInLimiter'> & Partial<Pick<Deps, 'metrics'>>;
+type AuthDeps = Pick<Deps, 'db' | 'clock' | 'config' | 'signer' | 'auth' | 'signInLimiter' | 'metrics'>;
 
 const invalidCredentials = () => unauthorized('Invalid credentials');
 
@@ -41,7 +41,7 @@ function throttled(seconds: number, what: string): AppError {
   });
 }
 
-type LimiterDeps = Pick<Deps, 'signInLimiter'> & Partial<Pick<Deps, 'metrics'>>;
+type LimiterDeps = Pick<Deps, 'signInLimiter' | 'metrics'>;
 /** Which budget an attempt draws on, as the metrics count failures and refusals. */
 type AttemptKind = 'password' | 'api_key' | 'current_password';
 
@@ -51,7 +51,7 @@ function checkNotThrottled(deps: LimiterDeps, keys: { account?: string; ip: stri
     keys.account ? deps.signInLimiter.account.retryAfterSeconds(keys.account) : 0,
   );
   if (wait > 0) {
-    deps.metrics?.rateLimitRefused(kind === 'current_password' ? 'password_change' : 'sign_in');
+    deps.metrics.rateLimitRefused(kind === 'current_password' ? 'password_change' : 'sign_in');
     throw throttled(wait, what);
   }
 }
@@ -72,7 +72,7 @@ export function passwordAttempts(deps: LimiterDeps, email: string, ip: string, w
 }
 
 function recordFailure(deps: LimiterDeps, keys: { account?: string; ip: string }, kind: AttemptKind): void {
-  deps.metrics?.signInFailed(kind);
+  deps.metrics.signInFailed(kind);
   deps.signInLimiter.ip.recordFailure(keys.ip);
   if (keys.account) deps.signInLimiter.account.recordFailure(keys.account);
 }

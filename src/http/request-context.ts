@@ -100,7 +100,7 @@ export function requestContext(deps: Deps): MiddlewareHandler<AppEnv> {
       headers.set('X-Request-Id', requestId);
     }
 
-    metrics?.observeRequest(c.req.method, routeLabel(c), c.res.status, (performance.now() - started) / 1000);
+    metrics.observeRequest(c.req.method, routeLabel(c), c.res.status, (performance.now() - started) / 1000);
 
     if (accessLog.isLevelEnabled('info')) {
       accessLog.info(

@@ -1,5 +1,6 @@
 // The server's Prometheus metrics: one prom-client Registry per app (never the global default
-// registry, so that tests building many apps do not collide), built only when METRICS_TOKEN is set.
+// registry, so that tests building many apps do not collide), built only when METRICS_TOKEN is set;
+// otherwise the app counts into `noMetrics`, which keeps nothing, so callers never check.
 //
 // The REST hot path costs one histogram observation, kept by hand (RequestHistogram), the request
 // count read from it at scrape time. Whatever needs a read (file sizes, open documents, log rows awaiting compaction) is
@@ -109,7 +110,41 @@ class RequestCounter {
   }
 }
 
-export class Metrics {
+/** What the server counts, wherever it counts it. */
+export interface MetricsSink {
+  /** False for `noMetrics`: GET /metrics answers 404 and the features report says so. */
+  readonly enabled: boolean;
+  observeRequest(method: string, route: string, status: number, seconds: number): void;
+  watchHub(hub: HubGauges): void;
+  unwatchHub(hub: HubGauges): void;
+  readonly hub: { updateReceived(): void; messageRefused(reason: RefusalReason): void };
+  readonly store: { updatesPersisted(rows: number, bytes: number): void; compacted(): void };
+  checkpointed(seconds: number): void;
+  signInFailed(kind: 'password' | 'api_key' | 'current_password'): void;
+  rateLimitRefused(limiter: 'sign_in' | 'password_change'): void;
+  exposition(): Promise<string>;
+  readonly contentType: string;
+}
+
+const nothing = (): void => {};
+
+/** Metrics off (no METRICS_TOKEN): every count goes nowhere. */
+export const noMetrics: MetricsSink = {
+  enabled: false,
+  observeRequest: nothing,
+  watchHub: nothing,
+  unwatchHub: nothing,
+  hub: { updateReceived: nothing, messageRefused: nothing },
+  store: { updatesPersisted: nothing, compacted: nothing },
+  checkpointed: nothing,
+  signInFailed: nothing,
+  rateLimitRefused: nothing,
+  exposition: () => Promise.resolve(''),
+  contentType: 'text/plain',
+};
+
+export class Metrics implements MetricsSink {
+  readonly enabled = true;
   readonly registry = new Registry();
   private readonly hubs = new Set<HubGauges>();
   private readonly requests = new RequestHistogram();

@@ -42,7 +42,7 @@ const route = publicRoute({
 
 export const metricsRouter = newRouter().openapi({ ...route, security: [{ metricsToken: [] }] }, async (c) => {
   const { metrics, config } = c.var.deps;
-  if (!metrics) {
+  if (!metrics.enabled) {
     // Off (there are metrics only with METRICS_TOKEN, deps.ts): the same answer as a path nothing serves.
     throw new AppError('not_found', `No route for ${c.req.method} ${c.req.path}`);
   }
