@@ -6,9 +6,9 @@ import { apiKeys } from '../../db/schema';
 import type { Clock } from '../lib/clock';
 import { generateApiKey, sha256 } from '../auth/secrets';
 import { notFound, unprocessable } from '../http/errors';
-import { sqlPageBounds, type PageQuery } from '../http/pagination';
+import { pageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../lib/ids';
-import { countAll } from '../lib/sql';
+import { selectPage } from '../lib/sql';
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
 
@@ -42,10 +42,7 @@ export function createApiKey(
 
 export function listApiKeys(db: Db, owner: { tenantId: string; userId: string }, page: PageQuery) {
   const where = and(eq(apiKeys.tenantId, owner.tenantId), eq(apiKeys.userId, owner.userId));
-  const { limit, offset } = sqlPageBounds(page);
-  const rows = db.select().from(apiKeys).where(where).orderBy(desc(apiKeys.createdAt), desc(apiKeys.id)).limit(limit).offset(offset).all();
-  const total = db.select({ n: countAll }).from(apiKeys).where(where).get()?.n ?? 0;
-  return { rows, total };
+  return selectPage(db, apiKeys, where, [desc(apiKeys.createdAt), desc(apiKeys.id)], pageBounds(page));
 }
 
 export function getApiKey(db: Db, owner: { tenantId: string; userId: string }, id: string): ApiKeyRow {

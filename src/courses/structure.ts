@@ -7,9 +7,9 @@ import { inTransaction, type Db } from '../../db/client';
 import { courseModules, courseSections, courses } from '../../db/schema';
 import type { Clock } from '../lib/clock';
 import { notFound, unprocessable } from '../http/errors';
-import { sqlPageBounds, type PageQuery } from '../http/pagination';
+import { pageBounds, sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../lib/ids';
-import { countAll } from '../lib/sql';
+import { countAll, selectPage, countRows } from '../lib/sql';
 import type { CourseRow } from './service';
 import type { ModuleCleanup } from '../context';
 
@@ -23,10 +23,7 @@ const immediate = { behavior: 'immediate' } as const;
 
 export function listSections(db: Db, course: CourseRow, page: PageQuery) {
   const where = eq(courseSections.courseId, course.id);
-  const { limit, offset } = sqlPageBounds(page);
-  const rows = db.select().from(courseSections).where(where).orderBy(asc(courseSections.position)).limit(limit).offset(offset).all();
-  const total = db.select({ n: countAll }).from(courseSections).where(where).get()?.n ?? 0;
-  return { rows, total };
+  return selectPage(db, courseSections, where, [asc(courseSections.position)], pageBounds(page));
 }
 
 /** A section of a live course of the tenant, or 404. */
@@ -125,16 +122,12 @@ export function listCourseModules(db: Db, course: Pick<CourseRow, 'id'>, page?: 
   }
   const { limit, offset } = sqlPageBounds(page);
   const rows = query.limit(limit).offset(offset).all().map((r) => r.module);
-  const total = db.select({ n: countAll }).from(courseModules).where(where).get()?.n ?? 0;
-  return { rows, total };
+  return { rows, total: countRows(db, courseModules, where) };
 }
 
 export function listSectionModules(db: Db, section: SectionRow, page: PageQuery) {
   const where = moduleScope(section.courseId, section.id);
-  const { limit, offset } = sqlPageBounds(page);
-  const rows = db.select().from(courseModules).where(where).orderBy(asc(courseModules.position)).limit(limit).offset(offset).all();
-  const total = db.select({ n: countAll }).from(courseModules).where(where).get()?.n ?? 0;
-  return { rows, total };
+  return selectPage(db, courseModules, where, [asc(courseModules.position)], pageBounds(page));
 }
 
 /** A module of a live course of the tenant, or 404. */

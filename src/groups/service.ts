@@ -5,10 +5,10 @@ import type { Db } from '../../db/client';
 import { groupMembers, groups, users } from '../../db/schema';
 import type { Clock } from '../lib/clock';
 import { conflict, notFound } from '../http/errors';
-import { sqlPageBounds, type PageQuery } from '../http/pagination';
+import { pageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../lib/ids';
 import { preparedFor } from '../lib/prepared';
-import { countAll, isUniqueViolation } from '../lib/sql';
+import { countAll, isUniqueViolation, selectPage } from '../lib/sql';
 import { getUser } from '../users/service';
 
 export type GroupRow = typeof groups.$inferSelect;
@@ -36,9 +36,7 @@ export function getGroup(db: Db, tenantId: string, id: string): GroupRow {
 }
 
 export function listGroups(db: Db, tenantId: string, page: PageQuery) {
-  const { limit, offset } = sqlPageBounds(page);
-  const rows = db.select().from(groups).where(eq(groups.tenantId, tenantId)).orderBy(asc(groups.name)).limit(limit).offset(offset).all();
-  const total = db.select({ n: countAll }).from(groups).where(eq(groups.tenantId, tenantId)).get()?.n ?? 0;
+  const { rows, total } = selectPage(db, groups, eq(groups.tenantId, tenantId), [asc(groups.name)], pageBounds(page));
   return { rows, total, memberCounts: memberCounts(db, rows.map((g) => g.id)) };
 }
 

@@ -5,10 +5,10 @@ import { and, asc, eq, sql } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import { documentTemplates, documents, type TemplateVariable } from '../../db/schema';
 import { notFound, unprocessable } from '../http/errors';
-import { sqlPageBounds, type PageQuery } from '../http/pagination';
+import { pageBounds, sqlPageBounds, type PageQuery } from '../http/pagination';
 import type { Clock } from '../lib/clock';
 import { newId } from '../lib/ids';
-import { countAll } from '../lib/sql';
+import { countAll, selectPage } from '../lib/sql';
 import type { ContextRef } from '../documents/contexts';
 import { createDocument, type DocumentActor, type DocumentRow, type DocumentServices } from '../documents/service';
 import { checkBody, renderTemplate, type VariableValue } from './engine';
@@ -110,9 +110,7 @@ export function listTemplates(db: Db, tenantId: string, filter: { category?: str
     eq(documentTemplates.tenantId, tenantId),
     filter.category !== undefined ? eq(documentTemplates.category, filter.category) : undefined,
   );
-  const { limit, offset } = sqlPageBounds(page);
-  const rows = db.select().from(documentTemplates).where(where).orderBy(asc(documentTemplates.name), asc(documentTemplates.id)).limit(limit).offset(offset).all();
-  const total = db.select({ n: countAll }).from(documentTemplates).where(where).get()?.n ?? 0;
+  const { rows, total } = selectPage(db, documentTemplates, where, [asc(documentTemplates.name), asc(documentTemplates.id)], pageBounds(page));
   return { rows, total };
 }
 

@@ -7,9 +7,9 @@ import type { Clock } from '../lib/clock';
 import type { Config } from '../config';
 import { generatePassword, hashPassword } from '../auth/passwords';
 import { conflict } from '../http/errors';
-import { sqlPageBounds, type PageQuery } from '../http/pagination';
+import { pageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../lib/ids';
-import { countAll, isUniqueViolation } from '../lib/sql';
+import { isUniqueViolation, selectPage } from '../lib/sql';
 import { insertUser, type UserRow } from '../users/service';
 
 export type TenantRow = typeof tenants.$inferSelect;
@@ -61,10 +61,7 @@ function insertTenant(db: Db, clock: Clock, input: Omit<NewTenant, 'adminPasswor
 }
 
 export function listTenants(db: Db, page: PageQuery) {
-  const { limit, offset } = sqlPageBounds(page);
-  const rows = db.select().from(tenants).orderBy(asc(tenants.createdAt), asc(tenants.id)).limit(limit).offset(offset).all();
-  const total = db.select({ n: countAll }).from(tenants).get()?.n ?? 0;
-  return { rows, total };
+  return selectPage(db, tenants, undefined, [asc(tenants.createdAt), asc(tenants.id)], pageBounds(page));
 }
 
 export function getTenant(db: Db, id: string): TenantRow | undefined {

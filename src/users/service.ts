@@ -5,10 +5,10 @@ import { refreshTokens, users } from '../../db/schema';
 import type { Clock } from '../lib/clock';
 import { hashPassword, verifyPassword } from '../auth/passwords';
 import { conflict, notFound, unprocessable } from '../http/errors';
-import { sqlPageBounds, type PageQuery } from '../http/pagination';
+import { pageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../lib/ids';
 import { preparedFor } from '../lib/prepared';
-import { countAll, ilike, isUniqueViolation, likeContains } from '../lib/sql';
+import { ilike, isUniqueViolation, likeContains, selectPage } from '../lib/sql';
 import type { AccessChanges } from '../auth/access';
 import type { TenantRole } from '../auth/authenticator';
 import { normaliseEmail } from '../lib/email';
@@ -100,10 +100,7 @@ export function listUsers(db: Db, tenantId: string, filter: UserListFilter, page
     conditions.push(or(ilike(users.name, pattern), ilike(users.email, pattern)));
   }
   const where = and(...conditions);
-  const { limit, offset } = sqlPageBounds(page);
-  const rows = db.select().from(users).where(where).orderBy(asc(users.name), asc(users.id)).limit(limit).offset(offset).all();
-  const total = db.select({ n: countAll }).from(users).where(where).get()?.n ?? 0;
-  return { rows, total };
+  return selectPage(db, users, where, [asc(users.name), asc(users.id)], pageBounds(page));
 }
 
 export interface UserChanges {
