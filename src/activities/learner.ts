@@ -8,7 +8,7 @@ import { and, eq, notExists, sql, type SQL } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import { activities, activityStates, enrollments } from '../../db/schema';
 import { requireSeatTime } from '../compliance/service';
-import { countAll } from '../lib/sql';
+import { countRows } from '../lib/sql';
 import { appendEvent, type EventRow } from '../events/log';
 import { AppError, conflict, notFound, unprocessable } from '../http/errors';
 import type { Clock } from '../lib/clock';
@@ -143,7 +143,7 @@ function requiredLeft(tx: Db, userId: string, scope: SQL): number {
     .select({ one: sql`1` })
     .from(activityStates)
     .where(and(eq(activityStates.userId, userId), eq(activityStates.activityId, activities.id), eq(activityStates.status, 'completed')));
-  return tx.select({ n: countAll }).from(activities).where(and(scope, eq(activities.required, true), notExists(done))).get()?.n ?? 0;
+  return countRows(tx, activities, and(scope, eq(activities.required, true), notExists(done)));
 }
 
 /** The sentence a 409 on a locked activity gives: what blocks it, in the learner's words. */

@@ -15,7 +15,7 @@ import { notFound } from '../http/errors';
 import { sqlPageBounds, type PageQuery } from '../http/pagination';
 import type { Clock } from '../lib/clock';
 import { newId } from '../lib/ids';
-import { countAll } from '../lib/sql';
+import { countRows } from '../lib/sql';
 import { membershipOf } from '../memberships/service';
 import { deleteAlignmentsTo } from '../competencies/cleanup';
 import { deleteEdgesTouching } from '../sequencing/edges';
@@ -57,7 +57,7 @@ export function moduleAccess(db: Db, actor: Pick<Actor, 'tenantId' | 'userId'>, 
 }
 
 const inModule = (moduleId: string) => eq(activities.moduleId, moduleId);
-const moduleCount = (tx: Db, moduleId: string): number => tx.select({ n: countAll }).from(activities).where(inModule(moduleId)).get()?.n ?? 0;
+const moduleCount = (tx: Db, moduleId: string): number => countRows(tx, activities, inModule(moduleId));
 
 /** The module's activities in order; without a page, all of them. */
 export function listModuleActivities(db: Db, moduleId: string, page?: PageQuery): { rows: ActivityRow[]; total: number } {

@@ -9,7 +9,7 @@ import type { Clock } from '../lib/clock';
 import { notFound, unprocessable } from '../http/errors';
 import { pageBounds, sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../lib/ids';
-import { countAll, selectPage, countRows } from '../lib/sql';
+import { selectPage, countRows } from '../lib/sql';
 import type { CourseRow } from './service';
 import type { ModuleCleanup } from '../context';
 
@@ -42,7 +42,7 @@ export function createSection(db: Db, clock: Clock, course: CourseRow, input: { 
   const now = clock.now().toISOString();
   return inTransaction(db, (tx) => {
     const scope = eq(courseSections.courseId, course.id);
-    const count = tx.select({ n: countAll }).from(courseSections).where(scope).get()?.n ?? 0;
+    const count = countRows(tx, courseSections, scope);
     const position = Math.min(input.position ?? count, count);
     if (position < count) {
       tx.update(courseSections)
@@ -81,7 +81,7 @@ const moduleScope = (courseId: string, sectionId: string | null): SQL =>
   and(eq(courseModules.courseId, courseId), sectionId === null ? isNull(courseModules.sectionId) : eq(courseModules.sectionId, sectionId))!;
 
 const scopeCount = (tx: Db, courseId: string, sectionId: string | null): number =>
-  tx.select({ n: countAll }).from(courseModules).where(moduleScope(courseId, sectionId)).get()?.n ?? 0;
+  countRows(tx, courseModules, moduleScope(courseId, sectionId));
 
 /** Makes room at `requested` (past the end: the end) and returns the position to use. */
 function openModuleSlot(tx: Db, courseId: string, sectionId: string | null, requested: number | undefined): number {

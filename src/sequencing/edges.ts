@@ -6,7 +6,7 @@ import { activities, courseModules, sequencingEdges, type SequencingNodeType } f
 import type { Clock } from '../lib/clock';
 import { conflict, notFound, unprocessable } from '../http/errors';
 import { newId } from '../lib/ids';
-import { countAll, isUniqueViolation } from '../lib/sql';
+import { isUniqueViolation, countRows } from '../lib/sql';
 
 export type EdgeRow = typeof sequencingEdges.$inferSelect;
 
@@ -54,7 +54,7 @@ export function listEdges(db: Db, courseId: string, page?: { limit: number; offs
   const query = db.select().from(sequencingEdges).where(where).orderBy(asc(sequencingEdges.createdAt), asc(sequencingEdges.id));
   if (!page) return query.all();
   const rows = query.limit(page.limit).offset(page.offset).all();
-  return { rows, total: db.select({ n: countAll }).from(sequencingEdges).where(where).get()?.n ?? 0 };
+  return { rows, total: countRows(db, sequencingEdges, where) };
 }
 
 /** An edge of the tenant, or 404. */
