@@ -183,7 +183,7 @@ export function complete(db: Db, clock: Clock, learner: Learner, activity: Activ
         errors: node?.unmet.map((u) => ({ path: `prerequisites.${u.node_id}`, message: u.message })),
       });
     }
-    // Compliance (issue 25): an activity with min_seat_seconds waits for the learner's credited seat time (409 saying how much remains).
+    // Compliance: an activity with min_seat_seconds waits for the learner's credited seat time (409 saying how much remains).
     requireSeatTime(tx, clock, { tenantId: learner.tenantId, userId: learner.userId, activityId: activity.id });
     const fromShelf = current?.savedAt != null;
     let state = writeState(tx, learner, activity, current, {

@@ -6,7 +6,7 @@
 // Anchors are read against the document store's Y.Doc (the live one while editors hold it open),
 // so a thread answered a moment after a live edit already shows the anchored text as edited. A
 // large document no one holds is first loaded a slice per turn of the event loop (the store's
-// `preload`, a worker's work), not in one go: Yjs takes 0.2–0.4 s for 5 MiB of many pieces.
+// `preload`, a worker's work), not in one go, which would stall everyone (bench/large-documents.ts).
 import { and, asc, count, eq, inArray, isNull, ne, sql } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import { documentComments, documentGrants, users } from '../../db/schema';

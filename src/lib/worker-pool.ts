@@ -1,13 +1,13 @@
 // Worker threads for the CPU-heavy work on large documents, which on the event loop would stall
-// every request and every live editor meanwhile: Yjs loading, folding and diffing a body of
-// ~100,000 pieces (collab/yjs-tasks.ts, 100-300 ms each), rendering 5 MiB of Markdown as HTML, text
-// or Word (export/render.ts, from half a second to several). One pool (piscina) for the server, of
+// every request and every live editor meanwhile: Yjs loading, folding and diffing a large body
+// (collab/yjs-tasks.ts), rendering a large Markdown body as HTML, text or Word (export/render.ts);
+// bench/large-documents.ts measures both. One pool (piscina) for the server, of
 // at most one thread per core but one (the event loop's), started at the first task and ended when
 // idle. A task names a TypeScript module whose default export it calls (worker-entry.mjs).
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 
-/** How long an idle thread stays (starting one, with tsx and its modules, costs ~200 ms). */
+/** How long an idle thread stays (starting one loads tsx and its modules again). */
 const IDLE_TIMEOUT_MS = 60_000;
 /** How much lower than the process the threads run (a nice increment; Linux keeps it per thread). */
 const NICE_INCREMENT = 10;
