@@ -10,8 +10,8 @@
 // refers to (origins, parents) is in the document or in the update, and every deletion names
 // clocks the document then holds. A document therefore never holds pending changes.
 //
-// Decoding costs time per struct and per deleted range (one message of a million delete ranges took
-// ~220 ms to decode and check, the event loop held meanwhile), so an update may hold at most
+// Decoding costs time per struct and per deleted range, the event loop held meanwhile (bench/RESULTS.md,
+// "What checking an update costs"), so an update may hold at most
 // MAX_UPDATE_STRUCTS structs and MAX_UPDATE_DELETE_RANGES deleted ranges; a large one is counted
 // by a pass over its bytes that stops at the cap, before anything is decoded.
 import * as decoding from 'lib0/decoding';
@@ -27,9 +27,8 @@ export const MAX_CLIENT_ID = Number.MAX_SAFE_INTEGER;
 export const MAX_CLOCK = 2 ** 48;
 /**
  * Structs and deleted ranges one update may hold; a real client sends no more than its whole
- * document. A sync step 2 of a document at the 5 MiB limit typed as sentences at random places by
- * 64 clients holds ~125,000 structs and ~9,000 ranges; typed one character at a time at random
- * places by 8 clients (no real session is that scattered), ~580,000 structs and ~100,000 ranges.
+ * document, and a sync step 2 of even the most scattered document at the 5 MiB limit holds fewer
+ * (bench/RESULTS.md, "Text beside the state, and a cap on what one update holds").
  */
 export const MAX_UPDATE_STRUCTS = 600_000;
 export const MAX_UPDATE_DELETE_RANGES = 200_000;

@@ -1,8 +1,7 @@
 // What is done with a stored document body as a whole: replaying it into a Y.Doc, folding it into one
 // state with its Markdown, and making its text equal to new Markdown as one update. Pure (Yjs and
 // the text diff only, no database): the store calls `replay` itself, and runs `fold` and `edit` in
-// a worker thread (workers.ts) for large documents, where one of ~100,000 small edits takes Yjs
-// ~200 ms to load and would hold the event loop that long.
+// a worker thread (workers.ts) for large documents, whose load would hold the event loop too long.
 import * as encoding from 'lib0/encoding';
 import * as Y from 'yjs';
 import { textEdits } from './text-edits';
@@ -123,9 +122,9 @@ export function applyEdits(text: Y.Text, parts: ReturnType<typeof textEdits>, or
  * The body as updates that, applied in order to an empty Y.Doc, each integrate whole (nothing left
  * pending) and together give the body: its structs in an order where each comes after what it was
  * placed against (its left and right origins and its parent), then its deletions, at most
- * `structsPerSlice` structs or deleted ranges per update. Applying one such update takes a few milliseconds where the whole
- * body takes Yjs ~200 ms for ~100,000 pieces, so the store can load a large document for its live
- * editors a few slices per turn of the event loop. Checked here by applying them: should they not give
+ * `structsPerSlice` structs or deleted ranges per update. One such update applies in a fraction of
+ * the time the whole body takes, so the store can load a large document for its live editors a
+ * few slices per turn of the event loop. Checked here by applying them: should they not give
  * the body exactly, the body is answered whole. `whole` is the body as one update, as Yjs encodes a
  * document for a peer that has nothing (a new editor's first sync reply).
  */

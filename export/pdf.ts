@@ -14,6 +14,7 @@
 import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { Browser, HTTPRequest, Page } from 'puppeteer-core';
+import { AppError } from '../src/http/errors';
 import { escapeHtml, markdownToHtml, standalonePage } from './markdown';
 
 /** Headless in a container: no sandbox, no GPU, nothing fetched in the background. */
@@ -40,20 +41,33 @@ export function findChromium(configured?: string): string | undefined {
 export const INSTALL_HINT =
   'PDF export needs Chromium: install it (Debian/Ubuntu: `apt-get install chromium`) or set PUPPETEER_EXECUTABLE_PATH to a Chromium or Chrome binary, then restart the server';
 
-export class PdfUnavailableError extends Error {}
-export class PdfBusyError extends Error {
+export class PdfUnavailableError extends AppError {
+  constructor(message: string) {
+    super('service_unavailable', message);
+  }
+}
+export class PdfBusyError extends AppError {
   constructor(readonly retryAfterSeconds: number) {
-    super('too many PDF exports are waiting');
+    super('service_unavailable', 'Too many PDF exports are in progress; try again shortly', {
+      message: 'too many PDF exports are waiting',
+      headers: { 'Retry-After': String(retryAfterSeconds) },
+    });
   }
 }
-export class PdfTooLongError extends Error {
+export class PdfTooLongError extends AppError {
   constructor(readonly maxPages: number) {
-    super(`the PDF would have more than ${maxPages} pages`);
+    super('validation_failed', `The PDF would have more than ${maxPages} pages (PDF_MAX_PAGES); export it as DOCX or HTML instead`, {
+      status: 422,
+      message: `the PDF would have more than ${maxPages} pages`,
+    });
   }
 }
-export class PdfTimeoutError extends Error {
+export class PdfTimeoutError extends AppError {
   constructor(readonly timeoutMs: number) {
-    super(`the PDF was not rendered within ${timeoutMs} ms`);
+    super('service_unavailable', `The PDF could not be rendered within ${timeoutMs} ms; try again later`, {
+      message: `the PDF was not rendered within ${timeoutMs} ms`,
+      headers: { 'Retry-After': '5' },
+    });
   }
 }
 
@@ -284,8 +298,8 @@ export class PdfExporter {
     try {
       const render = (async () => {
         await page.setContent(html, { waitUntil: 'load', timeout: timeoutMs });
-        // Far too tall for the limit, whatever the printing would shrink: refused without printing
-        // (for a document of 3.6 MiB, the layout takes Chromium ~1 s and the printing ~5 s more).
+        // Far too tall for the limit, whatever the printing would shrink: refused without printing,
+        // which takes Chromium several times as long as the layout.
         const height = Number(await page.evaluate('document.documentElement.scrollHeight'));
         if (height > MAX_PRINT_SHRINK * (maxPages + 1) * PRINT_HEIGHT_PX) return null;
         this.prints += 1;

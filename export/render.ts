@@ -1,7 +1,7 @@
 // Rendering an export: the files of formats.ts, and the HTML page a PDF is printed from. Small
-// bodies are rendered on the event loop (a few milliseconds); larger ones in the server's worker
-// threads (src/lib/worker-pool.ts): markdown-it takes ~80 ms per MiB of Markdown, and docx ~1.2 s,
-// which would stall every request and live editor meanwhile. This module is also the threads' task.
+// bodies are rendered on the event loop; larger ones in the server's worker threads
+// (src/lib/worker-pool.ts), since rendering them would stall every request and live editor meanwhile
+// (bench/RESULTS.md, "Export"). This module is also the threads' task.
 import type { WorkerPool } from '../src/lib/worker-pool';
 import { exportDocument, type ExportFile, type ExportFormat, type ExportSource } from './formats';
 import { markdownToHtml, standalonePage } from './markdown';
@@ -9,8 +9,8 @@ import { markdownToHtml, standalonePage } from './markdown';
 const TASK = new URL('./render.ts', import.meta.url);
 
 /**
- * Markdown (characters) rendered on the event loop, per format, beyond which a worker renders it:
- * about 10 ms of work (20 ms for Word, whose fixed cost a worker's hand-over would only add to).
+ * Markdown (characters) rendered on the event loop, per format, beyond which a worker renders it
+ * (bench/export.ts); Word's is larger, since a worker's hand-over would only add to its fixed cost.
  */
 const INLINE_MAX: Record<ExportFormat | 'page', number> = {
   markdown: Infinity,

@@ -2,14 +2,13 @@
 // GET /api/documents/{id}/export/pdf, each optionally of a named version (?version_id=). Whoever may
 // read the document may export it; the documents policy decides (404 to anyone without a grant).
 import { z } from '@hono/zod-openapi';
-import { UnreadableDocumentError } from '../collab/store';
 import { documentAccess } from '../src/documents/access';
 import { authorizeDocument } from '../src/documents/policy';
-import { AppError, handleError, problemResponse, unprocessable } from '../src/http/errors';
+import { AppError } from '../src/http/errors';
 import { type ApiTag, authedRoute, errorResponses, idParams, newRouter, uuid } from '../src/http/openapi';
 import { contentDisposition } from './disposition';
 import { exportFormats, formatInfo } from './formats';
-import { INSTALL_HINT, PdfBusyError, PdfTimeoutError, PdfTooLongError, PdfUnavailableError } from './pdf';
+import { INSTALL_HINT } from './pdf';
 import { exportSource } from './source';
 import { renderFile, renderPage } from './render';
 
@@ -36,26 +35,6 @@ const fileHeaders = (title: string, info: { contentType: string; extension: stri
 });
 
 const router = newRouter();
-
-router.onError((err, c) => {
-  if (err instanceof UnreadableDocumentError) {
-    c.get('logger')?.error({ err, requestId: c.get('requestId') }, 'stored document cannot be read');
-    return problemResponse(409, 'document_unreadable', 'The stored body of this document cannot be loaded, so it cannot be exported');
-  }
-  if (err instanceof PdfUnavailableError) return problemResponse(503, 'service_unavailable', err.message);
-  if (err instanceof PdfBusyError) {
-    return problemResponse(503, 'service_unavailable', 'Too many PDF exports are in progress; try again shortly', undefined, {
-      'Retry-After': String(err.retryAfterSeconds),
-    });
-  }
-  if (err instanceof PdfTimeoutError) {
-    return problemResponse(503, 'service_unavailable', `The PDF could not be rendered within ${err.timeoutMs} ms; try again later`, undefined, {
-      'Retry-After': '5',
-    });
-  }
-  if (err instanceof PdfTooLongError) return handleError(unprocessable(`The PDF would have more than ${err.maxPages} pages (PDF_MAX_PAGES); export it as DOCX or HTML instead`), c);
-  return handleError(err, c);
-});
 
 export const exportRouter = router
   .openapi(

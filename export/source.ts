@@ -1,12 +1,23 @@
 // What an export reads: the document's metadata and its Markdown now (the store's getText: the
 // live body when editors hold it open, else the text stored beside the state), or a named version's.
-import type { DocumentStore } from '../collab/store';
+import { UnreadableDocumentError, type DocumentStore } from '../collab/store';
 import type { Db } from '../db/client';
 import type { DocumentRow } from '../src/documents/service';
 import { getVersion, versionText } from '../src/documents/versions';
 import type { ExportSource } from './formats';
 
 export function exportSource(db: Db, store: DocumentStore, document: DocumentRow, versionId?: string): ExportSource {
+  try {
+    return readSource(db, store, document, versionId);
+  } catch (err) {
+    if (err instanceof UnreadableDocumentError) {
+      throw new UnreadableDocumentError(err.message, 'The stored body of this document cannot be loaded, so it cannot be exported');
+    }
+    throw err;
+  }
+}
+
+function readSource(db: Db, store: DocumentStore, document: DocumentRow, versionId?: string): ExportSource {
   const base = {
     id: document.id,
     title: document.title,

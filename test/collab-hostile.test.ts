@@ -523,6 +523,13 @@ describe('stored bodies that cannot be read', () => {
       expectProblem(res, 409, 'document_unreadable', `${method} ${path}`);
       expect(res.body.detail, path).toMatch(/cannot be encoded or loaded/);
     }
+    // Export, and a thread's anchor, say what could not be done.
+    const exported = await t.call('GET', `/api/documents/${id}/export?format=markdown`, { as: owner });
+    expectProblem(exported, 409, 'document_unreadable');
+    expect(exported.body.detail).toBe('The stored body of this document cannot be loaded, so it cannot be exported');
+    const anchored = await t.call('POST', `/api/documents/${id}/comments`, { as: owner, body: { body: 'Here?', anchor: { start: 'AA==', end: 'AA==' } } });
+    expectProblem(anchored, 409, 'document_unreadable');
+    expect(anchored.body.detail).toBe('The stored body of this document cannot be loaded, so its anchors cannot be resolved');
     // What does not need the body still answers.
     expect((await t.call('GET', `/api/documents/${id}`, { as: owner })).status).toBe(200);
     expect((await t.call('GET', `/api/documents/${id}/versions/${version.body.id}`, { as: owner })).body.content).toBe('fine for now');

@@ -140,7 +140,7 @@ describe.each([
 
     const res = await t.call('POST', `/api/templates/${tpl.id}/instantiate`, { as: owner, body: { title: 'Too big', variables: { text: big } } });
     expectProblem(res, 413, 'payload_too_large');
-    expect(res.body.detail).toMatch(/above the limit of 65536 bytes \(DOCUMENT_MAX_BYTES\)/);
+    expect(res.body.detail).toMatch(/^The rendered document would be about \d+ bytes encoded, above the limit of 65536 bytes \(DOCUMENT_MAX_BYTES\)$/);
     expect(res.headers.get('location')).toBeNull();
     expect(await documentsTotal()).toBe(before);
     expect(t.db.select({ n: count() }).from(documents).where(eq(documents.templateId, tpl.id)).get()!.n).toBe(0);

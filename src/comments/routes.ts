@@ -5,10 +5,8 @@
 // a large document no one holds are resolved after a worker thread has sliced it: 503 with
 // Retry-After when too much such work is waiting.
 import type { Context } from 'hono';
-import { UnreadableDocumentError } from '../../collab/store';
 import type { AppEnv } from '../context';
 import { documentAccess } from '../documents/access';
-import { handleError, problemResponse } from '../http/errors';
 import { type ApiTag, authedRoute, errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent } from '../http/openapi';
 import { pageOf, pageOfRows, paginationQuery } from '../http/pagination';
 import { authorizeComment, type CommentAction } from './policy';
@@ -48,14 +46,6 @@ function commentFor(c: Context<AppEnv>, id: string, action: CommentAction) {
 const listResponses = { 200: jsonContent(pageOf(threadSchema), 'A page of threads'), ...errorResponses(404, 409, 503) };
 
 const router = newRouter();
-
-router.onError((err, c) => {
-  if (err instanceof UnreadableDocumentError) {
-    c.get('logger')?.error({ err, requestId: c.get('requestId') }, 'stored document cannot be read');
-    return problemResponse(409, 'document_unreadable', 'The stored body of this document cannot be loaded, so its anchors cannot be resolved');
-  }
-  return handleError(err, c);
-});
 
 export const commentsRouter = router
   .openapi(

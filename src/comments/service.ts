@@ -10,7 +10,8 @@
 import { and, asc, count, eq, inArray, isNull, ne, sql } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import { documentComments, documentGrants, users } from '../../db/schema';
-import type { DocumentStore } from '../../collab/store';
+import type { Doc } from 'yjs';
+import { UnreadableDocumentError, type DocumentStore } from '../../collab/store';
 import { appendEvent } from '../events/log';
 import type { EventType } from '../events/types';
 import { conflict, notFound, unprocessable } from '../http/errors';
@@ -62,7 +63,30 @@ function threadRoot(db: Db, comment: CommentRow): CommentRow {
  * after a write then find the document loaded (or, should its load have been let go, load it).
  */
 async function readyForAnchors(svc: CommentServices, document: DocumentRow, comments: readonly CommentRow[]): Promise<void> {
-  if (comments.some((c) => c.anchorStart !== null)) await svc.store.preload(document.id);
+  if (comments.some((c) => c.anchorStart !== null)) await preloadForAnchors(svc, document.id);
+}
+
+async function preloadForAnchors(svc: CommentServices, documentId: string): Promise<void> {
+  try {
+    await svc.store.preload(documentId);
+  } catch (err) {
+    throw unresolvable(err);
+  }
+}
+
+/** Reads the document to resolve or check anchors. */
+function readForAnchors<T>(svc: CommentServices, documentId: string, fn: (doc: Doc) => T): T {
+  try {
+    return svc.store.read(documentId, fn);
+  } catch (err) {
+    throw unresolvable(err);
+  }
+}
+
+/** A body that cannot be loaded is answered as anchors that cannot be resolved. */
+function unresolvable(err: unknown): unknown {
+  if (!(err instanceof UnreadableDocumentError)) return err;
+  return new UnreadableDocumentError(err.message, 'The stored body of this document cannot be loaded, so its anchors cannot be resolved');
 }
 
 /** Threads of a document, oldest first, with their replies and anchors as they resolve now. */
@@ -104,7 +128,7 @@ function threadViews(svc: CommentServices, document: DocumentRow, roots: Comment
     list.push({ ...reply, anchor: null, thread: root });
     byThread.set(reply.threadId, list);
   }
-  const resolve = roots.some((r) => r.anchorStart !== null) ? svc.store.read(document.id, (doc) => {
+  const resolve = roots.some((r) => r.anchorStart !== null) ? readForAnchors(svc, document.id, (doc) => {
     const resolver = anchorResolver(doc);
     return new Map(roots.filter((r) => r.anchorStart && r.anchorEnd).map((r) => [r.id, resolver({ start: r.anchorStart!, end: r.anchorEnd! })]));
   }) : new Map<string, ResolvedAnchor>();
@@ -116,7 +140,7 @@ export function commentView(svc: CommentServices, document: DocumentRow, row: Co
   const root = threadRoot(svc.db, row);
   const thread = { resolvedAt: root.resolvedAt, resolvedBy: root.resolvedBy };
   if (row.anchorStart === null || row.anchorEnd === null) return { ...row, anchor: null, thread };
-  const anchor = svc.store.read(document.id, (doc) => anchorResolver(doc)({ start: row.anchorStart!, end: row.anchorEnd! }));
+  const anchor = readForAnchors(svc, document.id, (doc) => anchorResolver(doc)({ start: row.anchorStart!, end: row.anchorEnd! }));
   return { ...row, anchor, thread };
 }
 
@@ -145,8 +169,8 @@ export async function createComment(
       throw unprocessable('A reply takes its thread\'s anchor: send anchor only with a new thread', [{ path: 'anchor', message: 'not allowed on a reply' }]);
     }
   }
-  if (input.anchor) await svc.store.preload(document.id);
-  const anchor = input.anchor ? svc.store.read(document.id, (doc) => checkAnchor(doc, input.anchor!)) : null;
+  if (input.anchor) await preloadForAnchors(svc, document.id);
+  const anchor = input.anchor ? readForAnchors(svc, document.id, (doc) => checkAnchor(doc, input.anchor!)) : null;
   const now = svc.clock.now().toISOString();
   const id = newId();
   const threadId = parent?.threadId ?? id;

@@ -12,13 +12,11 @@
 // can no longer be loaded or encoded is 409 `document_unreadable` on every path that needs it.
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { DocumentTooLargeError, UnreadableDocumentError } from '../../collab/store';
 import type { AppEnv } from '../context';
 import { type ApiTag, authedRoute, errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent } from '../http/openapi';
 import { pageOf, paginate, pageOfRows, paginationQuery, pageBounds } from '../http/pagination';
 import { authorizeDocument, type DocumentRole } from './policy';
 import { documentAccess } from './access';
-import { handleError, problemResponse } from '../http/errors';
 import {
   presentAvailableContext,
   presentChange,
@@ -89,21 +87,6 @@ function documentFor(c: Context<AppEnv>, doc: DocumentRow, role: DocumentRole) {
 const documentPath = (id: string) => `/api/documents/${id}`;
 
 const router = newRouter();
-
-router.onError((err, c) => {
-  if (err instanceof DocumentTooLargeError) {
-    return problemResponse(
-      413,
-      'payload_too_large',
-      `The document would be about ${err.bytes} bytes encoded, above the limit of ${err.limit} bytes (DOCUMENT_MAX_BYTES); nothing was changed`,
-    );
-  }
-  if (err instanceof UnreadableDocumentError) {
-    c.get('logger')?.error({ err, requestId: c.get('requestId') }, 'stored document cannot be read');
-    return problemResponse(409, 'document_unreadable', 'The stored body of this document cannot be encoded or loaded, so it cannot be read, copied or versioned');
-  }
-  return handleError(err, c);
-});
 
 export const documentsRouter = router
   // ---- collection and fixed paths ----

@@ -15,6 +15,7 @@ export const errorCodes = {
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
+  document_unreadable: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   unprocessable: 422,
@@ -46,14 +47,31 @@ export interface FieldError {
   message: string;
 }
 
+export interface AppErrorOptions {
+  status?: number;
+  errors?: FieldError[];
+  headers?: Record<string, string>;
+  /** The error's message when it says more than the client may be told (the store's, the PDF renderer's); logged, never sent. */
+  message?: string;
+  /** Logged at error level, with the error, as the request is answered: a fault the operator must see. */
+  log?: string;
+}
+
+/**
+ * An error with its problem: a code of `errorCodes`, the detail the client is told, and the
+ * headers of the answer. Thrown by services, and by the document store and the PDF renderer,
+ * whose errors subclass it, so that `handleError` answers them all.
+ */
 export class AppError extends Error {
   readonly status: number;
+  readonly detail: string;
   constructor(
     readonly code: ErrorCode,
     detail: string,
-    readonly options: { status?: number; errors?: FieldError[]; headers?: Record<string, string> } = {},
+    readonly options: AppErrorOptions = {},
   ) {
-    super(detail);
+    super(options.message ?? detail);
+    this.detail = detail;
     this.status = options.status ?? errorCodes[code];
   }
 }
@@ -176,9 +194,10 @@ const httpExceptionCodes: Record<number, ErrorCode> = {
 /** Hono's onError: every error leaves the server as problem+json. */
 export function handleError(err: Error, c: Context): Response {
   if (err instanceof AppError) {
+    if (err.options.log) c.get('logger')?.error({ err, requestId: c.get('requestId') }, err.options.log);
     const headers = { ...(err.options.headers ?? {}) };
     if (err.status === 401) headers['WWW-Authenticate'] ??= 'Bearer';
-    return problemResponse(err.status, err.code, err.message, err.options.errors, headers);
+    return problemResponse(err.status, err.code, err.detail, err.options.errors, headers);
   }
   if (err instanceof WorkersBusyError) {
     return problemResponse(503, 'service_unavailable', err.message, undefined, { 'Retry-After': String(err.retryAfterSeconds) });

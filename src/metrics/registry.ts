@@ -307,7 +307,7 @@ export class Metrics implements MetricsSink {
     messageRefused: (reason: RefusalReason): void => this.refused.inc({ reason }),
   };
 
-  /** The document store's sink (collab/store.ts StoreMetrics). */
+  /** The document store's sink (collab/store StoreMetrics). */
   readonly store = {
     updatesPersisted: (rows: number, bytes: number): void => {
       this.rowsPersisted.inc(rows);

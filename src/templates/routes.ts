@@ -1,11 +1,9 @@
 // Templates REST: the tenant's document templates (list by category, create, read, replace,
 // delete, category counts), rendering with variables, and instantiation into a new document.
 // Another tenant's template is 404; the policy decides who creates and who manages.
-import { DocumentTooLargeError } from '../../collab/store';
 import { documentServices } from '../documents/service';
 import { presentDocument } from '../documents/present';
 import { documentSchema } from '../documents/schemas';
-import { handleError, problemResponse } from '../http/errors';
 import { type ApiTag, authedRoute, errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent } from '../http/openapi';
 import { pageOf, pageOfRows, paginationQuery } from '../http/pagination';
 import { teachesAnyCourse } from '../memberships/service';
@@ -26,13 +24,6 @@ import {
 const tags: [ApiTag] = ['Templates'];
 
 const router = newRouter();
-
-router.onError((err, c) => {
-  if (err instanceof DocumentTooLargeError) {
-    return problemResponse(413, 'payload_too_large', `The rendered document would be about ${err.bytes} bytes encoded, above the limit of ${err.limit} bytes (DOCUMENT_MAX_BYTES)`);
-  }
-  return handleError(err, c);
-});
 
 export const templatesRouter = router
   .openapi(

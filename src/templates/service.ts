@@ -10,6 +10,7 @@ import type { Clock } from '../lib/clock';
 import { newId } from '../lib/ids';
 import { countAll, selectPage } from '../lib/sql';
 import type { ContextRef } from '../documents/contexts';
+import { DocumentTooLargeError } from '../../collab/store';
 import { createDocument, type DocumentActor, type DocumentRow, type DocumentServices } from '../documents/service';
 import { checkBody, renderTemplate, type VariableValue } from './engine';
 
@@ -148,5 +149,10 @@ export function instantiateTemplate(
     content,
     context: input.context,
     templateId: template.id,
+  }).catch((err: unknown) => {
+    if (err instanceof DocumentTooLargeError) {
+      throw new DocumentTooLargeError(err.bytes, err.limit, `The rendered document would be about ${err.bytes} bytes encoded, above the limit of ${err.limit} bytes (DOCUMENT_MAX_BYTES)`);
+    }
+    throw err;
   });
 }

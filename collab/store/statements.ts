@@ -1,0 +1,153 @@
+// The store's prepared statements, built once per store (building and preparing a query anew costs
+// more than running it), and the reads of a stored body made with them.
+import { and, asc, eq, gt, isNotNull, lt, lte, sql } from 'drizzle-orm';
+import type { Db } from '../../db/client';
+import { documentStates, documentUpdates, documents } from '../../db/schema';
+import { sqlLimit } from '../../src/lib/sql';
+import type { StoredBody } from '../yjs-tasks';
+import { UnknownDocumentError } from './errors';
+
+/**
+ * Documents whose compacted log rows are not all cleared yet: a few at most, read at start through
+ * a partial index (document_states_uncleared_idx), not a scan of every state.
+ */
+export const unfinishedClearings = (db: Db) =>
+  db
+    .select({ documentId: documentStates.documentId })
+    .from(documentStates)
+    .where(lt(documentStates.clearedThroughUpdateId, documentStates.throughUpdateId));
+
+export function prepareStatements(db: Db) {
+  const p = sql.placeholder;
+  const documentId = p('documentId');
+  const ofDocument = eq(documentUpdates.documentId, documentId);
+  return {
+    // The hot path of live editing. The id is read back through lastInsertRowid, which costs less
+    // than a RETURNING row.
+    insertUpdate: db
+      .insert(documentUpdates)
+      .values({
+        documentId: p('documentId'),
+        tenantId: p('tenantId'),
+        userId: p('userId'),
+        createdAt: p('createdAt'),
+        bytes: p('bytes'),
+        data: p('data'),
+      })
+      .prepare(),
+    touchDocument: db
+      .update(documents)
+      .set({ updatedAt: sql`${p('updatedAt')}` })
+      .where(eq(documents.id, p('id')))
+      .prepare(),
+    // What loading a document reads: the hub loads one at each first connection, REST at each read
+    // of a document no one is editing.
+    reads: {
+      tenantOf: db.select({ tenantId: documents.tenantId }).from(documents).where(eq(documents.id, documentId)).prepare(),
+      state: db
+        .select({ state: documentStates.state, throughUpdateId: documentStates.throughUpdateId, hasMarkdown: sql<number>`${documentStates.markdown} IS NOT NULL` })
+        .from(documentStates)
+        .where(eq(documentStates.documentId, documentId))
+        .prepare(),
+      // The stored text and state with what tells whether they are current: the document exists,
+      // and the first log row after the state, if any (found on the (document_id, id) index).
+      stored: db
+        .select({
+          tenantId: documents.tenantId,
+          markdown: documentStates.markdown,
+          through: documentStates.throughUpdateId,
+          after: sql<number | null>`(SELECT ${documentUpdates.id} FROM ${documentUpdates} WHERE ${documentUpdates.documentId} = ${documents.id} AND ${documentUpdates.id} > coalesce(${documentStates.throughUpdateId}, -1) LIMIT 1)`,
+        })
+        .from(documents)
+        .leftJoin(documentStates, eq(documentStates.documentId, documents.id))
+        .where(eq(documents.id, documentId))
+        .prepare(),
+      // What the stored body weighs, without reading it (SQLite's length() of a blob reads its header).
+      storedBytes: db
+        .select({
+          bytes: sql<number>`coalesce((SELECT length(${documentStates.state}) FROM ${documentStates} WHERE ${documentStates.documentId} = ${documents.id}), 0) + coalesce((SELECT sum(length(${documentUpdates.data})) FROM ${documentUpdates} WHERE ${documentUpdates.documentId} = ${documents.id} AND ${documentUpdates.id} > coalesce((SELECT ${documentStates.throughUpdateId} FROM ${documentStates} WHERE ${documentStates.documentId} = ${documents.id}), -1)), 0)`,
+        })
+        .from(documents)
+        .where(eq(documents.id, documentId))
+        .prepare(),
+      lastLogId: db.select({ id: sql<number | null>`max(${documentUpdates.id})` }).from(documentUpdates).where(ofDocument).prepare(),
+      storedState: db.select({ state: documentStates.state }).from(documentStates).where(eq(documentStates.documentId, documentId)).prepare(),
+      logAfter: db
+        .select({ id: documentUpdates.id, data: documentUpdates.data })
+        .from(documentUpdates)
+        .where(and(ofDocument, gt(documentUpdates.id, p('through')), isNotNull(documentUpdates.data)))
+        .orderBy(documentUpdates.id)
+        .prepare(),
+    },
+    // A step of clearing compacted rows (Compaction): its progress, where the step ends (the id
+    // `skip` rows on, read from the (document_id, id) index alone), the clearing, the new progress.
+    clearing: {
+      progress: db
+        .select({ cleared: documentStates.clearedThroughUpdateId, through: documentStates.throughUpdateId })
+        .from(documentStates)
+        .where(eq(documentStates.documentId, documentId))
+        .prepare(),
+      stepEnd: db
+        .select({ id: documentUpdates.id })
+        .from(documentUpdates)
+        .where(and(ofDocument, gt(documentUpdates.id, p('cleared')), lte(documentUpdates.id, p('through'))))
+        .orderBy(asc(documentUpdates.id))
+        .limit(sqlLimit(1))
+        .offset(sqlLimit(p('skip')))
+        .prepare(),
+      clearData: db
+        .update(documentUpdates)
+        .set({ data: null })
+        .where(and(ofDocument, gt(documentUpdates.id, p('cleared')), lte(documentUpdates.id, p('upTo')), isNotNull(documentUpdates.data)))
+        .prepare(),
+      setProgress: db
+        .update(documentStates)
+        .set({ clearedThroughUpdateId: sql`${p('upTo')}` })
+        .where(eq(documentStates.documentId, documentId))
+        .prepare(),
+    },
+  };
+}
+
+export type Statements = ReturnType<typeof prepareStatements>;
+
+/** A document's stored body as read for a load or a worker (readStored). */
+export interface StoredRows {
+  tenantId: string;
+  state: { state: Buffer; throughUpdateId: number; hasMarkdown: number } | undefined;
+  /** The log rows after the state, in order. */
+  log: { id: number; data: Buffer | null }[];
+  body: StoredBody;
+  /** The last log row the body reaches (the state's, when no row follows it). */
+  through: number;
+}
+
+/**
+ * The stored body (read after the log's queue is written): its state row and the log rows after
+ * it, as the workers and `replay` take them, and the last row it reaches.
+ */
+export function readStored({ reads }: Statements, documentId: string): StoredRows {
+  const meta = reads.tenantOf.get({ documentId });
+  if (!meta) throw new UnknownDocumentError(`document ${documentId} does not exist`);
+  const state = reads.state.get({ documentId });
+  const log = reads.logAfter.all({ documentId, through: state?.throughUpdateId ?? 0 });
+  return {
+    tenantId: meta.tenantId,
+    state,
+    log,
+    body: { state: state?.state ?? null, updates: log.map((row) => row.data!) },
+    through: log.at(-1)?.id ?? state?.throughUpdateId ?? 0,
+  };
+}
+
+/**
+ * The stored state's row when it is the document's current state (no log row after it); its
+ * Markdown is null when it has none yet. Undefined when the log has moved on or there is no state
+ * (then the caller loads the document). Read after the log's queue is written.
+ */
+export function currentStored({ reads }: Statements, documentId: string): { markdown: string | null } | undefined {
+  const row = reads.stored.get({ documentId });
+  if (!row) throw new UnknownDocumentError(`document ${documentId} does not exist`);
+  if (row.through === null || row.after !== null) return undefined;
+  return row;
+}
