@@ -4,7 +4,7 @@
 // as an ordinary update, keep their cursors outside the changed runs and their own concurrent
 // edits; it is logged as a change by the caller like any other.
 import type { Snapshot } from '../../collab/store';
-import type { DocumentRow, DocumentServices } from './service';
+import type { DocumentRow, DocumentServices } from './types';
 
 /**
  * Makes the body equal to `markdown` (DocumentTooLargeError past the size limit, nothing changed),

@@ -18,9 +18,9 @@ import { notFound, unprocessable } from '../http/errors';
 import { sqlPageBounds, type PageQuery } from '../http/pagination';
 import { countAll } from '../lib/sql';
 import { canAddToCourse, canUseEveryCourse } from './policy';
-import type { DocumentActor, DocumentRow } from './service';
+import type { ContextRef, DocumentActor, DocumentRow } from './types';
 
-export type ContextRef = { type: DocumentContextType; id: string };
+export type { ContextRef };
 
 export interface ContextTarget {
   type: DocumentContextType;

@@ -12,7 +12,7 @@ import { newId } from '../lib/ids';
 import { sharedEnds } from '../lib/shared-ends';
 import { countAll } from '../lib/sql';
 import { replaceContent } from './content';
-import type { DocumentRow, DocumentServices } from './service';
+import type { DocumentRow, DocumentServices } from './types';
 
 export type VersionSummary = Omit<typeof documentVersions.$inferSelect, 'state' | 'markdown'> & { bytes: number };
 /**
