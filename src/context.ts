@@ -11,7 +11,7 @@ import type { Actor, Authenticator } from './auth/authenticator';
 import type { TokenSigner } from './auth/tokens';
 import type { FailureLimiter } from './http/rate-limit';
 import type { PermissionRules } from './auth/access';
-import type { ModuleCleanup } from './courses/structure';
+import type { ModuleCleanup } from './courses/types';
 import type { DocumentSearchIndex } from './documents/search';
 import type { Backups } from './backup/service';
 import type { Metrics } from './metrics/registry';

@@ -10,10 +10,9 @@ import { notFound, unprocessable } from '../http/errors';
 import { sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../lib/ids';
 import { countAll } from '../lib/sql';
-import type { CourseRow } from './service';
+import type { CourseModuleRow, CourseRow, ModuleCleanup, SectionRow } from './types';
 
-export type SectionRow = typeof courseSections.$inferSelect;
-export type CourseModuleRow = typeof courseModules.$inferSelect;
+export type { CourseModuleRow, ModuleCleanup, SectionRow };
 
 const immediate = { behavior: 'immediate' } as const;
 
@@ -231,13 +230,6 @@ export function updateModule(db: Db, clock: Clock, course: CourseRow, module: Co
       .get()!;
   }, immediate);
 }
-
-/**
- * Cleanup that runs inside a module's deletion transaction, before the module row goes. Areas
- * that hang rows on a module (activities, and the sequencing edges touching them) supply one
- * through `Deps.moduleCleanups`, so that a module and everything in it go together or not at all.
- */
-export type ModuleCleanup = (tx: Db, module: CourseModuleRow) => void;
 
 export function deleteModule(db: Db, module: CourseModuleRow, cleanups: Iterable<ModuleCleanup>): void {
   inTransaction(db, (tx) => {
