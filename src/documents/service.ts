@@ -24,6 +24,7 @@ import type { Deps } from '../context';
 import { conflict } from '../http/errors';
 import { sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../lib/ids';
+import { countByCategory } from '../lib/category-counts';
 import { countAll } from '../lib/sql';
 import { isLargeBody, yieldToEventLoop } from '../lib/event-loop';
 import { ftsPrefixQuery, matchesText, suggestDocuments, type Suggestion } from './search';
@@ -233,18 +234,7 @@ export function listDocuments(db: Db, actor: DocumentActor, filter: DocumentFilt
 export function categoryCounts(db: Db, actor: DocumentActor, page: PageQuery) {
   const p = principalsOf(db, actor);
   const where = and(eq(documents.tenantId, actor.tenantId), isNull(documents.trashedAt), visibleTo(db, p));
-  const { limit, offset } = sqlPageBounds(page);
-  const rows = db
-    .select({ category: documents.category, count: countAll })
-    .from(documents)
-    .where(where)
-    .groupBy(documents.category)
-    .orderBy(sql`${documents.category} IS NULL`, asc(documents.category))
-    .limit(limit)
-    .offset(offset)
-    .all();
-  const total = db.select({ n: sql<number>`count(DISTINCT coalesce(${documents.category}, char(0)))`.mapWith(Number) }).from(documents).where(where).get()?.n ?? 0;
-  return { rows, total };
+  return countByCategory(db, documents, documents.category, where, sqlPageBounds(page));
 }
 
 /**
