@@ -263,6 +263,8 @@ describe.each([
         const res = await t.call('POST', `/api/documents/${doc.id}/versions/${v1.id}/revert`, { as: editor });
         expect(res.status, res.text).toBe(200);
         expect(res.body.document).toMatchObject({ id: doc.id, content: 'original text', role: 'editor' });
+        // The document as the revert left it.
+        expect(res.body.document.updated_at).toBe(t.clock.now().toISOString());
         expect(res.body.before_revert_version).toMatchObject({ name: 'Before revert to v1', created_by: editor.user.id });
 
         expect(received).toHaveLength(1);

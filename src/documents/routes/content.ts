@@ -26,12 +26,9 @@ export const contentRoutes = {
     }),
     async (c) => {
       const deps = c.var.deps;
-      const { id } = c.req.valid('param');
-      const { document, role } = authorizeDocument('edit', documentAccess(deps.db, c.var.actor, id));
-      const { content } = c.req.valid('json');
-      const { text } = await replaceContent(documentServices(deps), document, content, c.var.actor.userId);
-      const current = authorizeDocument('read', documentAccess(deps.db, c.var.actor, id)).document;
-      return c.json({ ...documentFor(c, current, role), content: text }, 200);
+      const { document, role } = authorizeDocument('edit', documentAccess(deps.db, c.var.actor, c.req.valid('param').id));
+      const replaced = await replaceContent(documentServices(deps), document, c.req.valid('json').content, c.var.actor.userId);
+      return c.json({ ...documentFor(c, replaced.document, role), content: replaced.text }, 200);
     },
   ),
 };

@@ -98,11 +98,10 @@ export const versionRoutes = {
       const { id, version_id } = c.req.valid('param');
       const { document, role } = authorizeDocument('edit', documentAccess(deps.db, c.var.actor, id));
       const version = getVersion(deps.db, document, version_id);
-      const { before, text } = await revertToVersion(documentServices(deps), document, version, c.var.actor.userId);
-      const current = authorizeDocument('read', documentAccess(deps.db, c.var.actor, id)).document;
+      const { before, text, document: reverted } = await revertToVersion(documentServices(deps), document, version, c.var.actor.userId);
       return c.json(
         {
-          document: { ...documentFor(c, current, role), content: text },
+          document: { ...documentFor(c, reverted, role), content: text },
           before_revert_version: presentVersion(before),
         },
         200,
