@@ -1,5 +1,5 @@
-// Named versions, diffs and revert through the API, and search suggestions kept in step with the
-// Yjs bodies (REST writes at once, live edits after the index's debounce).
+// Named versions, diffs and revert through the API, search suggestions kept in step with the
+// Yjs bodies (REST writes at once, live edits after the index's debounce), and the change history.
 import { eq, max } from 'drizzle-orm';
 import type { Logger } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -263,6 +263,8 @@ describe.each([
         const res = await t.call('POST', `/api/documents/${doc.id}/versions/${v1.id}/revert`, { as: editor });
         expect(res.status, res.text).toBe(200);
         expect(res.body.document).toMatchObject({ id: doc.id, content: 'original text', role: 'editor' });
+        // The document as the revert left it.
+        expect(res.body.document.updated_at).toBe(t.clock.now().toISOString());
         expect(res.body.before_revert_version).toMatchObject({ name: 'Before revert to v1', created_by: editor.user.id });
 
         expect(received).toHaveLength(1);
@@ -525,5 +527,30 @@ describe('search suggestions', () => {
     expect(row.indexedThrough).toBeGreaterThan(0);
     expect(row.body).toContain('wombat burrow');
     expect((await t.call('GET', '/api/documents/suggestions?q=wombat', { as: me })).body.data.map((s: { id: string }) => s.id)).toEqual([doc.id]);
+  });
+});
+
+describe('change history', () => {
+  it('lists one entry per stored update with its author, newest first, paginated', async () => {
+    const editor = await t.newUser();
+    const doc = await createDoc(t, owner, { content: 'v0' });
+    await share(t, owner, doc.id, { user: editor }, 'editor');
+    liveAppend(t, doc.id, editor.user.id, ' one');
+    t.clock.advance(1000);
+    liveAppend(t, doc.id, owner.user.id, ' two');
+
+    const res = await t.call('GET', `/api/documents/${doc.id}/changes`, { as: editor });
+    expect(res.status).toBe(200);
+    expect(res.body.pagination.total).toBe(3);
+    expect(res.body.data.map((c: { user_id: string }) => c.user_id)).toEqual([owner.user.id, editor.user.id, owner.user.id]);
+    const ids = res.body.data.map((c: { id: number }) => c.id);
+    expect([...ids].sort((a, b) => b - a)).toEqual(ids);
+    for (const c of res.body.data) expect(c.bytes).toBeGreaterThan(0);
+    expect(res.body.data[0].created_at > res.body.data[1].created_at).toBe(true);
+
+    const page = await t.call('GET', `/api/documents/${doc.id}/changes?per_page=1&page=2`, { as: editor });
+    expect(page.body.data.map((c: { user_id: string }) => c.user_id)).toEqual([editor.user.id]);
+    expect(page.headers.get('link')).toContain('rel="next"');
+    expect((await t.call('GET', `/api/documents/${doc.id}/changes?per_page=101`, { as: editor })).status).toBe(400);
   });
 });

@@ -1,9 +1,9 @@
-// Documents through the API: create/get/update, validation, trash/restore/erase, copies, change
-// history, favorites, contexts and counts, and tenancy (another tenant's documents do not exist).
+// Documents through the API: create/get/update, validation, trash/restore/erase, copies,
+// favorites, lists and counts, and tenancy (another tenant's documents do not exist). Contexts are
+// in documents-contexts, sharing, content and versions (with the change history) in their own files.
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  courseModules,
   documentContexts,
   documentFavorites,
   documentGrants,
@@ -11,12 +11,11 @@ import {
   documentUpdates,
   documentVersions,
   documents,
-  enrollments,
 } from '../db/schema';
 import { newId } from '../src/lib/ids';
 import { expectProblem, makeTestApp, type TestApp, type TestUser } from './helpers/app';
-import { insertCourse, insertEnrollment } from './helpers/courses';
-import { insertActivity } from './helpers/dashboard-fixtures';
+import { insertCourse } from './helpers/courses';
+import { insertActivity, insertModule } from './helpers/dashboard-fixtures';
 import { contentOf, createDoc, liveAppend, newGroup, share, type DocumentJson } from './helpers/documents';
 
 let t: TestApp;
@@ -32,12 +31,10 @@ afterAll(() => t?.close());
 
 const idsOf = (res: { body: { data: { id: string }[] } }) => res.body.data.map((d) => d.id);
 
-/** A module of `courseId`, inserted directly (modules are tested through their own API elsewhere). */
-function insertModule(courseId: string, tenantId = t.defaultTenantId, title = 'Module'): string {
-  const id = newId();
-  const now = new Date().toISOString();
-  t.db.insert(courseModules).values({ id, tenantId, courseId, title, position: 0, createdAt: now, updatedAt: now }).run();
-  return id;
+/** A course of this tenant that `teacher` teaches, with one module. */
+function taughtCourse(teacher: TestUser, title: string) {
+  const course = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id, title, members: [{ userId: teacher.user.id, role: 'instructor' }] });
+  return { course, moduleId: insertModule(t.db, { tenantId: t.defaultTenantId, courseId: course.id }).id };
 }
 
 describe('create and read', () => {
@@ -206,9 +203,7 @@ describe('trash, restore and erase', () => {
     const editor = await t.newUser();
     const member = await t.newUser();
     const groupId = await newGroup(t, `Erase readers ${newId()}`, [member]);
-    const course = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id, title: 'Erasure course' });
-    insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: course.id, userId: me.user.id, role: 'instructor' });
-    const moduleId = insertModule(course.id);
+    const { course, moduleId } = taughtCourse(me, 'Erasure course');
     const doc = await createDoc(t, me, { title: 'Capybara', content: 'capybara habitat', context: { context_type: 'course', context_id: course.id } });
     expect((await t.call('POST', `/api/documents/${doc.id}/contexts`, { as: me, body: { context_type: 'module', context_id: moduleId } })).status).toBe(201);
     await share(t, me, doc.id, { user: editor }, 'editor');
@@ -320,31 +315,6 @@ describe('copy', () => {
     expect((await t.call('POST', `/api/documents/${doc.id}/copy`, { as: owner, body: { title: '' } })).status).toBe(400);
     const stranger = await t.newUser();
     expect((await t.call('POST', `/api/documents/${doc.id}/copy`, { as: stranger })).status).toBe(404);
-  });
-});
-
-describe('change history', () => {
-  it('lists one entry per stored update with its author, newest first, paginated', async () => {
-    const editor = await t.newUser();
-    const doc = await createDoc(t, owner, { content: 'v0' });
-    await share(t, owner, doc.id, { user: editor }, 'editor');
-    liveAppend(t, doc.id, editor.user.id, ' one');
-    t.clock.advance(1000);
-    liveAppend(t, doc.id, owner.user.id, ' two');
-
-    const res = await t.call('GET', `/api/documents/${doc.id}/changes`, { as: editor });
-    expect(res.status).toBe(200);
-    expect(res.body.pagination.total).toBe(3);
-    expect(res.body.data.map((c: { user_id: string }) => c.user_id)).toEqual([owner.user.id, editor.user.id, owner.user.id]);
-    const ids = res.body.data.map((c: { id: number }) => c.id);
-    expect([...ids].sort((a, b) => b - a)).toEqual(ids);
-    for (const c of res.body.data) expect(c.bytes).toBeGreaterThan(0);
-    expect(res.body.data[0].created_at > res.body.data[1].created_at).toBe(true);
-
-    const page = await t.call('GET', `/api/documents/${doc.id}/changes?per_page=1&page=2`, { as: editor });
-    expect(page.body.data.map((c: { user_id: string }) => c.user_id)).toEqual([editor.user.id]);
-    expect(page.headers.get('link')).toContain('rel="next"');
-    expect((await t.call('GET', `/api/documents/${doc.id}/changes?per_page=101`, { as: editor })).status).toBe(400);
   });
 });
 
@@ -470,369 +440,6 @@ describe('listing', () => {
   });
 });
 
-describe('contexts', () => {
-  it('lists personal plus the courses the caller is active in; admins see every course', async () => {
-    const student = await t.newUser();
-    const mine = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id, title: 'Biology' });
-    const teach = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id, title: 'Algebra' });
-    const notMine = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id, title: 'Chemistry' });
-    insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: mine.id, userId: student.user.id, role: 'student' });
-    insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: teach.id, userId: student.user.id, role: 'instructor' });
-
-    const res = await t.call('GET', '/api/documents/contexts', { as: student });
-    expect(res.status).toBe(200);
-    expect(res.body.data).toEqual([
-      { context_type: 'personal', context_id: null, title: 'Personal', course_role: null },
-      { context_type: 'course', context_id: teach.id, title: 'Algebra', course_role: 'instructor' },
-      { context_type: 'course', context_id: mine.id, title: 'Biology', course_role: 'student' },
-    ]);
-    const admin = await t.call('GET', '/api/documents/contexts', { as: t.admin });
-    expect(admin.body.data.map((c: { context_id: string }) => c.context_id)).toContain(notMine.id);
-    const otherAdmin = await t.call('GET', '/api/documents/contexts', { as: other.admin });
-    expect(otherAdmin.body.data.map((c: { context_id: string }) => c.context_id)).not.toContain(notMine.id);
-    expect((await t.call('GET', '/api/documents/contexts')).status).toBe(401);
-  });
-
-  it('links documents to courses and modules, lists, filters, counts and unlinks them', async () => {
-    const teacher = await t.newUser();
-    const course = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id, title: 'Physics' });
-    insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: course.id, userId: teacher.user.id, role: 'instructor' });
-    const moduleId = newId();
-    const now = new Date().toISOString();
-    t.db
-      .insert(courseModules)
-      .values({ id: moduleId, tenantId: t.defaultTenantId, courseId: course.id, title: 'Optics', position: 0, createdAt: now, updatedAt: now })
-      .run();
-
-    const syllabus = await createDoc(t, teacher, { title: 'Syllabus', context: { context_type: 'course', context_id: course.id } });
-    const lab = await createDoc(t, teacher, { title: 'Lab sheet' });
-    const personal = await createDoc(t, teacher, { title: 'Private' });
-
-    const link = await t.call('POST', `/api/documents/${lab.id}/contexts`, { as: teacher, body: { context_type: 'module', context_id: moduleId } });
-    expect(link.status).toBe(201);
-    expect(link.headers.get('location')).toBe(`/api/documents/${lab.id}/contexts/module/${moduleId}`);
-    expect(link.body).toMatchObject({ context_type: 'module', context_id: moduleId, title: 'Optics', course_id: course.id, created_by: teacher.user.id });
-    const followed = await t.call('GET', link.headers.get('location')!, { as: teacher });
-    expect(followed.status).toBe(200);
-    expect(followed.body).toEqual(link.body);
-    expect((await t.call('GET', `/api/documents/${lab.id}/contexts/course/${course.id}`, { as: teacher })).status).toBe(404);
-    const again = await t.call('POST', `/api/documents/${lab.id}/contexts`, { as: teacher, body: { context_type: 'module', context_id: moduleId } });
-    expect(again.status).toBe(200);
-    t.clock.advance(1000);
-    await t.call('POST', `/api/documents/${lab.id}/contexts`, { as: teacher, body: { context_type: 'course', context_id: course.id } });
-
-    const labContexts = await t.call('GET', `/api/documents/${lab.id}/contexts`, { as: teacher });
-    expect(labContexts.body.data.map((c: { context_type: string; title: string }) => [c.context_type, c.title])).toEqual([
-      ['module', 'Optics'],
-      ['course', 'Physics'],
-    ]);
-
-    const inCourse = await t.call('GET', `/api/documents?context_type=course&context_id=${course.id}`, { as: teacher });
-    expect(inCourse.body.data.map((d: DocumentJson) => d.id).sort()).toEqual([syllabus.id, lab.id].sort());
-    const inModule = await t.call('GET', `/api/documents?context_type=module&context_id=${moduleId}`, { as: teacher });
-    expect(inModule.body.data.map((d: DocumentJson) => d.id)).toEqual([lab.id]);
-    const personalOnes = await t.call('GET', '/api/documents?context_type=personal', { as: teacher });
-    expect(personalOnes.body.data.map((d: DocumentJson) => d.id)).toEqual([personal.id]);
-
-    const counts = await t.call('GET', '/api/documents/courses', { as: teacher });
-    expect(counts.status).toBe(200);
-    expect(counts.body.data).toEqual([{ course_id: course.id, title: 'Physics', slug: course.slug, count: 2 }]);
-    // Counts are of the caller's visible documents: a student of the course sees none of these.
-    const student = await t.newUser();
-    insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: course.id, userId: student.user.id });
-    expect((await t.call('GET', '/api/documents/courses', { as: student })).body.data).toEqual([]);
-    await share(t, teacher, syllabus.id, { user: student }, 'viewer');
-    expect((await t.call('GET', '/api/documents/courses', { as: student })).body.data).toEqual([
-      { course_id: course.id, title: 'Physics', slug: course.slug, count: 1 },
-    ]);
-    // A viewer may read the links but not change them.
-    expect((await t.call('GET', `/api/documents/${syllabus.id}/contexts`, { as: student })).status).toBe(200);
-    expect((await t.call('DELETE', `/api/documents/${syllabus.id}/contexts/course/${course.id}`, { as: student })).status).toBe(403);
-
-    expect((await t.call('DELETE', `/api/documents/${lab.id}/contexts/module/${moduleId}`, { as: teacher })).status).toBe(204);
-    expect((await t.call('DELETE', `/api/documents/${lab.id}/contexts/module/${moduleId}`, { as: teacher })).status).toBe(404);
-    expect((await t.call('DELETE', `/api/documents/${lab.id}/contexts/planet/${moduleId}`, { as: teacher })).status).toBe(400);
-    expect((await t.call('DELETE', `/api/documents/${lab.id}/contexts/module/nope`, { as: teacher })).status).toBe(400);
-    await t.call('DELETE', `/api/documents/${lab.id}`, { as: teacher });
-    expect((await t.call('GET', '/api/documents/courses', { as: teacher })).body.data[0].count).toBe(1);
-  });
-
-  it('refuses contexts the caller cannot add to with 422, malformed ones with 400, and non-owners with 403', async () => {
-    const user = await t.newUser();
-    const foreign = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id });
-    const otherTenantCourse = insertCourse(t.db, { tenantId: other.tenantId, createdBy: other.admin.user.id });
-    const dropped = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id });
-    const enrollment = insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: dropped.id, userId: user.user.id });
-    t.db.update(enrollments).set({ status: 'dropped' }).where(eq(enrollments.id, enrollment.id)).run();
-    const doc = await createDoc(t, user);
-
-    for (const body of [
-      { context_type: 'course', context_id: foreign.id },
-      { context_type: 'course', context_id: otherTenantCourse.id },
-      { context_type: 'course', context_id: dropped.id },
-      { context_type: 'course', context_id: newId() },
-      { context_type: 'module', context_id: newId() },
-      // An unknown activity, like an unknown module (activities are tested further below).
-      { context_type: 'activity', context_id: newId() },
-    ]) {
-      const res = await t.call('POST', `/api/documents/${doc.id}/contexts`, { as: user, body });
-      expect(res.status, JSON.stringify(body)).toBe(422);
-      expect(res.body.code).toBe('validation_failed');
-    }
-    const onCreate = await t.call('POST', '/api/documents', { as: user, body: { title: 'x', context: { context_type: 'course', context_id: foreign.id } } });
-    expect(onCreate.status).toBe(422);
-
-    for (const body of [{ context_type: 'course' }, { context_type: 'course', context_id: 'x' }, { context_type: 'personal', context_id: newId() }]) {
-      expect((await t.call('POST', `/api/documents/${doc.id}/contexts`, { as: user, body })).status).toBe(400);
-    }
-    // Admins, instructors of every course, may link any course of their tenant.
-    const adminDoc = await createDoc(t, t.admin);
-    expect(
-      (await t.call('POST', `/api/documents/${adminDoc.id}/contexts`, { as: t.admin, body: { context_type: 'course', context_id: foreign.id } })).status,
-    ).toBe(201);
-
-    const editor = await t.newUser();
-    const course = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id });
-    insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: course.id, userId: editor.user.id });
-    await share(t, user, doc.id, { user: editor }, 'editor');
-    const res = await t.call('POST', `/api/documents/${doc.id}/contexts`, { as: editor, body: { context_type: 'course', context_id: course.id } });
-    expect(res.status).toBe(403);
-  });
-
-  it('refuses a real module of a course the caller may not add to with 422, and links nothing', async () => {
-    const user = await t.newUser();
-    const notEnrolled = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id });
-    const dropped = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id });
-    const enrollment = insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: dropped.id, userId: user.user.id });
-    t.db.update(enrollments).set({ status: 'dropped' }).where(eq(enrollments.id, enrollment.id)).run();
-    const otherTenantCourse = insertCourse(t.db, { tenantId: other.tenantId, createdBy: other.admin.user.id });
-    const modules = {
-      notEnrolled: insertModule(notEnrolled.id),
-      dropped: insertModule(dropped.id),
-      otherTenant: insertModule(otherTenantCourse.id, other.tenantId),
-    };
-    const doc = await createDoc(t, user);
-    const before = (await t.call('GET', '/api/documents', { as: user })).body.pagination.total;
-
-    for (const [name, moduleId] of Object.entries(modules)) {
-      const body = { context_type: 'module', context_id: moduleId };
-      const res = await t.call('POST', `/api/documents/${doc.id}/contexts`, { as: user, body });
-      expect(res.status, name).toBe(422);
-      expect(res.body.code).toBe('validation_failed');
-      expect(res.body.errors).toEqual([{ path: 'context_id', message: 'no such module among your contexts' }]);
-      expect(res.headers.get('location')).toBeNull();
-      const onCreate = await t.call('POST', '/api/documents', { as: user, body: { title: 'x', context: body } });
-      expect(onCreate.status, name).toBe(422);
-      expect(onCreate.body.code).toBe('validation_failed');
-    }
-    const links = await t.call('GET', `/api/documents/${doc.id}/contexts`, { as: user });
-    expect(links.body.data).toEqual([]);
-    expect(t.db.select().from(documentContexts).where(eq(documentContexts.documentId, doc.id)).all()).toEqual([]);
-    expect((await t.call('GET', '/api/documents', { as: user })).body.pagination.total).toBe(before);
-
-    // The same module is linkable once the caller is active in its course.
-    insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: notEnrolled.id, userId: user.user.id });
-    const ok = await t.call('POST', `/api/documents/${doc.id}/contexts`, {
-      as: user,
-      body: { context_type: 'module', context_id: modules.notEnrolled },
-    });
-    expect(ok.status).toBe(201);
-    expect(ok.body).toMatchObject({ context_type: 'module', context_id: modules.notEnrolled, course_id: notEnrolled.id });
-  });
-
-  it('links documents to activities like modules: titles, filters, counts, and the link leaves with the activity', async () => {
-    const teacher = await t.newUser();
-    const course = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id, title: 'Ctx Optics course' });
-    insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: course.id, userId: teacher.user.id, role: 'instructor' });
-    const moduleId = insertModule(course.id, t.defaultTenantId, 'Lenses');
-    const of = { tenantId: t.defaultTenantId, courseId: course.id, moduleId, createdBy: teacher.user.id };
-    const prism = insertActivity(t.db, { ...of, title: 'Prism lab' });
-    const mirror = insertActivity(t.db, { ...of, title: 'Mirror quiz', position: 1 });
-
-    const lab = await createDoc(t, teacher, { title: 'Prism worksheet' });
-    const link = await t.call('POST', `/api/documents/${lab.id}/contexts`, { as: teacher, body: { context_type: 'activity', context_id: prism.id } });
-    expect(link.status, link.text).toBe(201);
-    expect(link.headers.get('location')).toBe(`/api/documents/${lab.id}/contexts/activity/${prism.id}`);
-    expect(link.body).toMatchObject({ context_type: 'activity', context_id: prism.id, title: 'Prism lab', course_id: course.id, created_by: teacher.user.id });
-    const followed = await t.call('GET', link.headers.get('location')!, { as: teacher });
-    expect(followed.status).toBe(200);
-    expect(followed.body).toEqual(link.body);
-    const again = await t.call('POST', `/api/documents/${lab.id}/contexts`, { as: teacher, body: { context_type: 'activity', context_id: prism.id } });
-    expect(again.status).toBe(200);
-    expect(again.body).toEqual(link.body);
-    // A link names the activity under its own type only.
-    expect((await t.call('GET', `/api/documents/${lab.id}/contexts/module/${prism.id}`, { as: teacher })).status).toBe(404);
-
-    // Created straight into an activity, too.
-    const notes = await createDoc(t, teacher, { title: 'Mirror notes', context: { context_type: 'activity', context_id: mirror.id } });
-    t.clock.advance(1000);
-    await t.call('POST', `/api/documents/${lab.id}/contexts`, { as: teacher, body: { context_type: 'module', context_id: moduleId } });
-
-    const labContexts = await t.call('GET', `/api/documents/${lab.id}/contexts`, { as: teacher });
-    expect(labContexts.status).toBe(200);
-    expect(labContexts.body.data.map((c: { context_type: string; title: string; course_id: string }) => [c.context_type, c.title, c.course_id])).toEqual([
-      ['activity', 'Prism lab', course.id],
-      ['module', 'Lenses', course.id],
-    ]);
-    expect(labContexts.body.pagination.total).toBe(2);
-    const inPrism = await t.call('GET', `/api/documents?context_type=activity&context_id=${prism.id}`, { as: teacher });
-    expect(idsOf(inPrism)).toEqual([lab.id]);
-    expect(idsOf(await t.call('GET', `/api/documents?context_type=activity&context_id=${mirror.id}`, { as: teacher }))).toEqual([notes.id]);
-    expect(idsOf(await t.call('GET', '/api/documents?context_type=personal', { as: teacher }))).toEqual([]);
-    expect((await t.call('GET', '/api/documents/courses', { as: teacher })).body.data).toEqual([
-      { course_id: course.id, title: 'Ctx Optics course', slug: course.slug, count: 2 },
-    ]);
-
-    // Deleting the activity hides every link to it, as deleting a module does.
-    expect((await t.call('DELETE', `/api/activities/${prism.id}`, { as: teacher })).status).toBe(204);
-    const after = await t.call('GET', `/api/documents/${lab.id}/contexts`, { as: teacher });
-    expect(after.body.data.map((c: { context_type: string }) => c.context_type)).toEqual(['module']);
-    expect(after.body.pagination.total).toBe(1);
-    expect((await t.call('GET', `/api/documents/${lab.id}/contexts/activity/${prism.id}`, { as: teacher })).status).toBe(404);
-    expect(idsOf(await t.call('GET', `/api/documents?context_type=activity&context_id=${prism.id}`, { as: teacher }))).toEqual([]);
-    // Gone with its module: the last link of `notes` was to an activity of it, so it is personal again.
-    expect((await t.call('DELETE', `/api/modules/${moduleId}`, { as: teacher })).status).toBe(204);
-    expect((await t.call('GET', `/api/documents/${notes.id}/contexts`, { as: teacher })).body.data).toEqual([]);
-    expect((await t.call('GET', `/api/documents/${notes.id}/contexts/activity/${mirror.id}`, { as: teacher })).status).toBe(404);
-    expect(idsOf(await t.call('GET', `/api/documents?context_type=activity&context_id=${mirror.id}`, { as: teacher }))).toEqual([]);
-    expect(idsOf(await t.call('GET', '/api/documents?context_type=personal', { as: teacher })).sort()).toEqual([lab.id, notes.id].sort());
-    expect((await t.call('GET', '/api/documents/courses', { as: teacher })).body.data).toEqual([]);
-  });
-
-  it('refuses an activity of another tenant, an unknown one, or one of a course the caller may not add to with 422; non-owners with 403', async () => {
-    const user = await t.newUser();
-    const notEnrolled = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id });
-    const dropped = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id });
-    const enrollment = insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: dropped.id, userId: user.user.id });
-    t.db.update(enrollments).set({ status: 'dropped' }).where(eq(enrollments.id, enrollment.id)).run();
-    const deleted = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id });
-    insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: deleted.id, userId: user.user.id });
-    const otherTenantCourse = insertCourse(t.db, { tenantId: other.tenantId, createdBy: other.admin.user.id });
-    insertEnrollment(t.db, { tenantId: other.tenantId, courseId: otherTenantCourse.id, userId: user.user.id });
-    const activityIn = (courseId: string, tenantId = t.defaultTenantId) =>
-      insertActivity(t.db, { tenantId, courseId, moduleId: insertModule(courseId, tenantId), createdBy: t.admin.user.id }).id;
-    const activitiesOf = {
-      notEnrolled: activityIn(notEnrolled.id),
-      dropped: activityIn(dropped.id),
-      deletedCourse: activityIn(deleted.id),
-      otherTenant: activityIn(otherTenantCourse.id, other.tenantId),
-      unknown: newId(),
-    };
-    expect((await t.call('DELETE', `/api/courses/${deleted.id}`, { as: t.admin })).status).toBe(204);
-    const doc = await createDoc(t, user);
-    const before = (await t.call('GET', '/api/documents', { as: user })).body.pagination.total;
-
-    for (const [name, activityId] of Object.entries(activitiesOf)) {
-      const body = { context_type: 'activity', context_id: activityId };
-      const res = await t.call('POST', `/api/documents/${doc.id}/contexts`, { as: user, body });
-      expect(res.status, name).toBe(422);
-      expect(res.body.code).toBe('validation_failed');
-      expect(res.body.errors).toEqual([{ path: 'context_id', message: 'no such activity among your contexts' }]);
-      expect(res.headers.get('location')).toBeNull();
-      const onCreate = await t.call('POST', '/api/documents', { as: user, body: { title: 'x', context: body } });
-      expect(onCreate.status, name).toBe(422);
-    }
-    expect((await t.call('GET', `/api/documents/${doc.id}/contexts`, { as: user })).body.data).toEqual([]);
-    expect(t.db.select().from(documentContexts).where(eq(documentContexts.documentId, doc.id)).all()).toEqual([]);
-    expect((await t.call('GET', '/api/documents', { as: user })).body.pagination.total).toBe(before);
-    // The other tenant's admin cannot link this tenant's activity either.
-    const foreignDoc = await createDoc(t, other.admin);
-    const foreign = await t.call('POST', `/api/documents/${foreignDoc.id}/contexts`, {
-      as: other.admin,
-      body: { context_type: 'activity', context_id: activitiesOf.notEnrolled },
-    });
-    expect(foreign.status).toBe(422);
-
-    // Linkable once the caller is active in its course (a student too), and by a tenant admin anywhere.
-    insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: notEnrolled.id, userId: user.user.id });
-    const ok = await t.call('POST', `/api/documents/${doc.id}/contexts`, { as: user, body: { context_type: 'activity', context_id: activitiesOf.notEnrolled } });
-    expect(ok.status).toBe(201);
-    expect(ok.body).toMatchObject({ context_type: 'activity', context_id: activitiesOf.notEnrolled, course_id: notEnrolled.id });
-    const adminDoc = await createDoc(t, t.admin);
-    const byAdmin = await t.call('POST', `/api/documents/${adminDoc.id}/contexts`, {
-      as: t.admin,
-      body: { context_type: 'activity', context_id: activitiesOf.dropped },
-    });
-    expect(byAdmin.status).toBe(201);
-
-    // An editor of the document, active in the course, may not change its links; nor unlink.
-    const editor = await t.newUser();
-    insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: notEnrolled.id, userId: editor.user.id });
-    await share(t, user, doc.id, { user: editor }, 'editor');
-    const otherActivity = activityIn(notEnrolled.id);
-    const refused = await t.call('POST', `/api/documents/${doc.id}/contexts`, { as: editor, body: { context_type: 'activity', context_id: otherActivity } });
-    expect(refused.status).toBe(403);
-    expect((await t.call('DELETE', `/api/documents/${doc.id}/contexts/activity/${activitiesOf.notEnrolled}`, { as: editor })).status).toBe(403);
-    expect((await t.call('DELETE', `/api/documents/${doc.id}/contexts/activity/${activitiesOf.notEnrolled}`, { as: user })).status).toBe(204);
-    expect((await t.call('GET', `/api/documents/${doc.id}/contexts`, { as: user })).body.data).toEqual([]);
-  });
-
-  it('leaves courses of a dropped enrollment and deleted courses out of the available contexts', async () => {
-    const student = await t.newUser();
-    const kept = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id, title: 'Ctx Anatomy' });
-    const dropped = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id, title: 'Ctx Botany' });
-    const deleted = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id, title: 'Ctx Cartography' });
-    insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: kept.id, userId: student.user.id });
-    const droppedEnrollment = insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: dropped.id, userId: student.user.id });
-    insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: deleted.id, userId: student.user.id, role: 'ta' });
-    const personal = { context_type: 'personal', context_id: null, title: 'Personal', course_role: null };
-
-    const before = await t.call('GET', '/api/documents/contexts', { as: student });
-    expect(before.body.data).toEqual([
-      personal,
-      { context_type: 'course', context_id: kept.id, title: 'Ctx Anatomy', course_role: 'student' },
-      { context_type: 'course', context_id: dropped.id, title: 'Ctx Botany', course_role: 'student' },
-      { context_type: 'course', context_id: deleted.id, title: 'Ctx Cartography', course_role: 'ta' },
-    ]);
-
-    expect((await t.call('POST', `/api/enrollments/${droppedEnrollment.id}/drop`, { as: t.admin })).status).toBe(200);
-    expect((await t.call('DELETE', `/api/courses/${deleted.id}`, { as: t.admin })).status).toBe(204);
-
-    const after = await t.call('GET', '/api/documents/contexts', { as: student });
-    expect(after.status).toBe(200);
-    expect(after.body.data).toEqual([personal, { context_type: 'course', context_id: kept.id, title: 'Ctx Anatomy', course_role: 'student' }]);
-    expect(after.body.pagination).toEqual({ page: 1, per_page: 100, total: 2, total_pages: 1 });
-    // Admins may use every course of the tenant, but not a deleted one.
-    const admin = (await t.call('GET', '/api/documents/contexts', { as: t.admin })).body.data.map((c: { context_id: string }) => c.context_id);
-    expect(admin).toContain(dropped.id);
-    expect(admin).not.toContain(deleted.id);
-  });
-
-  it('paginates the available contexts with a Link header', async () => {
-    const student = await t.newUser();
-    const courses = ['Pg Alpha', 'Pg Beta', 'Pg Gamma'].map((title) => {
-      const course = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id, title });
-      insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: course.id, userId: student.user.id });
-      return course;
-    });
-    const path = '/api/documents/contexts';
-    const link = (page: number, rel: string) => `<${path}?page=${page}&per_page=2>; rel="${rel}"`;
-    const contextIds = (res: { body: { data: { context_id: string | null }[] } }) => res.body.data.map((c) => c.context_id);
-
-    const first = await t.call('GET', `${path}?per_page=2`, { as: student });
-    expect(first.status).toBe(200);
-    expect(contextIds(first)).toEqual([null, courses[0]!.id]);
-    expect(first.body.pagination).toEqual({ page: 1, per_page: 2, total: 4, total_pages: 2 });
-    expect(first.headers.get('link')).toBe([link(1, 'first'), link(2, 'next'), link(2, 'last')].join(', '));
-
-    const second = await t.call('GET', `${path}?page=2&per_page=2`, { as: student });
-    expect(contextIds(second)).toEqual([courses[1]!.id, courses[2]!.id]);
-    expect(second.body.pagination).toEqual({ page: 2, per_page: 2, total: 4, total_pages: 2 });
-    expect(second.headers.get('link')).toBe([link(1, 'first'), link(1, 'prev'), link(2, 'last')].join(', '));
-
-    const beyond = await t.call('GET', `${path}?page=3&per_page=2`, { as: student });
-    expect(beyond.status).toBe(200);
-    expect(beyond.body.data).toEqual([]);
-    expect(beyond.body.pagination).toEqual({ page: 3, per_page: 2, total: 4, total_pages: 2 });
-
-    for (const query of ['per_page=101', 'per_page=0', 'page=0', 'page=x']) {
-      const res = await t.call('GET', `${path}?${query}`, { as: student });
-      expect(res.status, query).toBe(400);
-      expect(res.body.code).toBe('validation_failed');
-    }
-  });
-});
-
 describe('categories', () => {
   it('counts the visible documents outside the trash per category, uncategorised last', async () => {
     const me = await t.newUser();
@@ -899,9 +506,7 @@ describe('tenancy', () => {
   it("another tenant cannot unlink this tenant's document, and its counts leave this tenant's documents out", async () => {
     const foreign = await t.newTenant('documents-counts');
     const teacher = await t.newUser();
-    const course = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: t.admin.user.id, title: 'Home course' });
-    insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: course.id, userId: teacher.user.id, role: 'instructor' });
-    const moduleId = insertModule(course.id);
+    const { course, moduleId } = taughtCourse(teacher, 'Home course');
     const doc = await createDoc(t, teacher, { category: 'tenancy-cat', context: { context_type: 'course', context_id: course.id } });
     expect((await t.call('POST', `/api/documents/${doc.id}/contexts`, { as: teacher, body: { context_type: 'module', context_id: moduleId } })).status).toBe(201);
     await createDoc(t, teacher, { category: 'tenancy-cat' });

@@ -1,8 +1,7 @@
 // Course, section and module rows → public JSON.
 import { courses } from '../../db/schema';
 import type { JsonShape } from '../lib/json-sql';
-import type { ListedCourse } from './service';
-import type { CourseModuleRow, SectionRow } from './structure';
+import type { CourseModuleRow, ListedCourse, SectionRow } from './types';
 
 export const presentCourse = (row: ListedCourse) => ({
   id: row.id,

@@ -16,8 +16,9 @@ import { EMPTY_JSON_ARRAY, jsonArrayFrom, jsonObject, selectJsonArray } from '..
 import { preparedFor } from '../lib/prepared';
 import type { CourseAccess } from './policy';
 import { courseJson } from './present';
+import type { CourseRow, ListedCourse } from './types';
 
-export type CourseRow = typeof courses.$inferSelect;
+export type { CourseRow, ListedCourse };
 
 const MAX_GENERATED_SLUG_LENGTH = 80;
 
@@ -146,8 +147,6 @@ export const courseAccessOf = (db: Db, actor: Actor, course: CourseRow): CourseA
 /** A live course of the caller's tenant (404 otherwise) with the caller's enrollment in it. */
 export const courseAccess = (db: Db, actor: Actor, courseId: string): CourseAccess<CourseRow> =>
   courseAccessOf(db, actor, getCourse(db, actor.tenantId, courseId));
-
-export type ListedCourse = Omit<CourseRow, 'tenantId' | 'deletedAt'>;
 
 export interface CourseListViewer {
   userId: string;

@@ -10,11 +10,10 @@ import { notFound, unprocessable } from '../http/errors';
 import { pageBounds, sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../lib/ids';
 import { selectPage, countRows } from '../lib/sql';
-import type { CourseRow } from './service';
 import type { ModuleCleanup } from '../context';
+import type { CourseModuleRow, CourseRow, SectionRow } from './types';
 
-export type SectionRow = typeof courseSections.$inferSelect;
-export type CourseModuleRow = typeof courseModules.$inferSelect;
+export type { CourseModuleRow, SectionRow };
 
 const immediate = { behavior: 'immediate' } as const;
 
@@ -225,12 +224,6 @@ export function updateModule(db: Db, clock: Clock, course: CourseRow, module: Co
       .get()!;
   }, immediate);
 }
-
-/**
- * Cleanup that runs inside a module's deletion transaction, before the module row goes. Areas
- * that hang rows on a module (activities, and the sequencing edges touching them) supply one
- * through `Deps.moduleCleanups`, so that a module and everything in it go together or not at all.
- */
 
 export function deleteModule(db: Db, module: CourseModuleRow, cleanups: Iterable<ModuleCleanup>): void {
   inTransaction(db, (tx) => {

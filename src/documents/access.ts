@@ -9,7 +9,7 @@ import type { Actor } from '../auth/authenticator';
 import { groupIdsOf } from '../groups/service';
 import { preparedFor } from '../lib/prepared';
 import { strongestRole } from './policy';
-import type { DocumentRow } from './service';
+import type { DocumentRow } from './types';
 
 /** The caller and the groups they belong to: whoever a grant may name. */
 interface Principals {

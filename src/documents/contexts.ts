@@ -18,9 +18,9 @@ import { notFound, unprocessable } from '../http/errors';
 import { sqlPageBounds, type PageQuery } from '../http/pagination';
 import { countAll } from '../lib/sql';
 import { canAddToCourse, canUseEveryCourse } from './policy';
-import type { DocumentActor, DocumentRow } from './service';
+import type { ContextRef, DocumentActor, DocumentRow } from './types';
 
-export type ContextRef = { type: DocumentContextType; id: string };
+export type { ContextRef };
 
 export interface ContextTarget {
   type: DocumentContextType;
@@ -52,33 +52,19 @@ export function resolveContext(db: Db, actor: DocumentActor, ref: ContextRef): C
     if (!course || !mayAddToCourse(db, actor, course.id)) throw notLinkable(ref);
     return { type: 'course', id: course.id, courseId: course.id, title: course.title };
   }
-  if (ref.type === 'module') {
-    const mod = moduleOf(db, actor.tenantId, ref.id);
-    if (!mod || !mayAddToCourse(db, actor, mod.courseId)) throw notLinkable(ref);
-    return { type: 'module', id: mod.id, courseId: mod.courseId, title: mod.title };
-  }
-  const activity = activityOf(db, actor.tenantId, ref.id);
-  if (!activity || !mayAddToCourse(db, actor, activity.courseId)) throw notLinkable(ref);
-  return { type: 'activity', id: activity.id, courseId: activity.courseId, title: activity.title };
+  const item = courseItemOf(db, ref.type, actor.tenantId, ref.id);
+  if (!item || !mayAddToCourse(db, actor, item.courseId)) throw notLinkable(ref);
+  return { type: ref.type, id: item.id, courseId: item.courseId, title: item.title };
 }
 
-/** A module of a live course of the tenant. */
-function moduleOf(db: Db, tenantId: string, moduleId: string) {
+/** A module or an activity of a live course of the tenant. */
+function courseItemOf(db: Db, type: 'module' | 'activity', tenantId: string, id: string) {
+  const table = type === 'module' ? courseModules : activities;
   return db
-    .select({ id: courseModules.id, courseId: courseModules.courseId, title: courseModules.title })
-    .from(courseModules)
-    .innerJoin(courses, eq(courses.id, courseModules.courseId))
-    .where(and(eq(courseModules.id, moduleId), eq(courseModules.tenantId, tenantId), isNull(courses.deletedAt)))
-    .get();
-}
-
-/** An activity of a live course of the tenant. */
-function activityOf(db: Db, tenantId: string, activityId: string) {
-  return db
-    .select({ id: activities.id, courseId: activities.courseId, title: activities.title })
-    .from(activities)
-    .innerJoin(courses, eq(courses.id, activities.courseId))
-    .where(and(eq(activities.id, activityId), eq(activities.tenantId, tenantId), isNull(courses.deletedAt)))
+    .select({ id: table.id, courseId: table.courseId, title: table.title })
+    .from(table)
+    .innerJoin(courses, eq(courses.id, table.courseId))
+    .where(and(eq(table.id, id), eq(table.tenantId, tenantId), isNull(courses.deletedAt)))
     .get();
 }
 

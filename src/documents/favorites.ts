@@ -3,7 +3,7 @@ import { and, eq, inArray } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import { documentFavorites } from '../../db/schema';
 import type { Clock } from '../lib/clock';
-import type { DocumentRow } from './service';
+import type { DocumentRow } from './types';
 
 export function favoritesAmong(db: Db, userId: string, documentIds: string[]): Set<string> {
   if (documentIds.length === 0) return new Set();

@@ -3,7 +3,7 @@ import type { DocumentRole } from '../../db/schema';
 import type { ChangeRow } from '../../collab/store';
 import type { Suggestion } from './search';
 import type { AvailableContext, LinkedContext } from './contexts';
-import type { DocumentRow } from './service';
+import type { DocumentRow } from './types';
 import type { Collaborator } from './sharing';
 import type { VersionSummary } from './versions';
 

@@ -18,17 +18,16 @@ import {
   documents,
   type DocumentRole,
 } from '../../db/schema';
-import type { DocumentStore } from '../../collab/store';
 import type { AccessChanges } from '../auth/access';
-import type { Actor } from '../auth/authenticator';
 import type { Clock } from '../lib/clock';
 import type { Deps } from '../context';
 import { conflict } from '../http/errors';
 import { sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../lib/ids';
+import { countByCategory } from '../lib/category-counts';
 import { countAll } from '../lib/sql';
 import { isLargeBody, yieldToEventLoop } from '../lib/event-loop';
-import { ftsPrefixQuery, matchesText, suggestDocuments, type DocumentSearchIndex, type Suggestion } from './search';
+import { ftsPrefixQuery, matchesText, suggestDocuments, type Suggestion } from './search';
 import { favoritesAmong } from './favorites';
 import {
   courseOfLink,
@@ -39,21 +38,12 @@ import {
   linkedModule,
   linkTargetExists,
   resolveContext,
-  type ContextRef,
 } from './contexts';
 import { grantsTo, principalsOf, rolesOn, visibleTo } from './access';
+import type { ContextRef, DocumentActor, DocumentRow, DocumentServices } from './types';
 
-export type DocumentRow = typeof documents.$inferSelect;
-export type DocumentActor = Pick<Actor, 'userId' | 'tenantId' | 'role'>;
-
-/** What the document use cases need: the database, the clock, the body store, the search index and whom to tell of access changes. */
-export interface DocumentServices {
-  db: Db;
-  clock: Clock;
-  store: DocumentStore;
-  search: DocumentSearchIndex;
-  access: AccessChanges;
-}
+// Other areas take the documents' types from here, with the use cases.
+export type { DocumentActor, DocumentRow, DocumentServices };
 
 export const documentServices = (deps: Deps): DocumentServices => ({
   db: deps.db,
@@ -244,18 +234,7 @@ export function listDocuments(db: Db, actor: DocumentActor, filter: DocumentFilt
 export function categoryCounts(db: Db, actor: DocumentActor, page: PageQuery) {
   const p = principalsOf(db, actor);
   const where = and(eq(documents.tenantId, actor.tenantId), isNull(documents.trashedAt), visibleTo(db, p));
-  const { limit, offset } = sqlPageBounds(page);
-  const rows = db
-    .select({ category: documents.category, count: countAll })
-    .from(documents)
-    .where(where)
-    .groupBy(documents.category)
-    .orderBy(sql`${documents.category} IS NULL`, asc(documents.category))
-    .limit(limit)
-    .offset(offset)
-    .all();
-  const total = db.select({ n: sql<number>`count(DISTINCT coalesce(${documents.category}, char(0)))`.mapWith(Number) }).from(documents).where(where).get()?.n ?? 0;
-  return { rows, total };
+  return countByCategory(db, documents, documents.category, where, sqlPageBounds(page));
 }
 
 /**

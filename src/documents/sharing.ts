@@ -13,7 +13,7 @@ import { newId } from '../lib/ids';
 import { countAll } from '../lib/sql';
 import { getUser } from '../users/service';
 import { isDowngrade } from './policy';
-import type { DocumentActor, DocumentRow } from './service';
+import type { DocumentActor, DocumentRow } from './types';
 
 export type PrincipalType = 'user' | 'group';
 

@@ -12,7 +12,7 @@ import { newId } from '../lib/ids';
 import { sharedEnds } from '../lib/shared-ends';
 import { countAll } from '../lib/sql';
 import { replaceContent } from './content';
-import type { DocumentRow, DocumentServices } from './service';
+import type { DocumentRow, DocumentServices } from './types';
 
 export type VersionSummary = Omit<typeof documentVersions.$inferSelect, 'state' | 'markdown'> & { bytes: number };
 /**
@@ -100,16 +100,16 @@ export const versionSummary = ({ markdown: _markdown, ...summary }: VersionRow):
  * Saves the current state as "Before revert to <name>", then makes the live body equal to the
  * version's text as one Yjs transaction: live editors receive it as an ordinary update. The state
  * is taken first and kept only once the revert is done: a revert the size limit refuses leaves
- * no version behind. Answers that version and the body after the revert.
+ * no version behind. Answers that version, and the body and the document row after the revert.
  */
 export async function revertToVersion(
   svc: DocumentServices,
   doc: DocumentRow,
   version: VersionRow,
   userId: string,
-): Promise<{ before: VersionSummary; text: string }> {
-  const { before, text } = await replaceContent(svc, doc, versionText(svc.db, version), userId, { snapshotBefore: true });
-  return { before: keepVersion(svc, doc, `Before revert to ${version.name}`.slice(0, MAX_VERSION_NAME_LENGTH), userId, before!), text };
+): Promise<{ before: VersionSummary; text: string; document: DocumentRow }> {
+  const { before, text, document } = await replaceContent(svc, doc, versionText(svc.db, version), userId, { snapshotBefore: true });
+  return { before: keepVersion(svc, doc, `Before revert to ${version.name}`.slice(0, MAX_VERSION_NAME_LENGTH), userId, before!), text, document };
 }
 
 export const MAX_VERSION_NAME_LENGTH = 200;

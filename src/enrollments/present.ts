@@ -2,7 +2,7 @@
 // enrollments, by SQLite for list pages (the same shape: test/enrollments.test.ts compares them).
 import { enrollments, users } from '../../db/schema';
 import type { JsonShape } from '../lib/json-sql';
-import type { RosterRow } from './service';
+import type { RosterRow } from './types';
 
 export const presentEnrollment = (row: RosterRow) => ({
   id: row.id,

@@ -20,10 +20,9 @@ import { appendEvent, appendEvents, type NewEvent } from '../events/log';
 import { canListCourseEnrollments, canManageAllEnrollments, isCourseStaff, type Membership } from './policy';
 import { enrollmentJson } from './present';
 import { ROSTER_START, RosterAnchors } from './roster-anchors';
+import type { EnrollmentRow, EnrollmentView, RosterRow } from './types';
 
-export type EnrollmentRow = typeof enrollments.$inferSelect;
-/** An enrollment with the name and email of its user, as lists and reads answer it. */
-export type EnrollmentView = EnrollmentRow & { userName: string; userEmail: string };
+export type { EnrollmentRow, EnrollmentView, RosterRow };
 
 // SQLite allows 32,766 bound values per statement; 500 ids (or rows of 10 columns) stay far below.
 const CHUNK = 500;
@@ -35,8 +34,6 @@ const chunks = <T>(items: T[]): T[][] => {
 
 /** Flat columns: the row is the view as it is, with no per-row reshaping. */
 const viewColumns = { ...getTableColumns(enrollments), userName: users.name, userEmail: users.email };
-/** An enrollment as presented: without the tenant. */
-export type RosterRow = Omit<EnrollmentView, 'tenantId'>;
 
 /** Enrollments of live courses joined to their users, under `where`. */
 function selectViews(db: Db, where: SQL | undefined) {

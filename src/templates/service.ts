@@ -1,14 +1,15 @@
 // Templates of a tenant: create, list (by category), read, replace, delete, category counts,
 // render, and instantiate (a new document made through the documents service, `template_id`
 // recorded). A body is checked against its variables whenever it is written (engine.ts).
-import { and, asc, eq, sql } from 'drizzle-orm';
+import { and, asc, eq } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import { documentTemplates, documents, type TemplateVariable } from '../../db/schema';
 import { notFound, unprocessable } from '../http/errors';
 import { pageBounds, sqlPageBounds, type PageQuery } from '../http/pagination';
 import type { Clock } from '../lib/clock';
 import { newId } from '../lib/ids';
-import { countAll, selectPage } from '../lib/sql';
+import { countByCategory } from '../lib/category-counts';
+import { selectPage } from '../lib/sql';
 import type { ContextRef } from '../documents/contexts';
 import { DocumentTooLargeError } from '../../collab/store';
 import { createDocument, type DocumentActor, type DocumentRow, type DocumentServices } from '../documents/service';
@@ -117,20 +118,7 @@ export function listTemplates(db: Db, tenantId: string, filter: { category?: str
 
 /** `[{category, count}]` over the tenant's templates; uncategorised as null, last. */
 export function templateCategories(db: Db, tenantId: string, page: PageQuery) {
-  const where = eq(documentTemplates.tenantId, tenantId);
-  const { limit, offset } = sqlPageBounds(page);
-  const rows = db
-    .select({ category: documentTemplates.category, count: countAll })
-    .from(documentTemplates)
-    .where(where)
-    .groupBy(documentTemplates.category)
-    .orderBy(sql`${documentTemplates.category} IS NULL`, asc(documentTemplates.category))
-    .limit(limit)
-    .offset(offset)
-    .all();
-  const total =
-    db.select({ n: sql<number>`count(DISTINCT coalesce(${documentTemplates.category}, char(0)))`.mapWith(Number) }).from(documentTemplates).where(where).get()?.n ?? 0;
-  return { rows, total };
+  return countByCategory(db, documentTemplates, documentTemplates.category, eq(documentTemplates.tenantId, tenantId), sqlPageBounds(page));
 }
 
 export const render = (template: TemplateRow, values: Record<string, VariableValue>) => renderTemplate(template, values);

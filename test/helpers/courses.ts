@@ -1,16 +1,24 @@
 // Direct-insert factories for courses and enrollments: for setting up large classes quickly in
 // tests and benchmarks. Behaviour itself is always tested through the HTTP API.
 import type { Db } from '../../db/client';
-import { courses, enrollments, type EnrollmentRole } from '../../db/schema';
+import { courses, enrollments, type EnrollmentRole, type EnrollmentStatus } from '../../db/schema';
 import { newId } from '../../src/lib/ids';
 
+/** A course of the tenant (published unless said otherwise), with `members` enrolled in it: a class. */
 export function insertCourse(
   db: Db,
-  input: { tenantId: string; createdBy: string; title?: string; slug?: string; status?: 'draft' | 'published' },
+  input: {
+    tenantId: string;
+    createdBy: string;
+    title?: string;
+    slug?: string;
+    status?: 'draft' | 'published';
+    members?: { userId: string; role?: EnrollmentRole; status?: EnrollmentStatus }[];
+  },
 ) {
   const now = new Date().toISOString();
   const id = newId();
-  return db
+  const course = db
     .insert(courses)
     .values({
       id,
@@ -25,11 +33,13 @@ export function insertCourse(
     })
     .returning()
     .get();
+  for (const member of input.members ?? []) insertEnrollment(db, { tenantId: input.tenantId, courseId: course.id, ...member });
+  return course;
 }
 
 export function insertEnrollment(
   db: Db,
-  input: { tenantId: string; courseId: string; userId: string; role?: EnrollmentRole },
+  input: { tenantId: string; courseId: string; userId: string; role?: EnrollmentRole; status?: EnrollmentStatus },
 ) {
   const now = new Date().toISOString();
   return db
@@ -40,7 +50,7 @@ export function insertEnrollment(
       courseId: input.courseId,
       userId: input.userId,
       role: input.role ?? 'student',
-      status: 'active',
+      status: input.status ?? 'active',
       enrolledAt: now,
       updatedAt: now,
     })
