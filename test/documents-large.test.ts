@@ -45,13 +45,11 @@ describe('diffs of large texts', () => {
     }
   });
 
-  it('count a word changed in the middle of 5 MiB as one word, within the time a request may take', () => {
+  it('count a word changed in the middle of 5 MiB as one word (bench/large-documents.ts times it)', () => {
     const from = lines(80_000);
     const to = from.replace('Line 40000: the quick', 'Line 40000: the slow');
     expect(from.length).toBeGreaterThan(4 * 1024 * 1024);
-    const started = performance.now();
     const result = diffTexts(from, to, 'word');
-    expect(performance.now() - started).toBeLessThan(100);
     expect(result.stats).toEqual({ insertions: 1, deletions: 1 });
     expect(result.changes.filter((c) => c.op !== 'equal')).toEqual([
       { op: 'delete', text: 'quick' },

@@ -1,6 +1,6 @@
 // Documents: metadata, trash, copies, lists, counts and search; access, contexts, favorites and
 // sharing live beside it (access.ts, contexts.ts, favorites.ts, sharing.ts). Bodies belong to the
-// document store (collab/store.ts): this service asks it to create, copy and read them and never
+// document store (collab/store/): this service asks it to create, copy and read them and never
 // touches the update log itself.
 //
 // Every query is tenant-scoped, and every list filters by visibility inside its WHERE clause

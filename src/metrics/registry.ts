@@ -301,7 +301,7 @@ export class Metrics implements MetricsSink {
     this.hubs.delete(hub);
   }
 
-  /** The hub's sink (collab/hub.ts HubMetrics). */
+  /** The hub's sink (collab/hub/ HubMetrics). */
   readonly hub = {
     updateReceived: (): void => this.updatesReceived.inc(),
     messageRefused: (reason: RefusalReason): void => this.refused.inc({ reason }),
