@@ -126,9 +126,9 @@ export async function restoreBackup(from: string, dataDir: string, now = new Dat
   const lock = lockDataDirectory(dataDir, 'a restore', now);
   try {
     const level = checkBackupFile(from);
-    await verifyChecksum(from, options);
     const target = databaseFile({ dataDir });
     if (path.resolve(from) === path.resolve(target)) throw new RestoreRefusedError(`${from} is the database itself`);
+    await verifyChecksum(from, options);
     // Copied through the backup API: a file with a -wal beside it is copied whole, and the copy is
     // in its own folder's file system, so the swap below is one rename.
     const source = new Database(from, { readonly: true, fileMustExist: true });
