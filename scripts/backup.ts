@@ -19,7 +19,8 @@ const USAGE = `Usage:
   npm run backup -- [--out FILE] [--data-dir DIR]
       A consistent copy of the database, taken while the server runs or not. Without --out it is
       written to DATA_DIR/backups/lms-<time>.sqlite and only the BACKUP_KEEP (default 7) newest
-      backups there are kept. Prints the file, its size and its SHA-256.`;
+      backups there are kept. Prints the file, its size and its SHA-256, which it writes beside the
+      file as FILE.sha256 (checked by npm run restore, and by sha256sum -c).`;
 
 function parse(argv: string[]): { out?: string; config: Config } | 'help' {
   let values;

@@ -10,6 +10,7 @@ import { requestBodies, type BodyLimitRule } from './http/body';
 import { handleError, problemResponse } from './http/errors';
 import { apiTags, newRouter } from './http/openapi';
 import { requestContext } from './http/request-context';
+import { urlText } from './http/url-text';
 import { utf8JsonBodies } from './http/utf8';
 import { serverVersion } from './system/service';
 
@@ -39,6 +40,7 @@ export function createApp(deps: Deps): OpenAPIHono<AppEnv> {
   app.use('/api/*', authenticate);
   app.use('/competencies/*', authenticate);
   app.use('*', utf8JsonBodies());
+  app.use('*', urlText());
 
   for (const area of areas) app.route('/', area.router);
   for (const area of areas) area.document?.(app);

@@ -1,12 +1,34 @@
 // The listening server: the Hono app over node:http plus the collab hub on the same port,
 // with a shutdown that stops accepting, closes live documents (1001) and drains requests in flight.
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
-import { serve } from '@hono/node-server';
+import type { AddressInfo, Socket } from 'node:net';
+import { createServer, type Server } from 'node:http';
+import { RequestError, getRequestListener } from '@hono/node-server';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { CollabHub } from '../collab/hub';
 import type { AppEnv } from './context';
-import { problemResponse } from './http/errors';
+import { problemResponse, rawProblemResponse } from './http/errors';
+
+/** Node's own answers to requests it cannot parse, as problems: its statuses for each case. */
+function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+  // A reset connection, or one with a response under way, can take no answer.
+  if (err.code === 'ECONNRESET' || !socket.writable || (socket as { _httpMessage?: unknown })._httpMessage) {
+    socket.destroy();
+    return;
+  }
+  const [status, code, detail] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'request_header_fields_too_large', 'The request headers are larger than the server accepts']
+      : err.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW'
+        ? [413, 'payload_too_large', 'The chunk extensions of the request body are larger than the server accepts']
+        : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? [408, 'request_timeout', 'The request was not received in time']
+          : [400, 'bad_request', 'The request is not well-formed HTTP/1.1'];
+  socket.end(rawProblemResponse(status, code, detail));
+}
+
+/** Requests the adapter cannot make a Request of (a Host header that is no host, a backslash in the path). */
+const unreadableRequest = (err: unknown): Response =>
+  err instanceof RequestError ? problemResponse(400, 'bad_request', `The request cannot be read: ${err.message}`) : problemResponse(500, 'internal');
 
 export interface RunningServer {
   server: Server;
@@ -33,20 +55,23 @@ export function startHttpServer(opts: {
   const starting = () =>
     problemResponse(503, 'service_unavailable', 'The server is starting; try again in a moment', undefined, { 'Retry-After': '1' });
   return new Promise((resolve, reject) => {
-    const server = serve(
-      { fetch: (request, env) => (app ? app.fetch(request, env) : starting()), port: opts.port, hostname: opts.host },
-      (info: AddressInfo) => {
-        resolve({ server, port: info.port, attach, close });
-      },
-    ) as Server;
+    const listener = getRequestListener((request, env) => (app ? app.fetch(request, env) : starting()), {
+      hostname: opts.host,
+      errorHandler: unreadableRequest,
+    });
+    const server = createServer(listener);
+    server.listen(opts.port, opts.host, () => {
+      resolve({ server, port: (server.address() as AddressInfo).port, attach, close });
+    });
     server.once('error', reject);
+    server.on('clientError', answerClientError);
     server.on('upgrade', (request, socket, head) => {
       // A throw here would be an uncaught exception, the end of the process: whatever a client
       // sends, the most it can cost is its own connection.
       try {
-        if (!app) socket.end('HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\n\r\n');
+        if (!app) socket.end(rawProblemResponse(503, 'service_unavailable', 'The server is starting; try again in a moment', { 'Retry-After': '1' }));
         else if (hub && CollabHub.handles(request.url)) hub.handleUpgrade(request, socket, head);
-        else socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
+        else socket.end(rawProblemResponse(404, 'not_found', 'Nothing here takes an upgrade'));
       } catch {
         socket.destroy();
       }

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../db/client';
 import { dataDirectoryHolder, lockDataDirectory, DataDirectoryBusyError } from '../db/data-dir-lock';
 import { Backups } from '../src/backup/service';
 import { BackupAbortedError, rotateBackups, sweepPartials, writeBackup } from '../src/backup/files';
@@ -86,7 +87,8 @@ describe('POST /api/admin/backup', () => {
       expect(res.status, res.text).toBe(200);
       names.push(res.body.file);
     }
-    expect(readdirSync(path.join(dataDir, 'backups')).sort()).toEqual(names.slice(1).sort());
+    // Each with its checksum beside it; the rotation removes both.
+    expect(readdirSync(path.join(dataDir, 'backups')).sort()).toEqual(names.slice(1).flatMap((n) => [n, `${n}.sha256`]).sort());
   });
 
   it('takes one backup at a time: another request meanwhile is a 409', async () => {
@@ -141,7 +143,7 @@ describe('backup files', () => {
     // A process killed mid-copy (pid 2^22 + 1 is above Linux's pid_max: never alive).
     writeFileSync(path.join(dir, '.copy.sqlite.4194305.partial'), 'half a database');
     const done = await writeBackup(source, target);
-    expect(readdirSync(dir)).toEqual(['copy.sqlite']);
+    expect(readdirSync(dir).sort()).toEqual(['copy.sqlite', 'copy.sqlite.sha256']);
     expect(done.bytes).toBeGreaterThan(500 * 4000);
     expect(integrity(target)).toBe('ok');
     source.close();
@@ -155,6 +157,81 @@ describe('backup files', () => {
     expect(rotateBackups(dir, 2).sort()).toEqual(['lms-20261125T031500000Z.sqlite']);
     expect(readdirSync(dir).sort()).toEqual(['lms-20261125T031500000Z-2.sqlite', 'lms-20261126T031500000Z.sqlite', 'notes.txt']);
     sweepPartials(path.join(dir, 'missing'));
+  });
+});
+
+describe('restore: the checksum beside the file, and the database opened as the server would', () => {
+  let backup: string;
+  let sha256: string;
+  beforeAll(async () => {
+    const dataDir = tempDir();
+    const t = await makeTestApp({ config: { dataDir } });
+    const res = await t.call('POST', '/api/admin/backup', { as: t.admin });
+    expect(res.status, res.text).toBe(200);
+    backup = path.join(dataDir, 'backups', res.body.file);
+    sha256 = res.body.sha256;
+    t.close();
+  });
+
+  /** A data directory with a database of its own, and what its files hold now. */
+  async function liveDirectory() {
+    const dataDir = tempDir();
+    const t = await makeTestApp({ config: { dataDir } });
+    t.close();
+    const live = openDatabase(path.join(dataDir, 'lms.sqlite'));
+    live.sqlite.pragma('journal_mode = DELETE');
+    live.close();
+    // (The lock file a restore takes aside.)
+    const state = () =>
+      readdirSync(dataDir)
+        .filter((name) => name !== 'lms.lock')
+        .sort()
+        .map((name) => [name, createHash('sha256').update(readFileSync(path.join(dataDir, name))).digest('hex')]);
+    return { dataDir, before: state(), state };
+  }
+
+  /** A copy of the backup with one character of the active signing key's private part changed: a sound SQLite file. */
+  function withRottenKey(checksum: 'kept' | 'recomputed' | 'none'): string {
+    const file = path.join(tempDir(), 'rotten.sqlite');
+    const bytes = readFileSync(backup);
+    const at = bytes.indexOf('"d":"') + 10;
+    bytes[at] = bytes[at] === 0x41 ? 0x42 : 0x41;
+    writeFileSync(file, bytes);
+    expect(integrity(file)).toBe('ok');
+    const digest = checksum === 'kept' ? sha256 : createHash('sha256').update(bytes).digest('hex');
+    if (checksum !== 'none') writeFileSync(`${file}.sha256`, `${digest}  rotten.sqlite\n`);
+    return file;
+  }
+
+  it('the backup writes its SHA-256 beside it, as sha256sum does', () => {
+    expect(readFileSync(`${backup}.sha256`, 'utf8')).toBe(`${sha256}  ${path.basename(backup)}\n`);
+  });
+
+  it('refuses a file whose bytes no longer match the SHA-256 beside it (bit rot integrity_check cannot see), the live database untouched', async () => {
+    const live = await liveDirectory();
+    await expect(restoreBackup(withRottenKey('kept'), live.dataDir)).rejects.toThrow(/does not match the SHA-256 written beside it/);
+    expect(live.state()).toEqual(live.before);
+  });
+
+  it('refuses, saying why, a file the server could not start on (a signing key that does not parse) even when its checksum matches', async () => {
+    const live = await liveDirectory();
+    const refused = restoreBackup(withRottenKey('recomputed'), live.dataDir);
+    await expect(refused).rejects.toBeInstanceOf(RestoreRefusedError);
+    await expect(refused).rejects.toThrow(/the server could not start on it: .*signing key/);
+    expect(live.state()).toEqual(live.before);
+  });
+
+  it('refuses a file with no checksum beside it unless told to go on without one; a sound file is then restored', async () => {
+    const live = await liveDirectory();
+    const bare = path.join(tempDir(), 'bare.sqlite');
+    writeFileSync(bare, readFileSync(backup));
+    await expect(restoreBackup(bare, live.dataDir)).rejects.toThrow(/no checksum beside it/);
+    expect(live.state()).toEqual(live.before);
+    await expect(restoreBackup(withRottenKey('none'), live.dataDir, new Date(), { withoutChecksum: true })).rejects.toThrow(/signing key/);
+    expect(live.state()).toEqual(live.before);
+    const restored = await restoreBackup(bare, live.dataDir, new Date(), { withoutChecksum: true });
+    expect(integrity(restored.database)).toBe('ok');
+    expect(readdirSync(live.dataDir).filter((name) => !name.startsWith('lms.sqlite.before-restore-')).sort()).toEqual(['lms.lock', 'lms.sqlite']);
   });
 });
 

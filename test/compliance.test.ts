@@ -11,6 +11,7 @@ import { endIdleSessions } from '../src/compliance/service';
 import { createEdge } from '../src/sequencing/edges';
 import { MISSING_ID, expectProblem, makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { insertCourse, insertEnrollment } from './helpers/courses';
+import { formulaCells } from './helpers/spreadsheet';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -399,6 +400,19 @@ describe('course report', () => {
     await t.call('POST', `/api/compliance/sessions/${s.id}/end`, { as: hostile });
     const after = await t.call('GET', `/api/compliance/courses/${course.id}/report`, { as: course.instructor });
     expect(after.body).toMatchObject({ learners: 2, compliant_learners: 2, compliant: true });
+  });
+
+  it('starts no cell of the CSV with a formula when read with `,`, `;` or tab as the list separator', async () => {
+    const course = await newCourse();
+    await newActivity(course, { title: 'Drill;=1+1', min_seat_seconds: 60 });
+    const bob = await enrolled(course.id, 'student', 'Bob;=2+3;x');
+    await enrolled(course.id, 'student', 'Ann, @SUM(1+1)');
+    const csv = await t.call('GET', `/api/compliance/courses/${course.id}/report?format=csv`, { as: course.instructor });
+    expect(csv.status).toBe(200);
+    expect(formulaCells(csv.text)).toEqual([]);
+    const rows = parse(csv.text, { bom: true }) as string[][];
+    expect(rows[0]![4]).toBe("Drill;'=1+1 (credited of 60 s)");
+    expect(rows.find((r) => r[0] === bob.user.id)![1]).toBe("Bob;'=2+3;x");
   });
 
   it('a course without requirements is compliant; learners and TAs are refused (403); page limits are 400', async () => {

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enrollments, gradebookAssignments, gradebookGrades } from '../db/schema';
 import { newId } from '../src/lib/ids';
 import { makeTestApp, type TestApp, type TestUser } from './helpers/app';
+import { formulaCells } from './helpers/spreadsheet';
 import { insertCourse, insertEnrollment } from './helpers/courses';
 
 let t: TestApp;
@@ -375,6 +376,20 @@ describe('GET /api/gradebook/offerings/{offering_id}/grades?format=csv', () => {
     expect(byId.get(bob.user.id)).toEqual([bob.user.id, 'bob', bob.user.email, '8', '', '', '80', 'B']);
     // The formula never reaches a cell unescaped.
     expect(rows.flat().some((cell) => /^[=+\-@\t\r]/.test(cell))).toBe(false);
+  });
+
+  it('starts no cell with a formula when read with `,`, `;` or tab as the list separator', async () => {
+    const s = await setup(['Bob;=2+3;x', 'Ann,@SUM(1+1)', 'Cy; "+1"', 'Di;-2']);
+    const a = await addAssignment(s, 'Quiz;=1+1', { score_maximum: 10 });
+    await addAssignment(s, 'Essay, -1', { score_maximum: 10 });
+    await grade(s, a.id, s.students[0]!.user.id, 7);
+    const res = await t.call('GET', `/api/gradebook/offerings/${s.offeringId}/grades?format=csv`, { as: s.instructor });
+    expect(res.status).toBe(200);
+    expect(formulaCells(res.text)).toEqual([]);
+    // Read with its own separator, each text is whole, a quote where a cell could have started.
+    const rows: string[][] = parse(res.text, { bom: true });
+    expect(rows[0]!.slice(3, 5)).toEqual(["Quiz;'=1+1", "Essay,' -1"]);
+    expect(rows.slice(1).map((r) => r[1]).sort()).toEqual(["Ann,'@SUM(1+1)", "Bob;'=2+3;x", 'Cy;\' "+1"', "Di;'-2"]);
   });
 
   it('quotes a cell holding a line break (LF or CR alone), so that every record stays one row', async () => {

@@ -178,3 +178,50 @@ describe('search terms', () => {
     expect((await t.call('GET', '/api/documents', { as: t.admin })).status).toBe(200);
   });
 });
+
+describe('query strings and path parameters: the same rule as bodies', () => {
+  it('control characters in any query value are a 422 naming the parameter, whatever its schema', async () => {
+    for (const [path, name] of [
+      ['/api/templates?category=%0D%0Aletters', 'category'],
+      ['/api/templates?category=a%C2%85b', 'category'],
+      ['/api/documents?category=x%1B', 'category'],
+      ['/api/users/search?q=a%7Fb', 'q'],
+      ['/api/templates?unknown=%00', 'unknown'],
+    ] as const) {
+      const res = await t.call('GET', path, { as: t.admin });
+      expectProblem(res, 422, 'validation_failed', path);
+      expect(res.body.errors, path).toEqual([{ path: name, message: expect.stringMatching(/^must not contain control characters/) }]);
+    }
+  });
+
+  it('percent-encoding that is not UTF-8 (a stray byte, a truncated sequence, an encoded surrogate) is a 400, in the query and in the path', async () => {
+    for (const path of [
+      '/api/users/search?q=%FF',
+      '/api/documents?q=caf%C3',
+      '/api/templates?category=%ED%A0%80',
+      `/api/documents/${'%FF'}`,
+      `/api/templates/%C3%28`,
+    ]) {
+      const res = await t.call('GET', path, { as: t.admin });
+      expectProblem(res, 400, 'validation_failed', path);
+      expect(res.body.detail, path).toMatch(/not valid UTF-8/);
+    }
+  });
+
+  it('a control character in a path segment is a 422, as in a body', async () => {
+    const res = await t.call('GET', '/api/courses/slug/a%0Ab', { as: t.admin });
+    expectProblem(res, 422, 'validation_failed');
+    expect(res.body.errors).toEqual([{ path: '(path)', message: expect.stringMatching(/^must not contain control characters/) }]);
+  });
+
+  it('leaves well-formed text alone: UTF-8 beyond ASCII, + as a space, encoded reserved characters', async () => {
+    const made = await t.call('POST', '/api/templates', { as: t.admin, body: { name: 'Grüße', category: 'Grüße & co+', body: 'x' } });
+    expect(made.status, made.text).toBe(201);
+    const listed = await t.call('GET', `/api/templates?category=${encodeURIComponent('Grüße & co+')}`, { as: t.admin });
+    expect(listed.status).toBe(200);
+    expect(listed.body.data.map((x: { id: string }) => x.id)).toEqual([made.body.id]);
+    const spaced = await t.call('GET', '/api/users/search?q=Stu+Dent', { as: t.admin });
+    expect(spaced.status).toBe(200);
+    expect(spaced.body.data.map((u: { id: string }) => u.id)).toContain(studentId);
+  });
+});

@@ -1,7 +1,10 @@
 // Templates: placeholders checked against declared variables, rendering (escaping, defaults,
 // unknown and missing variables), instantiation into documents, categories, who may manage them,
 // and tenant isolation.
+import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { documentTemplates } from '../db/schema';
+import { MAX_SECTION_DEPTH } from '../src/templates/engine';
 import { expectProblem, makeTestApp, MISSING_ID, type TestApp, type TestUser } from './helpers/app';
 import { insertCourse, insertEnrollment } from './helpers/courses';
 import { contentOf } from './helpers/documents';
@@ -117,6 +120,37 @@ describe('create, read, list, replace, delete', () => {
     const update = await t.call('PUT', `/api/templates/${existing.id}`, { as: t.admin, body: { ...LETTER, body: 'Hi {{{student}}}' } });
     expectProblem(update, 422, 'validation_failed');
     expect((await t.call('GET', `/api/templates/${existing.id}`, { as: t.admin })).body.body).toBe(LETTER.body);
+  });
+});
+
+describe('nesting depth', () => {
+  const nested = (depth: number) => `${'{{#passed}}'.repeat(depth)}deep${'{{/passed}}'.repeat(depth)}`;
+
+  it(`takes sections nested ${MAX_SECTION_DEPTH} deep, and refuses deeper ones at create and update (422), 6,000 deep included`, async () => {
+    const deepest = await newTemplate(t.admin, { ...LETTER, body: nested(MAX_SECTION_DEPTH) });
+    const rendered = await t.call('POST', `/api/templates/${deepest.id}/render`, { as: t.admin, body: { variables: { student: 'A', course: 'B', passed: true } } });
+    expect(rendered.status, rendered.text).toBe(200);
+    expect(rendered.body.content).toBe('deep');
+    for (const depth of [MAX_SECTION_DEPTH + 1, 6_000]) {
+      const res = await t.call('POST', '/api/templates', { as: t.admin, body: { ...LETTER, body: nested(depth) } });
+      expectProblem(res, 422, 'validation_failed', `depth ${depth}`);
+      expect(res.body.detail).toMatch(new RegExp(`nested more than ${MAX_SECTION_DEPTH} deep`));
+      const update = await t.call('PUT', `/api/templates/${deepest.id}`, { as: t.admin, body: { ...LETTER, body: nested(depth) } });
+      expectProblem(update, 422, 'validation_failed', `update to depth ${depth}`);
+    }
+    expect((await t.call('GET', `/api/templates/${deepest.id}`, { as: t.admin })).body.body).toBe(nested(MAX_SECTION_DEPTH));
+  });
+
+  it('a template stored deeper than the limit (before it existed) is read as it is, and rendering it is 422, not 500', async () => {
+    const stored = await newTemplate(t.admin);
+    t.db.update(documentTemplates).set({ body: nested(6_000) }).where(eq(documentTemplates.id, stored.id)).run();
+    expect((await t.call('GET', `/api/templates/${stored.id}`, { as: t.admin })).body.body).toBe(nested(6_000));
+    const variables = { student: 'A', course: 'B', passed: true };
+    const rendered = await t.call('POST', `/api/templates/${stored.id}/render`, { as: t.admin, body: { variables } });
+    expectProblem(rendered, 422, 'validation_failed');
+    expect(rendered.body.detail).toMatch(/nested more than/);
+    const made = await t.call('POST', `/api/templates/${stored.id}/instantiate`, { as: t.admin, body: { variables } });
+    expectProblem(made, 422, 'validation_failed');
   });
 });
 

@@ -1,10 +1,10 @@
 // Backup files: a consistent copy of the live database through SQLite's online backup API, written
 // under a temporary name in the target's folder and renamed only once complete and on disk, so
 // that no crash, SIGTERM or failure ever leaves a truncated file under the final name (the partial
-// file is removed, or swept by the next backup if the process was killed). Then the rotation of
-// DATA_DIR/backups and the checksum the API and the command report.
+// file is removed, or swept by the next backup if the process was killed), with its SHA-256 written
+// beside it (FILE.sha256), which a restore verifies. Then the rotation of DATA_DIR/backups.
 import { createHash } from 'node:crypto';
-import { createReadStream, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { createReadStream, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 
@@ -35,6 +35,9 @@ function backupName(dir: string, at: Date): string {
   for (let n = 2; existsSync(path.join(dir, name)); n++) name = `lms-${stamp}-${n}.sqlite`;
   return name;
 }
+
+/** Where a backup's SHA-256 is written: beside it, in the format of `sha256sum` (`sha256sum -c` checks it). */
+export const checksumFile = (backup: string) => `${backup}.sha256`;
 
 const partialName = (target: string, pid = process.pid) => path.join(path.dirname(target), `.${path.basename(target)}.${pid}.partial`);
 
@@ -93,10 +96,12 @@ export async function sha256Of(file: string): Promise<string> {
 export async function writeBackup(
   source: Database.Database,
   target: string,
-  options: { pagesPerStep?: number; signal?: AbortSignal } = {},
+  options: { pagesPerStep?: number; signal?: AbortSignal; /** false: no FILE.sha256 (a restore's own copy) */ checksum?: boolean } = {},
 ): Promise<BackupFile> {
   const { signal } = options;
   const partial = partialName(target);
+  const checksumPartial = partialName(checksumFile(target));
+  let sha256: string;
   sweepPartials(path.dirname(target));
   removeQuietly(partial);
   try {
@@ -116,13 +121,21 @@ export async function writeBackup(
     }
     fsyncPath(partial);
     if (signal?.aborted) throw new BackupAbortedError(target);
+    sha256 = await sha256Of(partial);
+    if (options.checksum !== false) {
+      // The checksum first: a backup under its final name always has its checksum beside it.
+      writeFileSync(checksumPartial, `${sha256}  ${path.basename(target)}\n`);
+      fsyncPath(checksumPartial);
+      renameSync(checksumPartial, checksumFile(target));
+    }
     renameSync(partial, target);
   } catch (err) {
     removeQuietly(partial);
+    rmSync(checksumPartial, { force: true });
     throw err;
   }
   fsyncPath(path.dirname(target));
-  return { file: path.basename(target), path: target, bytes: statSync(target).size, sha256: await sha256Of(target) };
+  return { file: path.basename(target), path: target, bytes: statSync(target).size, sha256 };
 }
 
 /** Keeps the `keep` newest backups of `dir` (0: all of them) and removes the rest; returns the removed names. */
@@ -134,7 +147,10 @@ export function rotateBackups(dir: string, keep: number): string[] {
     .map(({ name, match }) => ({ name, key: `${match[1]} ${String(match[2] ?? 1).padStart(6, '0')}` }))
     .sort((a, b) => (a.key < b.key ? 1 : a.key > b.key ? -1 : 0));
   const removed = backups.slice(keep).map((b) => b.name);
-  for (const name of removed) rmSync(path.join(dir, name), { force: true });
+  for (const name of removed) {
+    rmSync(path.join(dir, name), { force: true });
+    rmSync(checksumFile(path.join(dir, name)), { force: true });
+  }
   return removed;
 }
 

@@ -1,9 +1,10 @@
 // The course compliance report as a spreadsheet: one row per learner of record, one column of
 // credited seconds per block that requires seat time, then the learner's totals. Written for Excel
 // and LibreOffice alike (UTF-8 with a BOM, CRLF line ends) and safe to open there: a cell that a
-// spreadsheet would read as a formula (starting with = + - @ TAB or CR, as OWASP lists) gets a
-// leading single quote, so a learner named `=HYPERLINK(...)` stays text.
+// spreadsheet would read as a formula, under a `,`, `;` or tab list separator, gets a leading
+// single quote (lib/spreadsheet-cells.ts), so a learner named `=HYPERLINK(...)` stays text.
 import { stringify } from 'csv-stringify/sync';
+import { neutraliseFormulas } from '../lib/spreadsheet-cells';
 import type { CourseReport } from './service';
 
 export const CSV_CONTENT_TYPE = 'text/csv; charset=utf-8';
@@ -23,7 +24,7 @@ function blockColumns(blocks: CourseReport['blocks']): string[] {
   });
 }
 
-const CSV_OPTIONS = { record_delimiter: 'windows', escape_formulas: true, quoted_match: /[\r\n]/ } as const;
+const CSV_OPTIONS = { record_delimiter: 'windows', cast: { string: neutraliseFormulas }, quoted_match: /[\r\n]/ } as const;
 
 export function complianceCsv(report: CourseReport): string {
   // Every text cell (header, ids, names, emails, statuses) goes through csv-stringify, which quotes

@@ -1,7 +1,9 @@
 // The gradebook as a spreadsheet: one row per student (active or completed), one column per assignment. Written
 // for Excel and LibreOffice alike (UTF-8 with a BOM, CRLF line ends), and safe to open there: any
-// cell that a spreadsheet would read as a formula (= + - @ TAB CR first) gets a leading quote.
+// cell that a spreadsheet would read as a formula, under a `,`, `;` or tab list separator, gets a
+// leading quote (lib/spreadsheet-cells.ts).
 import { stringify } from 'csv-stringify/sync';
+import { neutraliseFormulas } from '../lib/spreadsheet-cells';
 import type { Gradebook } from './service';
 
 export const CSV_CONTENT_TYPE = 'text/csv; charset=utf-8';
@@ -47,5 +49,5 @@ export function gradebookCsv(gradebook: Gradebook): string {
   // The header goes through as a record so that assignment labels are escaped like any other cell.
   // csv-stringify quotes a cell holding the whole record delimiter (CRLF) but not a lone LF or CR,
   // which every spreadsheet still reads as the end of the row: quote those too.
-  return stringify(records, { bom: true, record_delimiter: 'windows', escape_formulas: true, quoted_match: /[\r\n]/ });
+  return stringify(records, { bom: true, record_delimiter: 'windows', cast: { string: neutraliseFormulas }, quoted_match: /[\r\n]/ });
 }

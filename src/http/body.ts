@@ -20,7 +20,11 @@ export interface BodyLimitRule {
 }
 
 export function requestBodies(defaultMaxBytes: number, rules: BodyLimitRule[] = []): MiddlewareHandler<AppEnv> {
-  const payloadTooLarge = (max: number) => new AppError('payload_too_large', `The request body exceeds ${max} bytes`);
+  // The rest of the body is left unread, and the adapter gives up draining it after a moment by
+  // closing the socket: said up front, a client knows that a request it pipelined after this one
+  // was not read and sends it again, rather than losing it to a connection that claimed to stay open.
+  const payloadTooLarge = (max: number) =>
+    new AppError('payload_too_large', `The request body exceeds ${max} bytes`, { headers: { Connection: 'close' } });
   const tooLarge = (max: number) => () => {
     throw payloadTooLarge(max);
   };

@@ -14,6 +14,7 @@ export const errorCodes = {
   forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   conflict: 409,
   document_unreadable: 409,
   payload_too_large: 413,
@@ -21,6 +22,7 @@ export const errorCodes = {
   unprocessable: 422,
   upgrade_required: 426,
   rate_limited: 429,
+  request_header_fields_too_large: 431,
   internal: 500,
   service_unavailable: 503,
 } as const;
@@ -32,12 +34,14 @@ const titles: Record<number, string> = {
   403: 'Forbidden',
   404: 'Not Found',
   405: 'Method Not Allowed',
+  408: 'Request Timeout',
   409: 'Conflict',
   413: 'Payload Too Large',
   415: 'Unsupported Media Type',
   422: 'Unprocessable Content',
   426: 'Upgrade Required',
   429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large',
   500: 'Internal Server Error',
   503: 'Service Unavailable',
 };
@@ -121,6 +125,19 @@ export function problemResponse(
     // Hono only rewrites the content type when the key is spelled exactly `Content-Type`.
     headers: { 'Content-Type': 'application/problem+json', ...headers },
   });
+}
+
+/**
+ * A problem as a whole HTTP/1.1 response that closes the connection, for the few answers written
+ * straight to a socket (requests Node cannot parse, refused upgrades) rather than through the app.
+ */
+export function rawProblemResponse(status: number, code: string, detail?: string, headers: Record<string, string> = {}): string {
+  const body = JSON.stringify(problemBody(status, code, detail));
+  const extra = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  return (
+    `HTTP/1.1 ${status} ${titles[status] ?? 'Error'}\r\nContent-Type: application/problem+json\r\n${extra}` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
+  );
 }
 
 /** What a value failing these checks may be for lack of any value at all. */

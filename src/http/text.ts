@@ -19,18 +19,28 @@ const codePoint = (char: string) => `U+${char.charCodeAt(0).toString(16).toUpper
 /** String.prototype.isWellFormed (ES2024, in every Node this runs on) is ten times faster than the regex on a 5 MiB body. */
 const wellFormed = (value: string): boolean => (value as string & { isWellFormed(): boolean }).isWellFormed();
 
+/** Why `value` may not be stored (its first refused character and where), or null when it may. */
+function refusal(value: string, forbidden: RegExp, what: string): string | null {
+  const control = forbidden.exec(value);
+  if (control) return `must not contain ${what} (found ${codePoint(control[0])} at position ${control.index})`;
+  const surrogate = wellFormed(value) ? null : LONE_SURROGATE.exec(value);
+  if (surrogate) return `must not contain a lone surrogate, which is not Unicode text (found ${codePoint(surrogate[0])} at position ${surrogate.index})`;
+  return null;
+}
+
+/**
+ * The rule of singleLineText (`multiLine`: of multiLineText) for text that does not come through a
+ * zod schema (URLs, imported files): why it may not be stored, or null when it may.
+ */
+export const textRefusal = (value: string, options: { multiLine?: boolean } = {}): string | null =>
+  options.multiLine
+    ? refusal(value, CONTROL_BUT_LINE_BREAKS, 'control characters other than tab and line breaks')
+    : refusal(value, CONTROL, 'control characters');
+
 function refuse(forbidden: RegExp, what: string) {
   return (value: string, ctx: z.RefinementCtx) => {
-    const control = forbidden.exec(value);
-    const surrogate = control || wellFormed(value) ? null : LONE_SURROGATE.exec(value);
-    if (!control && !surrogate) return;
-    ctx.addIssue({
-      code: 'custom',
-      message: control
-        ? `must not contain ${what} (found ${codePoint(control[0])} at position ${control.index})`
-        : `must not contain a lone surrogate, which is not Unicode text (found ${codePoint(surrogate![0])} at position ${surrogate!.index})`,
-      params: { [REFUSED_CHARACTER]: true },
-    });
+    const message = refusal(value, forbidden, what);
+    if (message) ctx.addIssue({ code: 'custom', message, params: { [REFUSED_CHARACTER]: true } });
   };
 }
 

@@ -1,12 +1,16 @@
 // The template engine: mustache 4.2, logic-less. A body may hold `{{name}}` placeholders,
 // `{{#name}}…{{/name}}` / `{{^name}}…{{/name}}` sections and `{{! comments }}`, every name a
 // declared variable. Refused (422): unescaped output (`{{{name}}}`, `{{& name}}`), partials
-// (`{{> name}}`), delimiter changes, the implicit iterator and dotted names. Values are strings,
+// (`{{> name}}`), delimiter changes, the implicit iterator, dotted names, and sections nested more
+// than MAX_SECTION_DEPTH deep (Mustache renders sections recursively). Values are strings,
 // numbers or booleans only, so a view never holds a function: nothing a template says can run code.
 import Mustache from 'mustache';
 import type { TemplateVariable } from '../../db/schema';
 import { markdownToHtml, escapeHtml } from '../../export/markdown';
 import { unprocessable, type FieldError } from '../http/errors';
+
+/** How deep sections may nest: deeper bodies are refused (422) when written, and when rendered if stored before. */
+export const MAX_SECTION_DEPTH = 64;
 
 type Token = [string, string, number, number, Token[]?, ...unknown[]];
 
@@ -26,18 +30,30 @@ export function bodyProblems(body: string, variables: readonly TemplateVariable[
   }
   const declared = new Set(variables.map((v) => v.name));
   const problems: FieldError[] = [];
-  const walk = (list: Token[]) => {
-    for (const [type, value, start, , children] of list) {
-      if (type === 'text' || type === '!') continue;
-      const at = `at character ${start}`;
-      if (refusedTypes[type]) problems.push({ path: 'body', message: `${refusedTypes[type]} (${at})` });
-      else if (!declared.has(value)) {
-        problems.push({ path: 'body', message: `the placeholder "${value}" ${at} is not a declared variable` });
-      }
-      if ((type === '#' || type === '^') && children) walk(children);
+  // Iterative, in document order: a body nested thousands deep must not overflow the stack here.
+  const stack: { list: Token[]; next: number; depth: number }[] = [{ list: tokens, next: 0, depth: 0 }];
+  let tooDeep = false;
+  while (stack.length > 0) {
+    const frame = stack.at(-1)!;
+    if (frame.next >= frame.list.length) {
+      stack.pop();
+      continue;
     }
-  };
-  walk(tokens);
+    const [type, value, start, , children] = frame.list[frame.next++]!;
+    if (type === 'text' || type === '!') continue;
+    const at = `at character ${start}`;
+    if (refusedTypes[type]) problems.push({ path: 'body', message: `${refusedTypes[type]} (${at})` });
+    else if (!declared.has(value)) {
+      problems.push({ path: 'body', message: `the placeholder "${value}" ${at} is not a declared variable` });
+    }
+    if ((type === '#' || type === '^') && children) {
+      if (frame.depth < MAX_SECTION_DEPTH) stack.push({ list: children, next: 0, depth: frame.depth + 1 });
+      else if (!tooDeep) {
+        tooDeep = true;
+        problems.push({ path: 'body', message: `sections are nested more than ${MAX_SECTION_DEPTH} deep (${at})` });
+      }
+    }
+  }
   return problems;
 }
 
@@ -83,6 +99,8 @@ export function renderTemplate(
   template: { body: string; variables: readonly TemplateVariable[] },
   values: Record<string, VariableValue>,
 ): { content: string; html: string } {
+  // Written bodies were checked; one stored before the depth limit could overflow Mustache's renderer.
+  checkBody(template.body, template.variables);
   const view = viewOf(template.variables, values);
   const content = Mustache.render(template.body, view, undefined, { escape: verbatim });
   const escaped = Mustache.render(template.body, view, undefined, { escape: (value: unknown) => escapeHtml(String(value)) });

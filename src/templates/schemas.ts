@@ -52,7 +52,7 @@ export const instantiateBody = z
   .strict()
   .openapi('InstantiateTemplate');
 
-export const listTemplatesQuery = paginationQuery.extend({ category: z.string().max(100).optional() });
+export const listTemplatesQuery = paginationQuery.extend({ category: singleLineText().max(100).optional() });
 
 export const templateSchema = z
   .object({
