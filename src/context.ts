@@ -18,6 +18,8 @@ import type { Metrics } from './metrics/registry';
 import type { WebhookWorker } from './webhooks/delivery';
 import type { PdfExporter } from '../export/pdf';
 import type { WorkerPool } from './lib/worker-pool';
+import type { TargetPolicy } from './http/outbound';
+import type { SecretBox } from './sso/secret-box';
 
 /** Optional capabilities report whether they work here; `/api/system/features` shows them. */
 export interface Capability {
@@ -54,6 +56,10 @@ export interface Deps {
   metrics?: Metrics;
   /** Online backups into DATA_DIR/backups. */
   backups: Backups;
+  /** What every request the server makes to the outside may reach (src/http/outbound.ts). */
+  outbound: TargetPolicy;
+  /** Seals secrets stored in the database (SSO client secrets). */
+  secretBox: SecretBox;
 }
 
 export interface AppEnv {

@@ -2479,6 +2479,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sso/connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant's single sign-on connections (admin) */
+        get: operations["listSsoConnections"];
+        put?: never;
+        /**
+         * Connect an identity provider (admin)
+         * @description SAML: `idp_metadata_xml`, or `idp_entity_id`, `idp_sso_url` and `idp_certificates`. OIDC: `issuer`, `client_id`, `client_secret`; discovery at the issuer must work (through the outbound guard: https:// and public addresses only unless the server allows otherwise), or the answer is 422. The client secret is stored encrypted and never shown again. Give the IdP the `sp_entity_id` and `acs_url` (SAML) or register the `redirect_uri` (OIDC) of the answer.
+         */
+        post: operations["createSsoConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sso/connections/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One connection (admin); the client secret is never shown */
+        get: operations["getSsoConnection"];
+        put?: never;
+        post?: never;
+        /** Delete a connection (admin); its users keep their accounts */
+        delete: operations["deleteSsoConnection"];
+        options?: never;
+        head?: never;
+        /** Change a connection (admin); fields of the other protocol are 422 */
+        patch: operations["updateSsoConnection"];
+        trace?: never;
+    };
 }
 export interface webhooks {
     "activity.completed": {
@@ -5537,6 +5577,179 @@ export interface components {
                 [key: string]: string | number | boolean;
             };
             context?: components["schemas"]["DocumentContextRef"];
+        };
+        SsoConnection: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            protocol: "saml" | "oidc";
+            name: string;
+            enabled: boolean;
+            attribute_mapping: components["schemas"]["SsoAttributeMapping"];
+            /** @enum {string} */
+            provisioning: "jit" | "existing_only";
+            allowed_email_domains: string[] | null;
+            /** @description Where the front end sends a person to sign in (add `?return_to=`) */
+            login_url: string;
+            saml: {
+                idp_entity_id: string;
+                idp_sso_url: string;
+                idp_certificates: components["schemas"]["SsoCertificate"][];
+                allow_idp_initiated: boolean;
+                /** @description Our entity ID: give it to the IdP */
+                sp_entity_id: string;
+                /** @description Our Assertion Consumer Service (HTTP-POST): give it to the IdP */
+                acs_url: string;
+                /** @description Our SP metadata */
+                metadata_url: string;
+            } | null;
+            oidc: {
+                issuer: string;
+                client_id: string;
+                /** @description Register it with the provider */
+                redirect_uri: string;
+            } | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            updated_at: string;
+        };
+        SsoAttributeMapping: {
+            /**
+             * @description Claim or attribute holding the email address
+             * @example email
+             */
+            email: string;
+            /**
+             * @description Claim or attribute holding the display name
+             * @example name
+             */
+            name: string;
+            /**
+             * @description Claim or attribute (often groups) deciding the role of a user created on first sign-in
+             * @example groups
+             */
+            role?: string;
+            /**
+             * @description Values of `role` that make the new user an admin; any other value: a member
+             * @example [
+             *       "lms-admins"
+             *     ]
+             */
+            admin_values?: string[];
+        };
+        SsoCertificate: {
+            /** @example AB:CD:… */
+            sha256_fingerprint: string;
+            subject: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            not_after: string;
+        };
+        SsoConnectionCreate: {
+            /** @enum {string} */
+            protocol: "saml";
+            /** @example University login */
+            name: string;
+            enabled?: boolean;
+            attribute_mapping?: components["schemas"]["SsoAttributeMapping"] & unknown;
+            /**
+             * @description `jit`: create a tenant member on first sign-in; `existing_only` (default): only users who exist
+             * @enum {string}
+             */
+            provisioning?: "jit" | "existing_only";
+            /**
+             * @description Only these email domains may sign in; null: any
+             * @example [
+             *       "example.edu"
+             *     ]
+             */
+            allowed_email_domains?: string[] | null;
+            /** @description The IdP's SAML metadata (an EntityDescriptor); instead of the three fields below */
+            idp_metadata_xml?: string;
+            idp_entity_id?: string;
+            /**
+             * Format: uri
+             * @description The IdP's SingleSignOnService (HTTP-Redirect binding)
+             */
+            idp_sso_url?: string;
+            /** @description Signing certificates; several during a rollover */
+            idp_certificates?: string[];
+            /** @description Accept responses that answer no request of ours (default false) */
+            allow_idp_initiated?: boolean;
+        } | {
+            /** @enum {string} */
+            protocol: "oidc";
+            /** @example University login */
+            name: string;
+            enabled?: boolean;
+            attribute_mapping?: components["schemas"]["SsoAttributeMapping"] & unknown;
+            /**
+             * @description `jit`: create a tenant member on first sign-in; `existing_only` (default): only users who exist
+             * @enum {string}
+             */
+            provisioning?: "jit" | "existing_only";
+            /**
+             * @description Only these email domains may sign in; null: any
+             * @example [
+             *       "example.edu"
+             *     ]
+             */
+            allowed_email_domains?: string[] | null;
+            /**
+             * Format: uri
+             * @example https://login.example.edu/realms/staff
+             */
+            issuer: string;
+            client_id: string;
+            /** @description Stored encrypted; never shown again */
+            client_secret: string;
+        };
+        SsoConnectionUpdate: {
+            /** @example University login */
+            name?: string;
+            enabled?: boolean;
+            attribute_mapping?: components["schemas"]["SsoAttributeMapping"] & unknown;
+            /**
+             * @description `jit`: create a tenant member on first sign-in; `existing_only` (default): only users who exist
+             * @enum {string}
+             */
+            provisioning?: "jit" | "existing_only";
+            /**
+             * @description Only these email domains may sign in; null: any
+             * @example [
+             *       "example.edu"
+             *     ]
+             */
+            allowed_email_domains?: string[] | null;
+            /** @description The IdP's SAML metadata (an EntityDescriptor); instead of the three fields below */
+            idp_metadata_xml?: string;
+            idp_entity_id?: string;
+            /**
+             * Format: uri
+             * @description The IdP's SingleSignOnService (HTTP-Redirect binding)
+             */
+            idp_sso_url?: string;
+            /** @description Signing certificates; several during a rollover */
+            idp_certificates?: string[];
+            /** @description Accept responses that answer no request of ours (default false) */
+            allow_idp_initiated?: boolean;
+            /**
+             * Format: uri
+             * @example https://login.example.edu/realms/staff
+             */
+            issuer?: string;
+            client_id?: string;
+            /** @description Stored encrypted; never shown again */
+            client_secret?: string;
         };
     };
     responses: never;
@@ -17245,6 +17458,342 @@ export interface operations {
             };
             /** @description Missing, invalid or expired credential (unauthorized) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but not acceptable (validation_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listSsoConnections: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (at most 1000000000) */
+                page?: number;
+                /** @description Items per page, 1 to 100 */
+                per_page?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Connections */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SsoConnection"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createSsoConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SsoConnectionCreate"];
+            };
+        };
+        responses: {
+            /** @description The connection */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SsoConnection"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but not acceptable (validation_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSsoConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The connection */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SsoConnection"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteSsoConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateSsoConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SsoConnectionUpdate"];
+            };
+        };
+        responses: {
+            /** @description The connection */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SsoConnection"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
