@@ -285,7 +285,7 @@ export class Metrics {
     this.checkpointDuration.observe(seconds);
   }
 
-  signInFailed(kind: 'password' | 'api_key' | 'current_password'): void {
+  signInFailed(kind: 'password' | 'api_key' | 'current_password' | 'sso'): void {
     this.signInFailures.inc({ kind });
   }
 

@@ -65,7 +65,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Generate a JWT for API access (password or API-key grant) */
+        /** Generate a JWT for API access (password, API-key or single sign-on code grant) */
         post: operations["createToken"];
         delete?: never;
         options?: never;
@@ -2519,6 +2519,46 @@ export interface paths {
         patch: operations["updateSsoConnection"];
         trace?: never;
     };
+    "/sso/{tenant_slug}/{connection_id}/login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Start signing in through a connection (a browser navigates here): a redirect to the identity provider
+         * @description OIDC: the authorization code flow with PKCE, `state` and `nonce`. `return_to` must be on the origin of PUBLIC_URL or one of FRONTEND_ORIGINS (default: PUBLIC_URL); the sign-in ends in a redirect there with `?code=` (for POST /api/auth/token, `grant_type: "sso_code"`) or `?error=`. Refusals are plain pages to a browser (Accept: text/html), problem+json to other callers.
+         */
+        get: operations["startSsoLogin"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sso/{tenant_slug}/{connection_id}/oidc/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where the OpenID provider sends the browser back: a redirect to `return_to` with `?code=` or `?error=`
+         * @description The id_token is verified against the provider's JWKS (signature, iss, aud, exp, nonce). The error reasons: connection_unavailable, protocol_unavailable, return_to_refused, rate_limited, state_unknown, state_used, state_expired, idp_error, token_invalid, email_missing, email_domain_not_allowed, email_not_verified, account_deleted, linked_elsewhere, no_account.
+         */
+        get: operations["finishOidcLogin"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "activity.completed": {
@@ -3098,7 +3138,7 @@ export interface components {
             token_type: "Bearer";
             /** @description Seconds until the access token expires */
             expires_in: number;
-            /** @description Password grant and refresh only */
+            /** @description Password and SSO code grants, and refresh; not the API-key grant */
             refresh_token?: string;
         };
         PasswordGrant: {
@@ -3110,6 +3150,12 @@ export interface components {
         };
         ApiKeyGrant: {
             api_key: string;
+        };
+        SsoCodeGrant: {
+            /** @enum {string} */
+            grant_type: "sso_code";
+            /** @description The `code` a single sign-on redirected to the front end with (60 s, once) */
+            code: string;
         };
         User: {
             /** Format: uuid */
@@ -5854,7 +5900,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["PasswordGrant"] | components["schemas"]["ApiKeyGrant"];
+                "application/json": components["schemas"]["PasswordGrant"] | components["schemas"]["ApiKeyGrant"] | components["schemas"]["SsoCodeGrant"];
             };
         };
         responses: {
@@ -17834,6 +17880,116 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    startSsoLogin: {
+        parameters: {
+            query?: {
+                return_to?: string;
+            };
+            header?: never;
+            path: {
+                tenant_slug: string;
+                connection_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the identity provider */
+            302: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the return address, or a connection of a kind not offered */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such enabled connection */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed sign-ins from this address */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    finishOidcLogin: {
+        parameters: {
+            query?: {
+                state?: string;
+                code?: string;
+                error?: string;
+            };
+            header?: never;
+            path: {
+                tenant_slug: string;
+                connection_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To return_to, with code or error */
+            302: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: an unknown, used or expired state */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such enabled connection */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed sign-ins from this address */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
