@@ -56,7 +56,8 @@ function logRefusal(c: Context<AppEnv>, refusal: SsoRefusal, connectionId: strin
 /** A refusal before `return_to` is known (or trusted): a page to a browser (it accepts text/html), a problem+json to anything else. */
 function refuse(c: Context<AppEnv>, refusal: SsoRefusal, connectionId: string | null): Response {
   logRefusal(c, refusal, connectionId);
-  recordSsoFailure(c.var.deps, clientIp(c, c.var.deps.config.trustProxy));
+  // A refusal for being over the limit does not push the limit further out.
+  if (refusal.reason !== 'rate_limited') recordSsoFailure(c.var.deps, clientIp(c, c.var.deps.config.trustProxy));
   const status = refusalStatus[refusal.reason] ?? 400;
   setPageHeaders(c);
   if (!/text\/html/.test(c.req.header('Accept') ?? '')) {
