@@ -25,6 +25,7 @@ import { systemArea } from './system';
 import { tenantsArea } from './tenants';
 import { usersArea } from './users';
 import { webhooksArea } from './webhooks';
+import { ssoArea } from './sso';
 
 export const areas: readonly Area[] = [
   systemArea,
@@ -50,6 +51,7 @@ export const areas: readonly Area[] = [
   commentsArea,
   exportArea,
   templatesArea,
+  ssoArea,
 ];
 
 /** The tenant-wide rights every area defines, as GET /api/users/me/permissions reports them. */

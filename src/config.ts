@@ -43,10 +43,21 @@ const configSchema = z.object({
   metricsToken: z.string().trim().min(16, 'must be at least 16 characters').optional(),
   /** Backups in DATA_DIR/backups kept by the rotation (the newest); 0 keeps every one. */
   backupKeep: wholeNumber(0).default(7),
-  /** Webhook targets may be `http://` (otherwise `https://` only). */
+  /** Outbound requests (webhooks, OIDC) may go to `http://` (otherwise `https://` only). */
+  outboundAllowHttp: bool.optional(),
+  /** Outbound requests may go to loopback, private or other non-public addresses (tests, a local receiver). */
+  outboundAllowPrivateTargets: bool.optional(),
+  /** The older names of the two above, still read when those are unset. */
   webhookAllowHttp: bool.default(false),
-  /** Webhook targets may resolve to loopback, private or other non-public addresses (tests, a local receiver). */
   webhookAllowPrivateTargets: bool.default(false),
+  /** Origins besides PUBLIC_URL's that a single sign-on may return to (the front end's). */
+  frontendOrigins: z
+    .string()
+    .default('')
+    .transform((s) => s.split(',').map((o) => o.trim()).filter(Boolean))
+    .pipe(z.array(z.url({ message: 'each front-end origin must be a URL such as https://app.example.org' }))),
+  /** Encrypts SSO client secrets at rest; unset: a key kept in DATA_DIR (created on first use). */
+  ssoSecretKey: z.string().min(32, 'must be at least 32 characters').optional(),
   /** Webhook deliveries in flight at once, over every subscription (each has at most one). */
   webhookConcurrency: wholeNumber(1, 1000).default(16),
   /** The Chromium that renders PDFs; unset: /usr/bin/chromium (and the other usual paths). */
@@ -61,7 +72,10 @@ const configSchema = z.object({
   complianceIdleTimeoutSeconds: wholeNumber(1, 86_400).default(300),
 });
 
-export type Config = z.infer<typeof configSchema>;
+export type Config = Omit<z.infer<typeof configSchema>, 'outboundAllowHttp' | 'outboundAllowPrivateTargets'> & {
+  outboundAllowHttp: boolean;
+  outboundAllowPrivateTargets: boolean;
+};
 
 /** The database file inside DATA_DIR; the server and the admin command open the same one. */
 export const DATABASE_FILE = 'lms.sqlite';
@@ -91,9 +105,13 @@ const envNames: Record<keyof Config, string> = {
   shutdownTimeoutMs: 'SHUTDOWN_TIMEOUT_MS',
   metricsToken: 'METRICS_TOKEN',
   backupKeep: 'BACKUP_KEEP',
+  outboundAllowHttp: 'OUTBOUND_ALLOW_HTTP',
+  outboundAllowPrivateTargets: 'OUTBOUND_ALLOW_PRIVATE_TARGETS',
   webhookAllowHttp: 'WEBHOOK_ALLOW_HTTP',
   webhookAllowPrivateTargets: 'WEBHOOK_ALLOW_PRIVATE_TARGETS',
   webhookConcurrency: 'WEBHOOK_CONCURRENCY',
+  frontendOrigins: 'FRONTEND_ORIGINS',
+  ssoSecretKey: 'SSO_SECRET_KEY',
   chromiumPath: 'PUPPETEER_EXECUTABLE_PATH',
   pdfConcurrency: 'PDF_CONCURRENCY',
   pdfQueueLimit: 'PDF_QUEUE_LIMIT',
@@ -115,7 +133,12 @@ export function buildConfig(input: ConfigInput = {}): Config {
     });
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
-  return result.data;
+  const data = result.data;
+  return {
+    ...data,
+    outboundAllowHttp: data.outboundAllowHttp ?? data.webhookAllowHttp,
+    outboundAllowPrivateTargets: data.outboundAllowPrivateTargets ?? data.webhookAllowPrivateTargets,
+  };
 }
 
 /** Reads the environment and the command line (`--port`, `--data-dir`, `--host`, `--log-level`); flags win. */

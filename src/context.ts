@@ -17,6 +17,8 @@ import type { Backups } from './backup/service';
 import type { MetricsSink } from './metrics/registry';
 import type { PdfExporter } from '../export/pdf';
 import type { WorkerPool } from './lib/worker-pool';
+import type { TargetPolicy } from './http/outbound';
+import type { SecretBox } from './sso/secret-box';
 
 /** What an area that hangs rows on a course module deletes with it, inside the module's transaction. */
 export type ModuleCleanup = (tx: Db, module: typeof courseModules.$inferSelect) => void;
@@ -71,6 +73,10 @@ export interface Deps {
   metrics: MetricsSink;
   /** Online backups into DATA_DIR/backups. */
   backups: Backups;
+  /** What every request the server makes to the outside may reach (src/http/outbound.ts). */
+  outbound: TargetPolicy;
+  /** Seals secrets stored in the database (SSO client secrets). */
+  secretBox: SecretBox;
 }
 
 export interface AppEnv {

@@ -23,6 +23,8 @@ import { Metrics, noMetrics, type MetricsSink } from './metrics/registry';
 import { pendingLogRows } from './metrics/sources';
 import { bootstrap } from './tenants/service';
 import { WebhookWorker, type WebhookWorkerOptions } from './webhooks/delivery';
+import { systemResolver } from './http/outbound';
+import { SecretBox } from './sso/secret-box';
 
 export async function buildDeps(opts: {
   database: Database_;
@@ -82,8 +84,8 @@ export async function buildDeps(opts: {
       db,
       clock,
       logger,
-      allowHttp: config.webhookAllowHttp,
-      allowPrivate: config.webhookAllowPrivateTargets,
+      allowHttp: config.outboundAllowHttp,
+      allowPrivate: config.outboundAllowPrivateTargets,
       concurrency: config.webhookConcurrency,
       ...opts.webhooks,
     }),
@@ -95,6 +97,8 @@ export async function buildDeps(opts: {
     startedAt: clock.now(),
     metrics,
     backups: new Backups({ sqlite, dataDir: config.dataDir, keep: config.backupKeep, clock, logger }),
+    outbound: { allowHttp: config.outboundAllowHttp, allowPrivate: config.outboundAllowPrivateTargets, resolver: opts.webhooks?.resolver ?? systemResolver },
+    secretBox: new SecretBox({ secretKey: config.ssoSecretKey, dataDir: config.dataDir }),
   };
 }
 

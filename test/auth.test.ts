@@ -146,7 +146,7 @@ describe('POST /api/auth/token: password grant', () => {
     }
     // A body that is neither grant says what a grant is; one that is nearly a grant names its field.
     const neither = await t.call('POST', '/api/auth/token', { body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD, api_key: 'lms_x' } });
-    expect(neither.body.errors).toEqual([{ path: '(root)', message: 'send {email, password} (with tenant when asked for it) or {api_key}, with nothing else' }]);
+    expect(neither.body.errors).toEqual([{ path: '(root)', message: 'send {email, password} (with tenant when asked for it), {api_key} or {grant_type: "sso_code", code}, with nothing else' }]);
     const badEmail = await t.call('POST', '/api/auth/token', { body: { email: 'not-an-email', password: 'x' } });
     expect(badEmail.body.errors).toEqual([{ path: 'email', message: 'Invalid email address' }]);
   });

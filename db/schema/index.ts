@@ -10,3 +10,4 @@ export * from './events';
 export * from './compliance';
 export * from './webhooks';
 export * from './competencies';
+export * from './sso';

@@ -3,7 +3,7 @@ import { z } from '@hono/zod-openapi';
 import { clientIp } from '../http/client-ip';
 import { type ApiTag, errorResponses, jsonBody, jsonContent, newRouter, noContent, publicRoute } from '../http/openapi';
 import { emailAddress, secretText, singleLineText } from '../http/text';
-import { apiKeyGrant, logout, passwordGrant, refresh } from './service';
+import { apiKeyGrant, logout, passwordGrant, refresh, ssoCodeGrant } from './service';
 
 const tags: [ApiTag] = ['Authentication'];
 
@@ -12,7 +12,7 @@ const tokenSchema = z
     access_token: z.string(),
     token_type: z.literal('Bearer'),
     expires_in: z.number().int().openapi({ description: 'Seconds until the access token expires' }),
-    refresh_token: z.string().optional().openapi({ description: 'Password grant and refresh only' }),
+    refresh_token: z.string().optional().openapi({ description: 'Password and SSO code grants, and refresh; not the API-key grant' }),
   })
   .openapi('TokenResponse');
 
@@ -26,6 +26,14 @@ const passwordGrantBody = z
   .openapi('PasswordGrant');
 const apiKeyGrantBody = z.object({ api_key: singleLineText().min(1).max(512) }).strict().openapi('ApiKeyGrant');
 
+const ssoCodeGrantBody = z
+  .object({
+    grant_type: z.literal('sso_code'),
+    code: singleLineText().min(1).max(512).openapi({ description: 'The `code` a single sign-on redirected to the front end with (60 s, once)' }),
+  })
+  .strict()
+  .openapi('SsoCodeGrant');
+
 const refreshBody = z.object({ refresh_token: singleLineText().min(1).max(512) }).strict();
 
 export const authRouter = newRouter()
@@ -35,10 +43,10 @@ export const authRouter = newRouter()
       path: '/api/auth/token',
       operationId: 'createToken',
       tags,
-      summary: 'Generate a JWT for API access (password or API-key grant)',
+      summary: 'Generate a JWT for API access (password, API-key or single sign-on code grant)',
       request: jsonBody(
-        z.union([passwordGrantBody, apiKeyGrantBody], {
-          error: 'send {email, password} (with tenant when asked for it) or {api_key}, with nothing else',
+        z.union([passwordGrantBody, apiKeyGrantBody, ssoCodeGrantBody], {
+          error: 'send {email, password} (with tenant when asked for it), {api_key} or {grant_type: "sso_code", code}, with nothing else',
         }),
       ),
       responses: {
@@ -50,7 +58,8 @@ export const authRouter = newRouter()
       const deps = c.var.deps;
       const body = c.req.valid('json');
       const ip = clientIp(c, deps.config.trustProxy);
-      const tokens = 'api_key' in body ? await apiKeyGrant(deps, body.api_key, ip) : await passwordGrant(deps, body, ip);
+      const tokens =
+        'api_key' in body ? await apiKeyGrant(deps, body.api_key, ip) : 'grant_type' in body ? await ssoCodeGrant(deps, body.code, ip) : await passwordGrant(deps, body, ip);
       c.header('Cache-Control', 'no-store');
       return c.json(tokens, 200);
     },

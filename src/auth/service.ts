@@ -10,6 +10,7 @@ import { sqlLimit } from '../lib/sql';
 import { normaliseEmail } from '../lib/email';
 import { makeDummyHash, verifyPassword } from './passwords';
 import { randomToken, sha256 } from './secrets';
+import { redeemSsoCode } from './sso-codes';
 
 /** A user as sign-in reads it: the auth side of the users table (the users area manages the people). */
 type UserRow = typeof users.$inferSelect;
@@ -43,7 +44,7 @@ function throttled(seconds: number, what: string): AppError {
 
 type LimiterDeps = Pick<Deps, 'signInLimiter' | 'metrics'>;
 /** Which budget an attempt draws on, as the metrics count failures and refusals. */
-type AttemptKind = 'password' | 'api_key' | 'current_password';
+type AttemptKind = 'password' | 'api_key' | 'current_password' | 'sso';
 
 function checkNotThrottled(deps: LimiterDeps, keys: { account?: string; ip: string }, what: string, kind: AttemptKind): void {
   const wait = Math.max(
@@ -130,6 +131,30 @@ export async function apiKeyGrant(deps: AuthDeps, apiKey: string, ip: string): P
     throw invalidCredentials();
   }
   return issueTokens(deps, { id: actor.userId, tenantId: actor.tenantId, role: actor.role }, { withRefresh: false, apiKeyId: actor.apiKeyId });
+}
+
+/**
+ * SSO code grant: the one-time code a single sign-on ended in (src/sso), for the usual tokens.
+ * Wrong codes draw on the client address's sign-in budget, as wrong passwords do.
+ */
+export async function ssoCodeGrant(deps: AuthDeps, code: string, ip: string): Promise<TokenPair> {
+  checkNotThrottled(deps, { ip }, 'sign-ins', 'sso');
+  const user = inTransaction(deps.db, (tx) => redeemSsoCode(tx, deps.clock, code));
+  if (!user) {
+    recordFailure(deps, { ip }, 'sso');
+    throw invalidCredentials();
+  }
+  return issueTokens(deps, user, { withRefresh: true });
+}
+
+/** Whether a client address may try another sign-in now; throws 429 otherwise (the SSO flows ask it first). */
+export function checkSignInBudget(deps: LimiterDeps, ip: string): void {
+  checkNotThrottled(deps, { ip }, 'sign-ins', 'sso');
+}
+
+/** A failed SSO sign-in draws on the client address's budget. */
+export function recordSsoFailure(deps: LimiterDeps, ip: string): void {
+  recordFailure(deps, { ip }, 'sso');
 }
 
 async function issueTokens(

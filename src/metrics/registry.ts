@@ -320,7 +320,7 @@ export class Metrics implements MetricsSink {
     this.checkpointDuration.observe(seconds);
   }
 
-  signInFailed(kind: 'password' | 'api_key' | 'current_password'): void {
+  signInFailed(kind: 'password' | 'api_key' | 'current_password' | 'sso'): void {
     this.signInFailures.inc({ kind });
   }
 

@@ -49,6 +49,7 @@ export async function features(deps: Deps) {
       webhooks: true,
       lti: false,
       saml: false,
+      oidc: true,
       migration: false,
     },
   };

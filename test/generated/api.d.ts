@@ -65,7 +65,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Generate a JWT for API access (password or API-key grant) */
+        /** Generate a JWT for API access (password, API-key or single sign-on code grant) */
         post: operations["createToken"];
         delete?: never;
         options?: never;
@@ -2479,6 +2479,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sso/connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant's single sign-on connections (admin) */
+        get: operations["listSsoConnections"];
+        put?: never;
+        /**
+         * Connect an identity provider (admin)
+         * @description SAML: `idp_metadata_xml`, or `idp_entity_id`, `idp_sso_url` and `idp_certificates`. OIDC: `issuer`, `client_id`, `client_secret`; discovery at the issuer must work (through the outbound guard: https:// and public addresses only unless the server allows otherwise), or the answer is 422. The client secret is stored encrypted and never shown again. Give the IdP the `sp_entity_id` and `acs_url` (SAML) or register the `redirect_uri` (OIDC) of the answer.
+         */
+        post: operations["createSsoConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sso/connections/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One connection (admin); the client secret is never shown */
+        get: operations["getSsoConnection"];
+        put?: never;
+        post?: never;
+        /** Delete a connection (admin); its users keep their accounts */
+        delete: operations["deleteSsoConnection"];
+        options?: never;
+        head?: never;
+        /** Change a connection (admin); fields of the other protocol are 422 */
+        patch: operations["updateSsoConnection"];
+        trace?: never;
+    };
+    "/sso/{tenant_slug}/{connection_id}/login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Start signing in through a connection (a browser navigates here): a redirect to the identity provider
+         * @description OIDC: the authorization code flow with PKCE, `state` and `nonce`. `return_to` must be on the origin of PUBLIC_URL or one of FRONTEND_ORIGINS (default: PUBLIC_URL); the sign-in ends in a redirect there with `?code=` (for POST /api/auth/token, `grant_type: "sso_code"`) or `?error=`. Refusals are plain pages to a browser (Accept: text/html), problem+json to other callers.
+         */
+        get: operations["startSsoLogin"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sso/{tenant_slug}/{connection_id}/oidc/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where the OpenID provider sends the browser back: a redirect to `return_to` with `?code=` or `?error=`
+         * @description The id_token is verified against the provider's JWKS (signature, iss, aud, exp, nonce). The error reasons: connection_unavailable, protocol_unavailable, return_to_refused, rate_limited, state_unknown, state_used, state_expired, idp_error, token_invalid, email_missing, email_domain_not_allowed, email_not_verified, account_deleted, linked_elsewhere, no_account.
+         */
+        get: operations["finishOidcLogin"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "activity.completed": {
@@ -3058,7 +3138,7 @@ export interface components {
             token_type: "Bearer";
             /** @description Seconds until the access token expires */
             expires_in: number;
-            /** @description Password grant and refresh only */
+            /** @description Password and SSO code grants, and refresh; not the API-key grant */
             refresh_token?: string;
         };
         PasswordGrant: {
@@ -3070,6 +3150,12 @@ export interface components {
         };
         ApiKeyGrant: {
             api_key: string;
+        };
+        SsoCodeGrant: {
+            /** @enum {string} */
+            grant_type: "sso_code";
+            /** @description The `code` a single sign-on redirected to the front end with (60 s, once) */
+            code: string;
         };
         User: {
             /** Format: uuid */
@@ -5538,6 +5624,179 @@ export interface components {
             };
             context?: components["schemas"]["DocumentContextRef"];
         };
+        SsoConnection: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            protocol: "saml" | "oidc";
+            name: string;
+            enabled: boolean;
+            attribute_mapping: components["schemas"]["SsoAttributeMapping"];
+            /** @enum {string} */
+            provisioning: "jit" | "existing_only";
+            allowed_email_domains: string[] | null;
+            /** @description Where the front end sends a person to sign in (add `?return_to=`) */
+            login_url: string;
+            saml: {
+                idp_entity_id: string;
+                idp_sso_url: string;
+                idp_certificates: components["schemas"]["SsoCertificate"][];
+                allow_idp_initiated: boolean;
+                /** @description Our entity ID: give it to the IdP */
+                sp_entity_id: string;
+                /** @description Our Assertion Consumer Service (HTTP-POST): give it to the IdP */
+                acs_url: string;
+                /** @description Our SP metadata */
+                metadata_url: string;
+            } | null;
+            oidc: {
+                issuer: string;
+                client_id: string;
+                /** @description Register it with the provider */
+                redirect_uri: string;
+            } | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            updated_at: string;
+        };
+        SsoAttributeMapping: {
+            /**
+             * @description Claim or attribute holding the email address
+             * @example email
+             */
+            email: string;
+            /**
+             * @description Claim or attribute holding the display name
+             * @example name
+             */
+            name: string;
+            /**
+             * @description Claim or attribute (often groups) deciding the role of a user created on first sign-in
+             * @example groups
+             */
+            role?: string;
+            /**
+             * @description Values of `role` that make the new user an admin; any other value: a member
+             * @example [
+             *       "lms-admins"
+             *     ]
+             */
+            admin_values?: string[];
+        };
+        SsoCertificate: {
+            /** @example AB:CD:… */
+            sha256_fingerprint: string;
+            subject: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            not_after: string;
+        };
+        SsoConnectionCreate: {
+            /** @enum {string} */
+            protocol: "saml";
+            /** @example University login */
+            name: string;
+            enabled?: boolean;
+            attribute_mapping?: components["schemas"]["SsoAttributeMapping"] & unknown;
+            /**
+             * @description `jit`: create a tenant member on first sign-in; `existing_only` (default): only users who exist
+             * @enum {string}
+             */
+            provisioning?: "jit" | "existing_only";
+            /**
+             * @description Only these email domains may sign in; null: any
+             * @example [
+             *       "example.edu"
+             *     ]
+             */
+            allowed_email_domains?: string[] | null;
+            /** @description The IdP's SAML metadata (an EntityDescriptor); instead of the three fields below */
+            idp_metadata_xml?: string;
+            idp_entity_id?: string;
+            /**
+             * Format: uri
+             * @description The IdP's SingleSignOnService (HTTP-Redirect binding)
+             */
+            idp_sso_url?: string;
+            /** @description Signing certificates; several during a rollover */
+            idp_certificates?: string[];
+            /** @description Accept responses that answer no request of ours (default false) */
+            allow_idp_initiated?: boolean;
+        } | {
+            /** @enum {string} */
+            protocol: "oidc";
+            /** @example University login */
+            name: string;
+            enabled?: boolean;
+            attribute_mapping?: components["schemas"]["SsoAttributeMapping"] & unknown;
+            /**
+             * @description `jit`: create a tenant member on first sign-in; `existing_only` (default): only users who exist
+             * @enum {string}
+             */
+            provisioning?: "jit" | "existing_only";
+            /**
+             * @description Only these email domains may sign in; null: any
+             * @example [
+             *       "example.edu"
+             *     ]
+             */
+            allowed_email_domains?: string[] | null;
+            /**
+             * Format: uri
+             * @example https://login.example.edu/realms/staff
+             */
+            issuer: string;
+            client_id: string;
+            /** @description Stored encrypted; never shown again */
+            client_secret: string;
+        };
+        SsoConnectionUpdate: {
+            /** @example University login */
+            name?: string;
+            enabled?: boolean;
+            attribute_mapping?: components["schemas"]["SsoAttributeMapping"] & unknown;
+            /**
+             * @description `jit`: create a tenant member on first sign-in; `existing_only` (default): only users who exist
+             * @enum {string}
+             */
+            provisioning?: "jit" | "existing_only";
+            /**
+             * @description Only these email domains may sign in; null: any
+             * @example [
+             *       "example.edu"
+             *     ]
+             */
+            allowed_email_domains?: string[] | null;
+            /** @description The IdP's SAML metadata (an EntityDescriptor); instead of the three fields below */
+            idp_metadata_xml?: string;
+            idp_entity_id?: string;
+            /**
+             * Format: uri
+             * @description The IdP's SingleSignOnService (HTTP-Redirect binding)
+             */
+            idp_sso_url?: string;
+            /** @description Signing certificates; several during a rollover */
+            idp_certificates?: string[];
+            /** @description Accept responses that answer no request of ours (default false) */
+            allow_idp_initiated?: boolean;
+            /**
+             * Format: uri
+             * @example https://login.example.edu/realms/staff
+             */
+            issuer?: string;
+            client_id?: string;
+            /** @description Stored encrypted; never shown again */
+            client_secret?: string;
+        };
     };
     responses: never;
     parameters: never;
@@ -5641,7 +5900,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["PasswordGrant"] | components["schemas"]["ApiKeyGrant"];
+                "application/json": components["schemas"]["PasswordGrant"] | components["schemas"]["ApiKeyGrant"] | components["schemas"]["SsoCodeGrant"];
             };
         };
         responses: {
@@ -17285,6 +17544,452 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listSsoConnections: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (at most 1000000000) */
+                page?: number;
+                /** @description Items per page, 1 to 100 */
+                per_page?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Connections */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SsoConnection"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createSsoConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SsoConnectionCreate"];
+            };
+        };
+        responses: {
+            /** @description The connection */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SsoConnection"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but not acceptable (validation_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSsoConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The connection */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SsoConnection"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteSsoConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateSsoConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SsoConnectionUpdate"];
+            };
+        };
+        responses: {
+            /** @description The connection */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SsoConnection"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but not acceptable (validation_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    startSsoLogin: {
+        parameters: {
+            query?: {
+                return_to?: string;
+            };
+            header?: never;
+            path: {
+                tenant_slug: string;
+                connection_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the identity provider */
+            302: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the return address, or a connection of a kind not offered */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such enabled connection */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed sign-ins from this address */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    finishOidcLogin: {
+        parameters: {
+            query?: {
+                state?: string;
+                code?: string;
+                error?: string;
+            };
+            header?: never;
+            path: {
+                tenant_slug: string;
+                connection_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To return_to, with code or error */
+            302: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: an unknown, used or expired state */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such enabled connection */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed sign-ins from this address */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };

@@ -1,0 +1,229 @@
+// The browser-facing sign-in endpoints (outside /api, no credential): login starts a sign-in at the
+// IdP, the OIDC callback finishes it and redirects to `return_to` with a one-time `code` (or an
+// `error`). Refusals are logged with their reason and connection; a person sees a plain page (an API
+// caller a problem+json), or, once `return_to` is known, is sent back there with `?error=`.
+import { z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { checkSignInBudget, recordSsoFailure } from '../auth/service';
+import type { AppEnv } from '../context';
+import { clientIp } from '../http/client-ip';
+import { problemResponse, problemSchema } from '../http/errors';
+import { type ApiTag, newRouter, publicRoute, uuidParam } from '../http/openapi';
+import { getTenantBySlug } from '../tenants/service';
+import { failureReason, type ConnectionRow } from './connections';
+import { takeHandle, storeHandle } from './handles';
+import { discoverProvider, finishAuthorization, startAuthorization } from './oidc';
+import { refusalPage, setPageHeaders } from './pages';
+import { connectionUrls } from './present';
+import { completeSignIn, refusalReasons, SsoRefusal, type RefusalReason } from './signin';
+import { getConnection } from './connections';
+
+const tags: [ApiTag] = ['Single sign-on'];
+
+const flowParams = z.object({
+  tenant_slug: z
+    .string()
+    .min(1)
+    .max(63)
+    .openapi({ param: { name: 'tenant_slug', in: 'path' }, example: 'default' }),
+  connection_id: uuidParam('connection_id'),
+});
+
+/** A refusal: a page to a browser (Accept: text/html), a problem+json to any other caller. */
+const htmlPage = (description: string) => ({ description, content: { 'text/html': { schema: z.string() }, 'application/problem+json': { schema: problemSchema } } });
+const redirect = (description: string) => ({ description, headers: { Location: { schema: { type: 'string' as const } } } });
+
+const refusalStatus: Partial<Record<RefusalReason, 400 | 403 | 404 | 429>> = {
+  connection_unavailable: 404,
+  rate_limited: 429,
+  account_deleted: 403,
+  linked_elsewhere: 403,
+  no_account: 403,
+  email_domain_not_allowed: 403,
+  email_not_verified: 403,
+};
+
+interface OidcState {
+  code_verifier: string;
+  nonce: string;
+  return_to: string;
+}
+
+function logRefusal(c: Context<AppEnv>, refusal: SsoRefusal, connectionId: string | null): void {
+  c.var.logger.warn({ requestId: c.var.requestId, connectionId, reason: refusal.reason, detail: refusal.detail }, 'sso sign-in refused');
+}
+
+/** A refusal before `return_to` is known (or trusted): a page to a browser (it accepts text/html), a problem+json to anything else. */
+function refuse(c: Context<AppEnv>, refusal: SsoRefusal, connectionId: string | null): Response {
+  logRefusal(c, refusal, connectionId);
+  // A refusal for being over the limit does not push the limit further out.
+  if (refusal.reason !== 'rate_limited') recordSsoFailure(c.var.deps, clientIp(c, c.var.deps.config.trustProxy));
+  const status = refusalStatus[refusal.reason] ?? 400;
+  setPageHeaders(c);
+  if (!/text\/html/.test(c.req.header('Accept') ?? '')) {
+    const code = status === 404 ? 'not_found' : status === 403 ? 'forbidden' : status === 429 ? 'rate_limited' : 'bad_request';
+    const res = problemResponse(status, code, `${refusal.message} (${refusal.reason})`);
+    c.res.headers.forEach((value, name) => res.headers.set(name, value));
+    return res;
+  }
+  return c.html(refusalPage('Sign-in refused', refusal.message), status);
+}
+
+/** A refusal once `return_to` is trusted: back to the front end with `?error=<reason>`. */
+function refuseTo(c: Context<AppEnv>, returnTo: string, refusal: SsoRefusal, connectionId: string): Response {
+  logRefusal(c, refusal, connectionId);
+  recordSsoFailure(c.var.deps, clientIp(c, c.var.deps.config.trustProxy));
+  setPageHeaders(c);
+  return c.redirect(withParam(returnTo, 'error', refusal.reason), 302);
+}
+
+function withParam(url: string, name: string, value: string): string {
+  const u = new URL(url);
+  u.searchParams.set(name, value);
+  return u.toString();
+}
+
+/** `return_to` when it is on PUBLIC_URL's origin or one of FRONTEND_ORIGINS (default: PUBLIC_URL). */
+function checkedReturnTo(c: Context<AppEnv>, raw: string | undefined): string {
+  const { publicUrl, frontendOrigins } = c.var.deps.config;
+  if (raw === undefined) return publicUrl;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new SsoRefusal('return_to_refused', 'not an absolute URL');
+  }
+  const allowed = [publicUrl, ...frontendOrigins].map((o) => new URL(o).origin);
+  if (!allowed.includes(url.origin) || url.username || url.password) throw new SsoRefusal('return_to_refused', url.origin);
+  return url.toString();
+}
+
+/** The tenant's enabled connection named by the path; SsoRefusal otherwise. */
+function connectionOf(c: Context<AppEnv>, slug: string, id: string): ConnectionRow {
+  const tenant = getTenantBySlug(c.var.deps.db, slug);
+  let row: ConnectionRow | undefined;
+  try {
+    row = tenant ? getConnection(c.var.deps.db, tenant.id, id) : undefined;
+  } catch {
+    row = undefined;
+  }
+  if (!row || !row.enabled) throw new SsoRefusal('connection_unavailable', `${slug}/${id}`);
+  return row;
+}
+
+const providerOf = (c: Context<AppEnv>, row: ConnectionRow) =>
+  discoverProvider(row.issuer!, row.clientId!, c.var.deps.secretBox.open(row.clientSecretEncrypted!), c.var.deps.outbound);
+
+export const ssoFlowRouter = newRouter()
+  .openapi(
+    publicRoute({
+      method: 'get',
+      path: '/sso/{tenant_slug}/{connection_id}/login',
+      operationId: 'startSsoLogin',
+      tags,
+      summary: "Start signing in through a connection (a browser navigates here): a redirect to the identity provider",
+      description:
+        'OIDC: the authorization code flow with PKCE, `state` and `nonce`. `return_to` must be on the origin of PUBLIC_URL or one of FRONTEND_ORIGINS ' +
+        '(default: PUBLIC_URL); the sign-in ends in a redirect there with `?code=` (for POST /api/auth/token, `grant_type: "sso_code"`) or `?error=`. ' +
+        'Refusals are plain pages to a browser (Accept: text/html), problem+json to other callers.',
+      request: { params: flowParams, query: z.object({ return_to: z.string().max(2000).optional() }) },
+      responses: {
+        302: redirect('To the identity provider'),
+        400: htmlPage('Refused: the return address, or a connection of a kind not offered'),
+        404: htmlPage('No such enabled connection'),
+        429: htmlPage('Too many failed sign-ins from this address'),
+      },
+    }),
+    async (c) => {
+      const { tenant_slug, connection_id } = c.req.valid('param');
+      setPageHeaders(c);
+      try {
+        checkSignInBudget(c.var.deps, clientIp(c, c.var.deps.config.trustProxy));
+      } catch {
+        return refuse(c, new SsoRefusal('rate_limited'), connection_id);
+      }
+      try {
+        const row = connectionOf(c, tenant_slug, connection_id);
+        const returnTo = checkedReturnTo(c, c.req.valid('query').return_to);
+        if (row.protocol !== 'oidc') throw new SsoRefusal('protocol_unavailable', row.protocol);
+        let start;
+        try {
+          start = await startAuthorization(await providerOf(c, row), connectionUrls(c.var.deps.config.publicUrl, tenant_slug, row.id).callback);
+        } catch (err) {
+          throw new SsoRefusal('idp_error', `discovery: ${failureReason(err)}`);
+        }
+        storeHandle(c.var.deps.db, c.var.deps.clock, 'oidc_state', start.state, { tenantId: row.tenantId, connectionId: row.id }, {
+          code_verifier: start.codeVerifier,
+          nonce: start.nonce,
+          return_to: returnTo,
+        } satisfies OidcState);
+        return c.redirect(start.url.toString(), 302);
+      } catch (err) {
+        if (err instanceof SsoRefusal) return refuse(c, err, connection_id);
+        throw err;
+      }
+    },
+  )
+  .openapi(
+    publicRoute({
+      method: 'get',
+      path: '/sso/{tenant_slug}/{connection_id}/oidc/callback',
+      operationId: 'finishOidcLogin',
+      tags,
+      summary: 'Where the OpenID provider sends the browser back: a redirect to `return_to` with `?code=` or `?error=`',
+      description: `The id_token is verified against the provider's JWKS (signature, iss, aud, exp, nonce). The error reasons: ${Object.keys(refusalReasons).join(', ')}.`,
+      request: {
+        params: flowParams,
+        query: z.object({ state: z.string().max(1000).optional(), code: z.string().max(4000).optional(), error: z.string().max(1000).optional() }).passthrough(),
+      },
+      responses: {
+        302: redirect('To return_to, with code or error'),
+        400: htmlPage('Refused: an unknown, used or expired state'),
+        404: htmlPage('No such enabled connection'),
+        429: htmlPage('Too many failed sign-ins from this address'),
+      },
+    }),
+    async (c) => {
+      const { tenant_slug, connection_id } = c.req.valid('param');
+      const query = c.req.valid('query');
+      setPageHeaders(c);
+      const deps = c.var.deps;
+      try {
+        checkSignInBudget(deps, clientIp(c, deps.config.trustProxy));
+      } catch {
+        return refuse(c, new SsoRefusal('rate_limited'), connection_id);
+      }
+      let row: ConnectionRow;
+      let state: OidcState;
+      try {
+        row = connectionOf(c, tenant_slug, connection_id);
+        if (row.protocol !== 'oidc') throw new SsoRefusal('protocol_unavailable', row.protocol);
+        const taken = query.state ? takeHandle<OidcState>(deps.db, deps.clock, 'oidc_state', query.state, row.id) : ({ status: 'unknown' } as const);
+        if (taken.status !== 'ok') throw new SsoRefusal(`state_${taken.status}`);
+        state = taken.data;
+      } catch (err) {
+        if (err instanceof SsoRefusal) return refuse(c, err, connection_id);
+        throw err;
+      }
+      try {
+        if (query.error) throw new SsoRefusal('idp_error', query.error.slice(0, 200));
+        const callback = new URL(connectionUrls(deps.config.publicUrl, tenant_slug, row.id).callback);
+        callback.search = new URL(c.req.url).search;
+        let claims: Record<string, unknown>;
+        try {
+          claims = await finishAuthorization(await providerOf(c, row), callback, { codeVerifier: state.code_verifier, state: query.state!, nonce: state.nonce });
+        } catch (err) {
+          throw new SsoRefusal('token_invalid', failureReason(err));
+        }
+        const { code } = completeSignIn(deps.db, deps.clock, row, {
+          subject: String(claims.sub),
+          attributes: claims,
+          emailVerified: claims.email_verified === true,
+        });
+        return c.redirect(withParam(state.return_to, 'code', code), 302);
+      } catch (err) {
+        if (err instanceof SsoRefusal) return refuseTo(c, state.return_to, err, row.id);
+        throw err;
+      }
+    },
+  );
