@@ -2,8 +2,12 @@
 import { readFileSync } from 'node:fs';
 import type { Deps } from '../context';
 
-const packageJson = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-export const serverVersion = packageJson.version;
+/** The repository's package.json: two folders up from this file, three from its build in dist/. */
+function readPackageJson(): { version: string } {
+  const built = import.meta.url.includes('/dist/src/');
+  return JSON.parse(readFileSync(new URL(built ? '../../../package.json' : '../../package.json', import.meta.url), 'utf8')) as { version: string };
+}
+export const serverVersion = readPackageJson().version;
 
 export type CheckState = 'ok' | 'error' | 'unavailable' | 'disabled';
 
