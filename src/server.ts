@@ -68,6 +68,8 @@ async function main(): Promise<void> {
     lock.release();
     throw listenFailure(err, config.host, config.port);
   }
+  // PUBLIC_URL unset: the links and the tokens' issuer name the port taken (PORT=0 picks one).
+  if (!config.publicUrlSet) config = { ...config, publicUrl: `http://localhost:${running.port}` };
   let deps: Deps;
   try {
     deps = await buildDeps({ database, config, clock: systemClock, logger });
