@@ -96,8 +96,13 @@ ${configFromDocs(Number(new URL(server.baseUrl).port), nginxPort, cert, key)}
   if (started.status !== 0) throw new Error(`nginx did not start: ${started.stderr}`);
 }, 60_000);
 
-afterAll(() => {
+afterAll(async () => {
   if (dir && existsSync(path.join(dir, 'nginx.pid'))) nginx('-s', 'stop');
+  // SIGTERM, which tsx passes on to the server (a SIGKILL of tsx would leave the server running).
+  if (server) {
+    server.child.kill('SIGTERM');
+    await server.exited;
+  }
   killChildren();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
