@@ -121,6 +121,9 @@ export class Metrics {
   private readonly checkpointDuration: Histogram;
   private readonly signInFailures: Counter<'kind'>;
   private readonly rateLimited: Counter<'limiter'>;
+  private readonly webhookAttempts: Counter;
+  private readonly webhookFailures: Counter;
+  private readonly webhookDuration: Histogram;
 
   constructor(source: {
     sqlite: SqliteDatabase;
@@ -128,6 +131,8 @@ export class Metrics {
     liveDocuments: () => number;
     /** Log rows written since each document's last compaction. */
     pendingLogRows: () => number;
+    /** Webhook deliveries waiting to be sent. */
+    pendingWebhookDeliveries?: () => number;
   }) {
     const registry = this.registry;
     // Node's process metrics (event-loop lag, heap, GC, RSS, handles) into this registry alone.
@@ -251,7 +256,41 @@ export class Metrics {
       labelNames: ['limiter'],
       registers: [registry],
     });
+    this.webhookAttempts = new Counter({
+      name: 'lms_webhook_delivery_attempts_total',
+      help: 'Webhook delivery attempts (each HTTP request to an endpoint, or a refusal of its target)',
+      registers: [registry],
+    });
+    this.webhookFailures = new Counter({
+      name: 'lms_webhook_delivery_failures_total',
+      help: 'Webhook delivery attempts that failed (no 2xx answer, a timeout, a refused target)',
+      registers: [registry],
+    });
+    this.webhookDuration = new Histogram({
+      name: 'lms_webhook_delivery_duration_seconds',
+      help: 'How long each webhook delivery attempt took',
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [registry],
+    });
+    const pendingDeliveries = source.pendingWebhookDeliveries;
+    new Gauge({
+      name: 'lms_webhook_deliveries_pending',
+      help: 'Webhook deliveries waiting to be sent (new, or due for a retry)',
+      registers: [registry],
+      collect() {
+        this.set(pendingDeliveries ? pendingDeliveries() : 0);
+      },
+    });
   }
+
+  /** The webhook worker's sink (src/webhooks/delivery.ts). */
+  readonly webhooks = {
+    attempted: (ok: boolean, seconds: number): void => {
+      this.webhookAttempts.inc();
+      if (!ok) this.webhookFailures.inc();
+      this.webhookDuration.observe(seconds);
+    },
+  };
 
   /** The REST hot path: one map lookup and a few additions. */
   observeRequest(method: string, route: string, status: number, seconds: number): void {
