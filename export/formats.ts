@@ -2,7 +2,7 @@
 // Markdown as it is, a standalone HTML page, plain text, a Word document and JSON. The HTML of
 // every format comes from markdown-it with raw HTML disabled.
 import { markdownToDocx } from './docx';
-import { markdownToHtml, markdownToText, standalonePage } from './markdown';
+import { documentPage, markdownToText } from './markdown';
 
 export const exportFormats = ['markdown', 'html', 'txt', 'docx', 'json'] as const;
 export type ExportFormat = (typeof exportFormats)[number];
@@ -40,7 +40,7 @@ export async function exportDocument(source: ExportSource, format: ExportFormat)
     case 'markdown':
       return { ...info, body: source.markdown };
     case 'html':
-      return { ...info, body: standalonePage(source.title, markdownToHtml(source.markdown)) };
+      return { ...info, body: documentPage(source.title, source.markdown) };
     case 'txt':
       return { ...info, body: markdownToText(source.markdown) };
     case 'docx':

@@ -11,15 +11,45 @@ export type Token = ReturnType<typeof md.parse>[number];
 /** markdown-it's block tokens of a body (the Word export walks them). */
 export const parseMarkdown = (markdown: string): Token[] => md.parse(markdown, {});
 
+export interface HtmlOptions {
+  /**
+   * An image that is not a `data:` URI shown as its alt text: the exported pages load nothing from
+   * elsewhere (their Content-Security-Policy, and the PDF renderer's refusals), and a broken-image
+   * icon would say less than the alt text does.
+   */
+  outsideImagesAsText?: boolean;
+}
+
+const renderImage = md.renderer.rules.image!;
+// markdown-it hands the render call's env to every rule.
+md.renderer.rules.image = (tokens, idx, options, env, self) => {
+  const token = tokens[idx]!;
+  const src = String(token.attrGet('src') ?? '');
+  if (!(env as HtmlOptions | undefined)?.outsideImagesAsText || src.startsWith('data:')) return renderImage(tokens, idx, options, env, self);
+  const alt = self.renderInlineAsText(token.children ?? [], options, env).trim();
+  return `<span class="image-alt" title="${escapeHtml(src)}">${escapeHtml(alt || 'image')}</span>`;
+};
+
 /** The body's HTML fragment. */
-export const markdownToHtml = (markdown: string): string => md.render(markdown);
+export const markdownToHtml = (markdown: string, options: HtmlOptions = {}): string => md.render(markdown, { ...options });
+
+/** The complete page of a document, as exported to HTML and printed to PDF. */
+export const documentPage = (title: string, markdown: string): string =>
+  standalonePage(title, markdownToHtml(markdown, { outsideImagesAsText: true }));
 
 export { escapeHtml };
 
 /** Shared by the HTML export and the PDF: readable on screen, paginated cleanly on paper. */
 const stylesheet = `
 :root { color-scheme: light; }
-body { font: 11pt/1.5 "DejaVu Sans", "Liberation Sans", Arial, sans-serif; color: #1a1a1a; max-width: 46rem; margin: 2rem auto; padding: 0 1rem; }
+body {
+  font: 11pt/1.5 "DejaVu Sans", "Liberation Sans", Arial, "Noto Sans", "Noto Sans CJK SC", "Noto Sans Arabic", "Noto Sans Hebrew",
+    "Noto Sans Devanagari", "Noto Color Emoji", sans-serif;
+  color: #1a1a1a; max-width: 46rem; margin: 2rem auto; padding: 0 1rem;
+}
+/* Each paragraph takes its direction from its own text: Arabic and Hebrew ones read right to left. */
+p, li, h1, h2, h3, h4, h5, h6, blockquote, th, td { unicode-bidi: plaintext; text-align: start; }
+.image-alt { border: 1px dashed #999; padding: 0 0.3em; color: #555; font-style: italic; }
 h1, h2, h3, h4, h5, h6 { line-height: 1.25; margin: 1.4em 0 0.5em; }
 pre, code { font-family: "DejaVu Sans Mono", "Liberation Mono", monospace; font-size: 0.92em; }
 pre { background: #f5f5f5; padding: 0.75em; overflow-x: auto; white-space: pre-wrap; word-break: break-word; }
@@ -27,7 +57,7 @@ code { background: #f5f5f5; padding: 0 0.2em; }
 pre code { background: none; padding: 0; }
 blockquote { margin: 0 0 1em; padding-left: 1em; border-left: 3px solid #ccc; color: #444; }
 table { border-collapse: collapse; margin: 1em 0; }
-th, td { border: 1px solid #bbb; padding: 0.3em 0.6em; text-align: left; vertical-align: top; }
+th, td { border: 1px solid #bbb; padding: 0.3em 0.6em; vertical-align: top; }
 img { max-width: 100%; }
 a { color: #0645ad; }
 @media print {

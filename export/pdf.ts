@@ -15,7 +15,7 @@ import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { Browser, HTTPRequest, Page } from 'puppeteer-core';
 import { AppError } from '../src/http/errors';
-import { escapeHtml, markdownToHtml, standalonePage } from './markdown';
+import { documentPage, escapeHtml } from './markdown';
 
 /** Headless in a container: no sandbox, no GPU, nothing fetched in the background. */
 export const CHROMIUM_ARGS = [
@@ -145,7 +145,7 @@ export class PdfExporter {
   async renderMarkdown(
     title: string,
     markdown: string,
-    page: (title: string, markdown: string) => string | Promise<string> = (t, m) => standalonePage(t, markdownToHtml(m)),
+    page: (title: string, markdown: string) => string | Promise<string> = (t, m) => documentPage(t, m),
   ): Promise<Uint8Array> {
     this.checkLength(markdown);
     return this.renderHtml(title, await page(title, markdown));

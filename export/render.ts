@@ -4,7 +4,7 @@
 // (bench/RESULTS.md, "Export"). This module is also the threads' task.
 import type { WorkerPool } from '../src/lib/worker-pool';
 import { exportDocument, type ExportFile, type ExportFormat, type ExportSource } from './formats';
-import { markdownToHtml, standalonePage } from './markdown';
+import { documentPage } from './markdown';
 
 const TASK = new URL('./render.ts', import.meta.url);
 
@@ -29,7 +29,7 @@ type RenderTask = FileTask | PageTask;
 export default function render(task: FileTask): Promise<ExportFile>;
 export default function render(task: PageTask): string;
 export default function render(task: RenderTask): Promise<ExportFile> | string {
-  return task.kind === 'file' ? exportDocument(task.source, task.format) : standalonePage(task.title, markdownToHtml(task.markdown));
+  return task.kind === 'file' ? exportDocument(task.source, task.format) : documentPage(task.title, task.markdown);
 }
 
 /** The document as a file of `format`. */

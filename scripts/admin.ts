@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import { and, eq, isNull } from 'drizzle-orm';
 import { openDatabase, type Database_ } from '../db/client';
 import { tenants, users } from '../db/schema';
+import { forgetInitialPassword } from '../src/auth/initial-password';
 import { generatePassword } from '../src/auth/passwords';
 import { databaseFile, type Config } from '../src/config';
 import { emailAddress, singleLineText } from '../src/http/text';
@@ -125,6 +126,8 @@ async function resetPassword(command: Command, database: Database_): Promise<str
   // This process caches no credentials, so there is nobody here to tell of the access change.
   const access = { narrowed() {}, widened() {} };
   await updateUser({ db, clock: systemClock, scryptCost: command.config.scryptCost, access }, user, { password }, { requireCurrentPassword: false });
+  // The first start's password file, if it holds this account's old password, is stale now.
+  forgetInitialPassword(db, command.config.dataDir, user.id);
   return (
     `Password of ${user.email} (tenant ${slug}, ${user.role}) reset; every session of the account is signed out.\n${shown}` +
     'If the server is running: it refuses the old refresh tokens at once, and access tokens it issued\n' +

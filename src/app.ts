@@ -11,6 +11,7 @@ import { handleError, problemResponse } from './http/errors';
 import { apiTags, newRouter } from './http/openapi';
 import { requestContext } from './http/request-context';
 import { urlText } from './http/url-text';
+import { publicOrigin } from './http/public-url';
 import { utf8JsonBodies } from './http/utf8';
 import { serverVersion } from './system/service';
 
@@ -61,7 +62,7 @@ export function createApp(deps: Deps): OpenAPIHono<AppEnv> {
     scheme: 'bearer',
     description: 'The METRICS_TOKEN the server was started with (GET /metrics only)',
   });
-  app.doc31('/api/openapi.json', {
+  app.doc31('/api/openapi.json', (c) => ({
     openapi: '3.1.0',
     info: {
       title: 'Learning platform API',
@@ -73,10 +74,10 @@ export function createApp(deps: Deps): OpenAPIHono<AppEnv> {
         'with a 422 naming the field; a JSON body that is not UTF-8 is a 400.',
       license: { name: 'MIT', url: 'https://spdx.org/licenses/MIT.html' },
     },
-    // Relative: the API is wherever this document was fetched from, whatever host or proxy serves it.
-    servers: [{ url: '/', description: 'This server' }],
+    // PUBLIC_URL when set; otherwise relative: the API is wherever this document was fetched from.
+    servers: [{ url: c.var.deps.config.publicUrlSet ? `${publicOrigin(c)}/` : '/', description: 'This server' }],
     tags: apiTags.map((tag) => ({ ...tag })),
-  });
+  }));
   mountApiDocs(app, { documentUrl: '/api/openapi.json', title: 'Learning platform API' });
 
   app.notFound((c) => {

@@ -3,6 +3,7 @@
 import { parseArgs } from 'node:util';
 import path from 'node:path';
 import { z } from 'zod';
+import { parseTrustProxy, type TrustProxy } from './lib/trusted-proxies';
 import { wholeNumber } from './lib/whole-number';
 
 const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -23,8 +24,23 @@ const configSchema = z.object({
     .pipe(z.array(z.url({ message: 'each CORS origin must be a URL such as https://lms.example.org' }))),
   adminEmail: z.email().optional(),
   adminPassword: z.string().min(8, 'must be at least 8 characters').optional(),
-  publicUrl: z.url().default('http://localhost:3000'),
-  trustProxy: bool.default(false),
+  /** The server's address as its users reach it; unset: http://localhost:<PORT> (see publicUrlSet). */
+  publicUrl: z.url().optional(),
+  /**
+   * Which proxies may name the client (X-Forwarded-For, Forwarded) and the scheme and host it used:
+   * off; `true` or a hop count; or their addresses and CIDRs.
+   */
+  trustProxy: z
+    .union([z.boolean(), z.string()])
+    .default(false)
+    .transform((value, ctx): TrustProxy => {
+      try {
+        return parseTrustProxy(value);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+        return z.NEVER;
+      }
+    }),
   bodyLimitBytes: wholeNumber(1024).default(1024 * 1024),
   documentBodyLimitBytes: wholeNumber(1024).default(5 * 1024 * 1024),
   /** Largest encoded Yjs state of a document, over REST and WebSocket alike. */
@@ -72,18 +88,28 @@ const configSchema = z.object({
   complianceIdleTimeoutSeconds: wholeNumber(1, 86_400).default(300),
 });
 
-export type Config = Omit<z.infer<typeof configSchema>, 'outboundAllowHttp' | 'outboundAllowPrivateTargets'> & {
-  outboundAllowHttp: boolean;
-  outboundAllowPrivateTargets: boolean;
-};
+/**
+ * What follows from other settings: PUBLIC_URL, or http://localhost:<PORT> when it is unset
+ * (publicUrlSet false); the outbound settings, or their older WEBHOOK_ALLOW_* names when unset.
+ */
+const withDerived = configSchema.transform((config) => ({
+  ...config,
+  publicUrl: config.publicUrl ?? `http://localhost:${config.port}`,
+  publicUrlSet: config.publicUrl !== undefined,
+  outboundAllowHttp: config.outboundAllowHttp ?? config.webhookAllowHttp,
+  outboundAllowPrivateTargets: config.outboundAllowPrivateTargets ?? config.webhookAllowPrivateTargets,
+}));
+
+export type Config = z.output<typeof withDerived>;
 
 /** The database file inside DATA_DIR; the server and the admin command open the same one. */
 export const DATABASE_FILE = 'lms.sqlite';
 export const databaseFile = (config: Pick<Config, 'dataDir'>): string => path.join(config.dataDir, DATABASE_FILE);
 export type ConfigInput = z.input<typeof configSchema>;
+type ConfigKey = keyof z.output<typeof configSchema>;
 
 /** Maps each setting to its environment variable, for reading and for error messages. */
-const envNames: Record<keyof Config, string> = {
+const envNames: Record<ConfigKey, string> = {
   port: 'PORT',
   host: 'HOST',
   dataDir: 'DATA_DIR',
@@ -124,21 +150,16 @@ export class ConfigError extends Error {}
 
 /** Builds a Config from explicit values (tests) with defaults for the rest. */
 export function buildConfig(input: ConfigInput = {}): Config {
-  const result = configSchema.safeParse(input);
+  const result = withDerived.safeParse(input);
   if (!result.success) {
     const lines = result.error.issues.map((issue) => {
-      const key = issue.path[0] as keyof Config | undefined;
+      const key = issue.path[0] as ConfigKey | undefined;
       const name = key ? envNames[key] ?? String(key) : 'config';
       return `  ${name}: ${issue.message}`;
     });
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
-  const data = result.data;
-  return {
-    ...data,
-    outboundAllowHttp: data.outboundAllowHttp ?? data.webhookAllowHttp,
-    outboundAllowPrivateTargets: data.outboundAllowPrivateTargets ?? data.webhookAllowPrivateTargets,
-  };
+  return result.data;
 }
 
 /** Reads the environment and the command line (`--port`, `--data-dir`, `--host`, `--log-level`); flags win. */

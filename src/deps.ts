@@ -20,7 +20,7 @@ import type { Deps } from './context';
 import { FailureLimiter } from './http/rate-limit';
 import { Backups } from './backup/service';
 import { Metrics, noMetrics, type MetricsSink } from './metrics/registry';
-import { pendingLogRows } from './metrics/sources';
+import { pendingLogRows, pendingWebhookDeliveries } from './metrics/sources';
 import { bootstrap } from './tenants/service';
 import { WebhookWorker, type WebhookWorkerOptions } from './webhooks/delivery';
 import { systemResolver } from './http/outbound';
@@ -42,7 +42,12 @@ export async function buildDeps(opts: {
   const signer = await TokenSigner.load(db, { issuer: config.publicUrl, ttlSeconds: config.accessTokenTtlSeconds, clock });
   const windowMs = config.signInWindowSeconds * 1000;
   const metrics: MetricsSink = config.metricsToken
-    ? new Metrics({ sqlite, liveDocuments: (): number => documents.liveCount, pendingLogRows: pendingLogRows(sqlite) })
+    ? new Metrics({
+        sqlite,
+        liveDocuments: (): number => documents.liveCount,
+        pendingLogRows: pendingLogRows(sqlite),
+        pendingWebhookDeliveries: pendingWebhookDeliveries(sqlite),
+      })
     : noMetrics;
   const workers = new WorkerPool();
   const documents: DocumentStore = new DocumentStore({
@@ -87,6 +92,7 @@ export async function buildDeps(opts: {
       allowHttp: config.outboundAllowHttp,
       allowPrivate: config.outboundAllowPrivateTargets,
       concurrency: config.webhookConcurrency,
+      metrics: metrics.webhooks,
       ...opts.webhooks,
     }),
     pdf,

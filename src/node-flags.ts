@@ -1,6 +1,6 @@
-// The Node flags the server runs with: `npm start` passes them (package.json's start script, held to
-// this list by test/startup.test.ts), and so do the benchmarks and the soak test, which measure the
-// server as it runs.
+// The Node flags the server runs with: `npm start` and `npm run dev` pass them (package.json's
+// scripts, held to this list by test/startup.test.ts), and so do the benchmarks and the soak test,
+// which measure the server as it runs, and the systemd unit of docs/deployment.md.
 
 /**
  * `--v8-pool-size=0`: V8's helper threads (concurrent and parallel garbage collection, background

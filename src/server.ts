@@ -10,10 +10,12 @@ import { startSeatTimeSweep } from './compliance/sweep';
 import { systemClock } from './lib/clock';
 import { ConfigError, databaseFile, loadConfig, type Config } from './config';
 import type { Deps } from './context';
+import type { Logger } from 'pino';
 import { buildDeps, createCollabHub, flushPendingWrites } from './deps';
 import { startHttpServer, type RunningServer } from './http-server';
 import { closeLog, createHeldLogger } from './logger';
 import { StartFailure, databaseFailure, listenFailure, otherFailure } from './start-failure';
+import { FONT_PACKAGES, scriptsWithoutFonts } from '../export/fonts';
 import { features, serverVersion } from './system/service';
 
 /** Lets the held log lines out if the start fails before the first line. */
@@ -68,6 +70,8 @@ async function main(): Promise<void> {
     lock.release();
     throw listenFailure(err, config.host, config.port);
   }
+  // PUBLIC_URL unset: the links and the tokens' issuer name the port taken (PORT=0 picks one).
+  if (!config.publicUrlSet) config = { ...config, publicUrl: `http://localhost:${running.port}` };
   let deps: Deps;
   try {
     deps = await buildDeps({ database, config, clock: systemClock, logger });
@@ -94,11 +98,16 @@ async function main(): Promise<void> {
         host: config.host,
         dataDir: config.dataDir,
         databaseBytes: sizeOf(file) + sizeOf(`${file}-wal`),
-        features: { collab: enabled.collab, pdf_export: enabled.pdf_export, metrics: deps.metrics.enabled },
+        features: { collab: enabled.collab, pdf_export: enabled.pdf_export, pdf_fonts: enabled.pdf_fonts, metrics: deps.metrics.enabled },
       },
       `listening on http://${config.host}:${running.port} (version ${serverVersion})`,
     ),
   );
+  if (enabled.pdf_export && !enabled.pdf_fonts) {
+    const missing = await scriptsWithoutFonts();
+    logger.warn({ missing, packages: FONT_PACKAGES }, `PDFs will show empty boxes for ${missing.join(', ')}: install fonts (Debian/Ubuntu: apt-get install ${FONT_PACKAGES.join(' ')})`);
+  }
+  warnOfUnsafeSettings(config, logger);
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -147,6 +156,16 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+/** Settings that are right for tests and a receiver on the same machine, and risky in production. */
+function warnOfUnsafeSettings(config: Config, logger: Logger): void {
+  if (config.outboundAllowPrivateTargets) {
+    logger.warn({ setting: 'OUTBOUND_ALLOW_PRIVATE_TARGETS' }, 'OUTBOUND_ALLOW_PRIVATE_TARGETS (or WEBHOOK_ALLOW_PRIVATE_TARGETS) is on: tenant admins can make this server send requests to loopback and private addresses (internal services)');
+  }
+  if (config.outboundAllowHttp) {
+    logger.warn({ setting: 'OUTBOUND_ALLOW_HTTP' }, 'OUTBOUND_ALLOW_HTTP (or WEBHOOK_ALLOW_HTTP) is on: webhook messages and sign-in exchanges may be sent unencrypted (http://)');
+  }
 }
 
 main().catch((err) => {

@@ -1,6 +1,6 @@
 // `npm run admin`: resets a lost password or creates an admin, with the server stopped or running
 // (the same SQLite file in WAL mode), and refuses anything unclear in one line.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -42,10 +42,15 @@ describe('npm run admin', { timeout: 90_000 }, () => {
     const dataDir = tempDir();
     const server = await startServer(dataDir, { ADMIN_PASSWORD: '', SCRYPT_COST: '1024' });
     try {
-      const first = /generated password\s+(\S+)/.exec(server.printed());
-      expect(first, server.printed()).not.toBeNull();
-      const before = await signIn(server.baseUrl, 'admin@example.com', first![1]!);
+      // The first start's password is in the data folder, not on the console.
+      const passwordFile = path.join(dataDir, 'initial-admin-password');
+      const first = readFileSync(passwordFile, 'utf8').trim();
+      expect(server.printed()).toContain(passwordFile);
+      expect(server.printed()).not.toContain(first);
+      const before = await signIn(server.baseUrl, 'admin@example.com', first);
       expect(before.status).toBe(200);
+      // Gone with the first sign-in of that admin.
+      expect(existsSync(passwordFile)).toBe(false);
       const { refresh_token } = (await before.json()) as { refresh_token: string };
 
       const reset = await npmRunAdmin(['reset-password', 'Admin@Example.com'], { DATA_DIR: dataDir });
@@ -55,7 +60,7 @@ describe('npm run admin', { timeout: 90_000 }, () => {
       const password = printedPassword(reset.stdout);
 
       expect((await signIn(server.baseUrl, 'admin@example.com', password)).status).toBe(200);
-      expect((await signIn(server.baseUrl, 'admin@example.com', first![1]!)).status).toBe(401);
+      expect((await signIn(server.baseUrl, 'admin@example.com', first)).status).toBe(401);
       const refreshed = await fetch(`${server.baseUrl}/api/auth/refresh`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },

@@ -1,6 +1,7 @@
 // First start: the default tenant and its admin (the platform operator) are created once, from
-// ADMIN_EMAIL/ADMIN_PASSWORD or with a generated password printed once; never again afterwards.
-import { mkdtempSync, rmSync } from 'node:fs';
+// ADMIN_EMAIL/ADMIN_PASSWORD or with a generated password written once to a file only the server's
+// user can read (the console says where, not what); never again afterwards.
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -21,10 +22,14 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-function tempDbFile(): string {
+function tempDir(): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'lms-bootstrap-'));
   dirs.push(dir);
-  return path.join(dir, 'lms.sqlite');
+  return dir;
+}
+
+function tempDbFile(): string {
+  return path.join(tempDir(), 'lms.sqlite');
 }
 
 function open(file: string): Database_ {
@@ -48,7 +53,7 @@ function captureLog() {
 }
 
 async function start(database: Database_, config: ConfigInput, logger = createLogger('silent')) {
-  const deps = await buildDeps({ database, config: buildConfig({ scryptCost: 1024, ...config }), clock: new ManualClock(), logger });
+  const deps = await buildDeps({ database, config: buildConfig({ scryptCost: 1024, dataDir: tempDir(), ...config }), clock: new ManualClock(), logger });
   return { deps, app: createApp(deps) };
 }
 
@@ -105,7 +110,7 @@ describe('first-start bootstrap', () => {
     expect(again.deps.db.select().from(systemState).all().map((r) => r.key)).toContain('bootstrapped_at');
   });
 
-  it('without ADMIN_PASSWORD: generates one, prints it once outside the log, and it works', async () => {
+  it('without ADMIN_PASSWORD: generates one into a 0600 file in the data folder, says where but never what, and removes the file at the first sign-in', async () => {
     const printed: string[] = [];
     vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
       printed.push(String(chunk));
@@ -113,29 +118,50 @@ describe('first-start bootstrap', () => {
     });
     const { logger, lines } = captureLog();
     const database = open(':memory:');
-    const { app } = await start(database, {}, logger);
-    const output = printed.join('');
-    const match = /generated password\s+(\S+)/.exec(output);
-    expect(match, output).not.toBeNull();
-    const password = match![1]!;
+    const dataDir = tempDir();
+    const { app } = await start(database, { dataDir }, logger);
+    const file = path.join(dataDir, 'initial-admin-password');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const password = readFileSync(file, 'utf8').trim();
     expect(password.length).toBeGreaterThanOrEqual(20);
+    const output = printed.join('');
+    expect(output).toContain(file);
     expect(output).toContain('admin@example.com');
+    expect(output).not.toContain(password);
     expect(lines.join('')).not.toContain(password);
     expect(lines.join('')).toContain('created the default tenant and its admin');
-
     vi.restoreAllMocks();
+
+    // A failed sign-in, or another account's, leaves the file.
+    expect(await signIn(app, 'admin@example.com', 'not-the-password')).toBe(401);
+    expect(existsSync(file)).toBe(true);
+    expect(await signIn(app, 'admin@example.com', password)).toBe(200);
+    expect(existsSync(file)).toBe(false);
     expect(await signIn(app, 'admin@example.com', password)).toBe(200);
 
-    // A second start prints nothing and logs no creation.
+    // A second start prints nothing, writes no file and logs no creation.
     const later: string[] = [];
     vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
       later.push(String(chunk));
       return true;
     });
     const second = captureLog();
-    await start(database, {}, second.logger);
+    await start(database, { dataDir }, second.logger);
     expect(later.join('')).toBe('');
+    expect(existsSync(file)).toBe(false);
     expect(second.lines.join('')).not.toContain('created the default tenant');
+  });
+
+  it('with ADMIN_PASSWORD: no file', async () => {
+    const dataDir = tempDir();
+    await start(open(':memory:'), { dataDir, adminPassword: 'chosen-password' });
+    expect(existsSync(path.join(dataDir, 'initial-admin-password'))).toBe(false);
+  });
+
+  it('a data folder that cannot take the file fails the start before anyone is created', async () => {
+    const database = open(':memory:');
+    await expect(start(database, { dataDir: path.join(tempDir(), 'missing', 'folder') })).rejects.toThrow(/ENOENT/);
+    expect(database.db.select().from(users).all()).toEqual([]);
   });
 
   it('generates a different password on each fresh database', async () => {
@@ -146,9 +172,10 @@ describe('first-start bootstrap', () => {
         printed.push(String(chunk));
         return true;
       });
-      await start(open(':memory:'), {});
+      const dataDir = tempDir();
+      await start(open(':memory:'), { dataDir });
       vi.restoreAllMocks();
-      passwords.push(/generated password\s+(\S+)/.exec(printed.join(''))![1]!);
+      passwords.push(readFileSync(path.join(dataDir, 'initial-admin-password'), 'utf8'));
     }
     expect(passwords[0]).not.toBe(passwords[1]);
   });

@@ -54,7 +54,7 @@ describe('loadConfig', () => {
       corsOrigins: ['https://a.example.org', 'https://b.example.org'],
       adminEmail: 'root@example.org',
       adminPassword: 'long-enough-password',
-      trustProxy: true,
+      trustProxy: { hops: 1 },
       bodyLimitBytes: 2048,
     });
   });

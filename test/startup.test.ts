@@ -38,7 +38,8 @@ const usersIn = (dataDir: string): number => {
 describe('npm start', () => {
   it('runs Node with the flags the server is benchmarked with (src/node-flags.ts)', () => {
     const { scripts } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> };
-    expect(scripts.start).toBe(`tsx ${SERVER_NODE_FLAGS.join(' ')} src/server.ts`);
+    expect(scripts.start).toBe(`exec node ${SERVER_NODE_FLAGS.join(' ')} scripts/start.mjs`);
+    expect(scripts.dev).toBe(`tsx watch ${SERVER_NODE_FLAGS.join(' ')} src/server.ts`);
   });
 });
 

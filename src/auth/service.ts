@@ -8,6 +8,7 @@ import { AppError, badRequest, unauthorized } from '../http/errors';
 import { newId } from '../lib/ids';
 import { sqlLimit } from '../lib/sql';
 import { normaliseEmail } from '../lib/email';
+import { forgetInitialPassword } from './initial-password';
 import { makeDummyHash, verifyPassword } from './passwords';
 import { randomToken, sha256 } from './secrets';
 import { redeemSsoCode } from './sso-codes';
@@ -116,6 +117,7 @@ export async function passwordGrant(
     ]);
   }
   attempts.succeeded();
+  forgetInitialPassword(deps.db, deps.config.dataDir, opened[0]!.id);
   return issueTokens(deps, opened[0]!, { withRefresh: true });
 }
 

@@ -58,6 +58,7 @@ import {
   updateFramework,
 } from './service';
 import { isTenantAdmin } from '../auth/access';
+import { publicOrigin } from '../http/public-url';
 
 const tags: [ApiTag] = ['Competencies'];
 
@@ -284,10 +285,10 @@ export const competenciesRouter = newRouter()
       responses: { 200: jsonContent(casePackageSchema, 'The package'), ...errorResponses(404) },
     }),
     (c) => {
-      const { db, config } = c.var.deps;
+      const { db } = c.var.deps;
       authorizeCompetencies(c.var.actor, 'read');
       const framework = getFramework(db, c.var.actor.tenantId, c.req.valid('param').id);
-      return c.json(exportCasePackage(framework, frameworkCompetencies(db, framework), config.publicUrl.replace(/\/$/, '')), 200);
+      return c.json(exportCasePackage(framework, frameworkCompetencies(db, framework), publicOrigin(c)), 200);
     },
   )
   .openapi(

@@ -1,6 +1,6 @@
 // Per-request plumbing, in one middleware because it runs on every request: the request id, the
 // app's dependencies and logger in the context, the security headers of every answer, and one
-// access-log line (request id, user, method, path, status, duration), and, when metrics are on,
+// access-log line (request id, user, client address, method, path, status, duration), and, when metrics are on,
 // one histogram observation (route template, status, duration). Kept cheap on purpose:
 // see the Foundation section of bench/RESULTS.md.
 import type { ServerResponse } from 'node:http';
@@ -8,6 +8,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
 import type { AppEnv, Deps } from '../context';
 import { accessLoggerOf } from '../logger';
+import { clientIp } from './client-ip';
 
 /** The route label of every request no route matches (so raw paths never become label values). */
 export const UNMATCHED_ROUTE = 'unmatched';
@@ -111,6 +112,7 @@ export function requestContext(deps: Deps): MiddlewareHandler<AppEnv> {
           status: c.res.status,
           durationMs: Math.round((performance.now() - started) * 100) / 100,
           userId: c.get('actor')?.userId,
+          ip: clientIp(c, deps.config.trustProxy),
         },
         'request',
       );

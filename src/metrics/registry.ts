@@ -119,8 +119,9 @@ export interface MetricsSink {
   unwatchHub(hub: HubGauges): void;
   readonly hub: { updateReceived(): void; messageRefused(reason: RefusalReason): void };
   readonly store: { updatesPersisted(rows: number, bytes: number): void; compacted(): void };
+  readonly webhooks: { attempted(ok: boolean, seconds: number): void };
   checkpointed(seconds: number): void;
-  signInFailed(kind: 'password' | 'api_key' | 'current_password'): void;
+  signInFailed(kind: 'password' | 'api_key' | 'current_password' | 'sso'): void;
   rateLimitRefused(limiter: 'sign_in' | 'password_change'): void;
   exposition(): Promise<string>;
   readonly contentType: string;
@@ -136,6 +137,7 @@ export const noMetrics: MetricsSink = {
   unwatchHub: nothing,
   hub: { updateReceived: nothing, messageRefused: nothing },
   store: { updatesPersisted: nothing, compacted: nothing },
+  webhooks: { attempted: nothing },
   checkpointed: nothing,
   signInFailed: nothing,
   rateLimitRefused: nothing,
@@ -156,6 +158,9 @@ export class Metrics implements MetricsSink {
   private readonly checkpointDuration: Histogram;
   private readonly signInFailures: Counter<'kind'>;
   private readonly rateLimited: Counter<'limiter'>;
+  private readonly webhookAttempts: Counter;
+  private readonly webhookFailures: Counter;
+  private readonly webhookDuration: Histogram;
 
   constructor(source: {
     sqlite: SqliteDatabase;
@@ -163,6 +168,8 @@ export class Metrics implements MetricsSink {
     liveDocuments: () => number;
     /** Log rows written since each document's last compaction. */
     pendingLogRows: () => number;
+    /** Webhook deliveries waiting to be sent. */
+    pendingWebhookDeliveries?: () => number;
   }) {
     const registry = this.registry;
     // Node's process metrics (event-loop lag, heap, GC, RSS, handles) into this registry alone.
@@ -286,7 +293,41 @@ export class Metrics implements MetricsSink {
       labelNames: ['limiter'],
       registers: [registry],
     });
+    this.webhookAttempts = new Counter({
+      name: 'lms_webhook_delivery_attempts_total',
+      help: 'Webhook delivery attempts (each HTTP request to an endpoint, or a refusal of its target)',
+      registers: [registry],
+    });
+    this.webhookFailures = new Counter({
+      name: 'lms_webhook_delivery_failures_total',
+      help: 'Webhook delivery attempts that failed (no 2xx answer, a timeout, a refused target)',
+      registers: [registry],
+    });
+    this.webhookDuration = new Histogram({
+      name: 'lms_webhook_delivery_duration_seconds',
+      help: 'How long each webhook delivery attempt took',
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [registry],
+    });
+    const pendingDeliveries = source.pendingWebhookDeliveries;
+    new Gauge({
+      name: 'lms_webhook_deliveries_pending',
+      help: 'Webhook deliveries waiting to be sent (new, or due for a retry)',
+      registers: [registry],
+      collect() {
+        this.set(pendingDeliveries ? pendingDeliveries() : 0);
+      },
+    });
   }
+
+  /** The webhook worker's sink (src/webhooks/delivery.ts). */
+  readonly webhooks = {
+    attempted: (ok: boolean, seconds: number): void => {
+      this.webhookAttempts.inc();
+      if (!ok) this.webhookFailures.inc();
+      this.webhookDuration.observe(seconds);
+    },
+  };
 
   /** The REST hot path: one map lookup and a few additions. */
   observeRequest(method: string, route: string, status: number, seconds: number): void {

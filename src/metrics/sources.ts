@@ -17,3 +17,12 @@ export function pendingLogRows(sqlite: SqliteDatabase): () => number {
     return (statement.get() as { n: number }).n;
   };
 }
+
+/** Webhook deliveries waiting to be sent (new, or due for a retry); the queue index covers it. */
+export function pendingWebhookDeliveries(sqlite: SqliteDatabase): () => number {
+  let statement: { get(): unknown } | undefined;
+  return () => {
+    statement ??= sqlite.prepare(`SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'`);
+    return (statement.get() as { n: number }).n;
+  };
+}

@@ -1,9 +1,14 @@
 // Health and feature reporting: each capability says itself whether it works here.
 import { readFileSync } from 'node:fs';
+import { scriptsWithoutFonts } from '../../export/fonts';
 import type { Deps } from '../context';
 
-const packageJson = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-export const serverVersion = packageJson.version;
+/** The repository's package.json: two folders up from this file, three from its build in dist/. */
+function readPackageJson(): { version: string } {
+  const built = import.meta.url.includes('/dist/src/');
+  return JSON.parse(readFileSync(new URL(built ? '../../../package.json' : '../../package.json', import.meta.url), 'utf8')) as { version: string };
+}
+export const serverVersion = readPackageJson().version;
 
 export type CheckState = 'ok' | 'error' | 'unavailable' | 'disabled';
 
@@ -43,6 +48,8 @@ export async function features(deps: Deps) {
     features: {
       collab: (await capabilityState(deps, 'collab')) === 'ok',
       pdf_export: (await capabilityState(deps, 'pdf_export')) === 'ok',
+      /** Fonts for every script PDFs print (CJK, Arabic, Hebrew, Devanagari, Cyrillic, Greek, emoji). */
+      pdf_fonts: (await scriptsWithoutFonts()).length === 0,
       competencies: true,
       gamification: true,
       sequencing: true,

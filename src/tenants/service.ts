@@ -5,6 +5,7 @@ import { inTransaction, type Db } from '../../db/client';
 import { systemState, tenants } from '../../db/schema';
 import type { Clock } from '../lib/clock';
 import type { Config } from '../config';
+import { recordInitialPasswordHolder, writeInitialPassword } from '../auth/initial-password';
 import { generatePassword, hashPassword } from '../auth/passwords';
 import { conflict } from '../http/errors';
 import { pageBounds, type PageQuery } from '../http/pagination';
@@ -87,6 +88,9 @@ export async function bootstrap(deps: { db: Db; clock: Clock; config: Config; lo
   const generated = config.adminPassword ? undefined : generatePassword();
   const email = config.adminEmail ?? DEFAULT_ADMIN_EMAIL;
   const passwordHash = await hashPassword(config.adminPassword ?? generated!, config.scryptCost);
+  // Written before anything is created: a data folder that cannot take it fails the start, rather
+  // than leave an admin whose password no one ever saw.
+  const passwordFile = generated ? writeInitialPassword(config.dataDir, generated) : undefined;
   // The tenant, its admin and the marker together: a start stopped half-way leaves nothing that
   // would keep the next one from bootstrapping. Immediate, and the marker read again inside, so
   // that of two starts on one data directory only the first creates anything.
@@ -101,18 +105,19 @@ export async function bootstrap(deps: { db: Db; clock: Clock; config: Config; lo
         passwordHash,
       ).admin;
       tx.insert(systemState).values({ key: BOOTSTRAPPED, value: deps.clock.now().toISOString() }).run();
+      if (passwordFile) recordInitialPasswordHolder(tx, created.id);
       return created;
     },
     { behavior: 'immediate' },
   );
   if (!admin) return;
-  logger.info({ adminEmail: admin.email, tenant: DEFAULT_TENANT_SLUG }, 'created the default tenant and its admin');
-  if (generated) {
-    // Printed once, on purpose outside the JSON log stream so that it is not shipped to log storage.
+  logger.info({ adminEmail: admin.email, tenant: DEFAULT_TENANT_SLUG, passwordFile }, 'created the default tenant and its admin');
+  if (passwordFile) {
+    // Where, never what: the console of a service ends up in journald and log collectors.
     process.stdout.write(
-      `\n  First start: admin account ${admin.email} created with the generated password\n\n      ${generated}\n\n` +
-        `  It is shown only this once. Sign in with POST /api/auth/token and change it with PATCH /api/users/{id}.\n` +
-        `  Lost it? Run  npm run admin -- reset-password ${admin.email}  (the server may keep running).\n\n`,
+      `\n  First start: admin account ${admin.email} created. Its generated password is in the file\n\n      ${passwordFile}\n\n` +
+        `  readable only by this user; it is removed when the admin first signs in (POST /api/auth/token).\n` +
+        `  Change the password with PATCH /api/users/{id}. Lost it? Run  npm run admin -- reset-password ${admin.email}\n\n`,
     );
   }
 }

@@ -36,6 +36,8 @@ export interface WebhookWorkerOptions {
   /** Jitter source for the retry waits; tests pin it. */
   random?: () => number;
   timeoutMs?: number;
+  /** Counts each attempt (GET /metrics), when metrics are on. */
+  metrics?: { attempted(ok: boolean, seconds: number): void };
 }
 
 /** The Standard Webhooks headers of one attempt: every current secret signs (two during a rotation). */
@@ -166,6 +168,7 @@ export class WebhookWorker {
       // Stopped mid-attempt: the delivery stays as it was, due again at the next start.
       if (this.abort.signal.aborted) return;
       const { delivery: recorded, disabled } = recordAttempt(db, clock, delivery, outcome, { random: this.options.random });
+      this.options.metrics?.attempted(outcome.ok, outcome.latencyMs / 1000);
       if (!outcome.ok) {
         logger.info(
           { webhookId: sub.id, deliveryId: delivery.id, attempts: recorded.attempts, status: recorded.status, statusCode: outcome.statusCode, error: outcome.error },

@@ -23,8 +23,17 @@ export function killChildren(): void {
   for (const child of children) child.kill('SIGKILL');
 }
 
-export function startServer(dataDir: string, env: Record<string, string>, opts: { port?: number } = {}): Promise<RunningServer> {
-  const child = spawn(tsx, ['src/server.ts', '--port', String(opts.port ?? 0), '--data-dir', dataDir], {
+/**
+ * Starts the server through tsx, or through `command` (e.g. `npm start --`), which is given the
+ * server's flags after its own arguments.
+ */
+export function startServer(
+  dataDir: string,
+  env: Record<string, string>,
+  opts: { port?: number; command?: readonly [string, ...string[]] } = {},
+): Promise<RunningServer> {
+  const [command, ...args] = opts.command ?? [tsx, 'src/server.ts'];
+  const child = spawn(command, [...args, '--port', String(opts.port ?? 0), '--data-dir', dataDir], {
     cwd: root,
     env: { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
