@@ -1,5 +1,5 @@
 // Rows of the competencies area as the API answers them (snake_case).
-import type { CompetencyMasteryRow, CompetencyProgress } from './mastery';
+import type { CompetencyMasteryRow, CompetencyProgress } from './reports';
 import type { AlignmentRow, CompetencyRow, FrameworkRow, TreeNode } from './service';
 import type { TreeJson } from './schemas';
 

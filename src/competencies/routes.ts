@@ -10,7 +10,8 @@ import { type ApiTag, authedRoute, errorResponses, idParams, jsonBody, jsonConte
 import { paginate, pageOf, pageOfRows, paginationQuery, type PageQuery } from '../http/pagination';
 import { activeCourseIdsAs, membershipOf, isStudentOf } from '../memberships/service';
 import { exportCasePackage, importCasePackage } from './case';
-import { courseLearnerProgress, courseMastery, learnerProgress, masterySummary, MASTERY_DESCRIPTION } from './mastery';
+import { MASTERY_DESCRIPTION } from './mastery';
+import { courseLearnerProgress, courseMastery, learnerProgress, masterySummary } from './reports';
 import { authorizeCompetencies, authorizeCourseCompetencies } from './policy';
 import { presentAlignment, presentCompetency, presentCourseMastery, presentFramework, presentProgress, presentTree } from './present';
 import {
