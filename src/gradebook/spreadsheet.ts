@@ -2,7 +2,7 @@
 // for Excel and LibreOffice alike (UTF-8 with a BOM, CRLF line ends), and safe to open there: any
 // cell that a spreadsheet would read as a formula (= + - @ TAB CR first) gets a leading quote.
 import { stringify } from 'csv-stringify/sync';
-import type { Gradebook } from './service';
+import type { Gradebook } from './views';
 
 export const CSV_CONTENT_TYPE = 'text/csv; charset=utf-8';
 
