@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { events, webhookDeliveries, webhookSubscriptions } from '../db/schema';
 import { eventCatalogue } from '../src/events/types';
 import { newId } from '../src/lib/ids';
-import { RETRY_DELAYS_MS } from '../src/webhooks/service';
+import { RETRY_DELAYS_MS } from '../src/webhooks/outbox';
 import { expectProblem, makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { insertCourse, insertEnrollment } from './helpers/courses';
 import { emitEvent, startReceiver, until, type Receiver } from './helpers/webhooks';

@@ -2,8 +2,8 @@
 // enrolled in the course) list theirs by priority, open, save, skip, ask for help and complete
 // them; the dashboard's next up. Reading follows the course (policy.ts).
 import { z } from '@hono/zod-openapi';
-import type { Db } from '../../db/client';
-import type { Actor } from '../auth/authenticator';
+import type { Context } from 'hono';
+import type { AppEnv } from '../context';
 import { type ApiTag, authedRoute, errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, timestamp, uuid } from '../http/openapi';
 import { pageBounds, paginate, pageOf, paginationQuery } from '../http/pagination';
 import { eventJson } from '../events/log';
@@ -50,9 +50,15 @@ const helpEventSchema = z
 
 const learnerOnly = 'Only students actively enrolled in the course (403 for anyone else, instructors included; 409 when the enrollment is dropped or completed).';
 
-/** The activity a learner action is on: the policy answers 404, 403, or 409 for a finished enrollment. */
-function activityToLearn(db: Db, actor: Actor, id: string) {
-  return authorizeActivity(actor, 'learn', activityAccess(db, actor, id)).activity;
+/**
+ * What every learner action works with: the database, the clock, the caller, and the activity it is
+ * on (the policy answers 404, 403, or 409 for a finished enrollment).
+ */
+function learnerAction(c: Context<AppEnv, string, { out: { param: { id: string } } }>) {
+  const { db, clock } = c.var.deps;
+  const actor = c.var.actor;
+  const { activity } = authorizeActivity(actor, 'learn', activityAccess(db, actor, c.req.valid('param').id));
+  return { db, clock, actor, activity };
 }
 
 export const activitiesRouter = newRouter()
@@ -225,10 +231,8 @@ export const activitiesRouter = newRouter()
       responses: { 200: jsonContent(clickResult, 'Where to go, and how many times the caller went'), ...errorResponses(403, 404, 409) },
     }),
     (c) => {
-      const deps = c.var.deps;
-      const actor = c.var.actor;
-      const activity = activityToLearn(deps.db, actor, c.req.valid('param').id);
-      const { deepLinkUrl, clicks } = recordClick(deps.db, deps.clock, actor, activity);
+      const { db, clock, actor, activity } = learnerAction(c);
+      const { deepLinkUrl, clicks } = recordClick(db, clock, actor, activity);
       return c.json({ deep_link_url: deepLinkUrl, clicks }, 200);
     },
   )
@@ -251,11 +255,8 @@ export const activitiesRouter = newRouter()
       responses: { 200: jsonContent(completeResult, 'The state and what this completion awarded'), ...errorResponses(403, 404, 409, 422) },
     }),
     (c) => {
-      const deps = c.var.deps;
-      const actor = c.var.actor;
-      const body = c.req.valid('json') ?? {};
-      const activity = activityToLearn(deps.db, actor, c.req.valid('param').id);
-      const outcome = complete(deps.db, deps.clock, actor, activity, body.score ?? null);
+      const { db, clock, actor, activity } = learnerAction(c);
+      const outcome = complete(db, clock, actor, activity, c.req.valid('json')?.score ?? null);
       return c.json({ state: presentState(outcome.state), rewards: presentRewards(outcome.rewards) }, 200);
     },
     unacceptableIs422(),
@@ -272,10 +273,8 @@ export const activitiesRouter = newRouter()
       responses: { 201: jsonContent(helpEventSchema, 'The help request, as the feed shows it'), ...errorResponses(403, 404, 409, 422) },
     }),
     (c) => {
-      const deps = c.var.deps;
-      const actor = c.var.actor;
-      const activity = activityToLearn(deps.db, actor, c.req.valid('param').id);
-      const event = requestHelp(deps.db, deps.clock, actor, activity, c.req.valid('json').message);
+      const { db, clock, actor, activity } = learnerAction(c);
+      const event = requestHelp(db, clock, actor, activity, c.req.valid('json').message);
       return c.json(eventJson(event) as z.infer<typeof helpEventSchema>, 201);
     },
     unacceptableIs422(),
@@ -294,11 +293,8 @@ export const activitiesRouter = newRouter()
       responses: { 200: jsonContent(learnerStateSchema, "The caller's state on it"), ...errorResponses(403, 404, 409, 422) },
     }),
     (c) => {
-      const deps = c.var.deps;
-      const actor = c.var.actor;
-      const body = c.req.valid('json') ?? {};
-      const activity = activityToLearn(deps.db, actor, c.req.valid('param').id);
-      return c.json(presentState(saveForLater(deps.db, deps.clock, actor, activity, body.remind_at ?? null)), 200);
+      const { db, clock, actor, activity } = learnerAction(c);
+      return c.json(presentState(saveForLater(db, clock, actor, activity, c.req.valid('json')?.remind_at ?? null)), 200);
     },
     unacceptableIs422(),
   )
@@ -314,10 +310,8 @@ export const activitiesRouter = newRouter()
       responses: { 200: jsonContent(learnerStateSchema, "The caller's state on it"), ...errorResponses(403, 404, 409) },
     }),
     (c) => {
-      const deps = c.var.deps;
-      const actor = c.var.actor;
-      const activity = activityToLearn(deps.db, actor, c.req.valid('param').id);
-      return c.json(presentState(unsave(deps.db, deps.clock, actor, activity)), 200);
+      const { db, clock, actor, activity } = learnerAction(c);
+      return c.json(presentState(unsave(db, clock, actor, activity)), 200);
     },
   )
   .openapi(
@@ -332,11 +326,8 @@ export const activitiesRouter = newRouter()
       responses: { 200: jsonContent(learnerStateSchema, "The caller's state on it"), ...errorResponses(403, 404, 409, 422) },
     }),
     (c) => {
-      const deps = c.var.deps;
-      const actor = c.var.actor;
-      const body = c.req.valid('json') ?? {};
-      const activity = activityToLearn(deps.db, actor, c.req.valid('param').id);
-      return c.json(presentState(skip(deps.db, deps.clock, actor, activity, body.reason ?? null)), 200);
+      const { db, clock, actor, activity } = learnerAction(c);
+      return c.json(presentState(skip(db, clock, actor, activity, c.req.valid('json')?.reason ?? null)), 200);
     },
     unacceptableIs422(),
   )

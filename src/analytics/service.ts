@@ -9,7 +9,9 @@ import { activities, activityStates, courseModules, courseSections, enrollments,
 import { currentStreak, learnerStatsOf, levelForXp, timezoneOf } from '../activities/rewards';
 import { localDay } from '../lib/timezone';
 import { learnerCourseSeatTime, secondsOf } from '../compliance/service';
-import { getOffering, loadGradebook, studentGrades } from '../gradebook/service';
+import { studentGrades } from '../gradebook/grades';
+import { getOffering } from '../gradebook/service';
+import { loadGradebook } from '../gradebook/views';
 import { describeScores } from '../gradebook/statistics';
 import type { Clock } from '../lib/clock';
 import { DAY_MS } from '../lib/time';

@@ -19,9 +19,10 @@ import { inTransaction, type Db } from '../../db/client';
 import { competencies, competencyFrameworks, DEFAULT_MASTERY_THRESHOLD } from '../../db/schema';
 import type { Clock } from '../lib/clock';
 import { unprocessable } from '../http/errors';
+import { textRefusal } from '../http/text';
 import { newId } from '../lib/ids';
 import { isUniqueViolation } from '../lib/sql';
-import type { CompetencyRow, FrameworkRow } from './service';
+import { MAX_COMPETENCY_DEPTH, type CompetencyRow, type FrameworkRow } from './service';
 
 export interface CaseNodeRef {
   identifier: string;
@@ -46,23 +47,28 @@ interface ParsedPackage {
 }
 
 const MAX_TEXT = 10_000;
-// Control characters other than tab and line breaks, as the API's text rules refuse them.
-const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
 
 const fail = (path: string, message: string): never => {
   throw unprocessable(`The CASE package is not acceptable: ${path}: ${message}; nothing was imported`, [{ path, message }]);
 };
 
-function text(value: unknown, path: string, required: boolean, max = MAX_TEXT): string | null {
+/**
+ * A text field of the package, under the rules of REST bodies (src/http/text.ts): free text
+ * (statements, notes, descriptions) may hold tabs and line breaks, names and identifiers not.
+ */
+function text(value: unknown, path: string, required: boolean, max = MAX_TEXT, kind: 'single-line' | 'multi-line' = 'single-line'): string | null {
   if (value === undefined || value === null || (typeof value === 'string' && value.trim() === '')) {
     if (required) fail(path, 'is required');
     return null;
   }
   if (typeof value !== 'string') return fail(path, 'must be a string');
   if (value.length > max) fail(path, `is longer than ${max} characters`);
-  if (CONTROL.test(value)) fail(path, 'contains control characters');
+  const problem = textRefusal(value, { multiLine: kind === 'multi-line' });
+  if (problem) fail(path, problem);
   return value.trim();
 }
+
+const freeText = (value: unknown, path: string, required: boolean, max = MAX_TEXT) => text(value, path, required, max, 'multi-line');
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -77,7 +83,7 @@ export function parseCasePackage(body: unknown): ParsedPackage {
     title: text(doc.title, 'CFDocument.title', true, 500)!,
     creator: text(doc.creator, 'CFDocument.creator', false, 500),
     version: text(doc.version, 'CFDocument.version', false, 100),
-    description: text(doc.description, 'CFDocument.description', false),
+    description: freeText(doc.description, 'CFDocument.description', false),
     lastChange: text(doc.lastChangeDateTime, 'CFDocument.lastChangeDateTime', false, 100),
   };
   if (!Array.isArray(body.CFItems)) return fail('CFItems', 'is required and must be an array');
@@ -101,8 +107,8 @@ export function parseCasePackage(body: unknown): ParsedPackage {
       identifier,
       uri: text(raw.uri, `${named}.uri`, false, 2000),
       code,
-      title: text(raw.fullStatement, `${named}.fullStatement`, true, 2000)!,
-      description: text(raw.notes, `${named}.notes`, false) ?? text(raw.abbreviatedStatement, `${named}.abbreviatedStatement`, false),
+      title: freeText(raw.fullStatement, `${named}.fullStatement`, true, 2000)!,
+      description: freeText(raw.notes, `${named}.notes`, false) ?? freeText(raw.abbreviatedStatement, `${named}.abbreviatedStatement`, false),
       itemType: text(raw.CFItemType, `${named}.CFItemType`, false, 200),
       lastChange: text(raw.lastChangeDateTime, `${named}.lastChangeDateTime`, false, 100),
       parent: null,
@@ -142,6 +148,24 @@ export function parseCasePackage(body: unknown): ParsedPackage {
       path.push(at);
     }
     for (const p of path) state.set(p.identifier, 'done');
+  }
+  // Levels, each item's from its parent's: walked up to the first item whose level is known.
+  const levels = new Map<string, number>();
+  for (const item of items.values()) {
+    const path: ParsedItem[] = [];
+    let at: ParsedItem | undefined = item;
+    while (at && !levels.has(at.identifier)) {
+      path.push(at);
+      at = at.parent ? items.get(at.parent) : undefined;
+    }
+    let level = at ? levels.get(at.identifier)! : 0;
+    for (let i = path.length - 1; i >= 0; i--) {
+      levels.set(path[i]!.identifier, ++level);
+      if (level > MAX_COMPETENCY_DEPTH) {
+        const index = body.CFItems.findIndex((raw: unknown) => isObject(raw) && raw.identifier === path[i]!.identifier);
+        fail(`CFItems[${index}] (identifier ${path[i]!.identifier})`, `sits deeper than ${MAX_COMPETENCY_DEPTH} levels through isChildOf associations`);
+      }
+    }
   }
   return { document, items: [...items.values()] };
 }

@@ -15,14 +15,9 @@
 // - No evidence at all: not started (score null). Score >= mastery_threshold: mastered.
 //   Otherwise: in progress.
 //
-// Evidence is read in a handful of set-based queries (alignments, competencies, learners,
-// assignments, grades, activities, completions), then computed in memory: never a query per
-// learner or per competency. One course's summary for 500 learners reads each table once, its
-// grades and completions as one row per learner.
-import type { Database } from 'better-sqlite3';
-import type { Db } from '../../db/client';
-import { preparedFor } from '../lib/prepared';
-import { courseIdsOfRecord, studentIdsOfRecord } from '../memberships/service';
+// The evidence is read by evidence.ts in a handful of set-based queries and computed here in
+// memory, never a query per learner or per competency; reports.ts shapes the answers.
+import type { Evidence, MasteryCompetency, Row } from './evidence';
 
 export const MASTERY_DESCRIPTION =
   'Mastery: each alignment gives, per learner, a piece of evidence normalised to 0..1: an assignment its grade / score_maximum ' +
@@ -34,120 +29,8 @@ export const MASTERY_DESCRIPTION =
 
 export type MasteryStatus = 'mastered' | 'in_progress' | 'not_started';
 
-export interface MasteryCompetency {
-  id: string;
-  frameworkId: string;
-  parentId: string | null;
-  code: string;
-  title: string;
-  masteryThreshold: number;
-}
-
-type Row = unknown[];
-
-function raw(db: Db, key: string, text: string) {
-  return preparedFor(db, `competencies:${key}`, () => (db as unknown as { $client: Database }).$client.prepare(text).raw(true));
-}
-
-const COMPETENCY_COLUMNS = 'c.id, c.framework_id, c.parent_id, c.code, c.title, c.mastery_threshold';
-const toCompetency = (r: Row): MasteryCompetency => ({
-  id: r[0] as string,
-  frameworkId: r[1] as string,
-  parentId: r[2] as string | null,
-  code: r[3] as string,
-  title: r[4] as string,
-  masteryThreshold: r[5] as number,
-});
-
-/** Everything the computation reads, as positional rows. */
-interface Evidence {
-  competencies: MasteryCompetency[];
-  /** [competency_id, target_type, target_id, weight] */
-  alignments: Row[];
-  learners: string[];
-  /** [id, score_maximum] */
-  assignments: Row[];
-  /** [student_id, 'assignment_id:score,…'] (one row per learner, joined by SQLite) */
-  grades: Row[];
-  /** [id, module_id, required, due_at] */
-  activities: Row[];
-  /** [user_id, 'activity_id,…'] (one row per learner) */
-  completions: Row[];
-}
-
-/** A course's evidence for all its students of record (active or completed), in seven queries. */
-function courseEvidence(db: Db, tenantId: string, courseId: string): Evidence {
-  const p = [courseId, tenantId];
-  return {
-    alignments: raw(db, 'course:alignments', 'SELECT competency_id, target_type, target_id, weight FROM competency_alignments WHERE course_id = ? AND tenant_id = ?').all(...p) as Row[],
-    competencies: (
-      raw(
-        db,
-        'course:competencies',
-        `SELECT ${COMPETENCY_COLUMNS} FROM competencies c WHERE c.framework_id IN
-           (SELECT DISTINCT k.framework_id FROM competency_alignments a JOIN competencies k ON k.id = a.competency_id WHERE a.course_id = ? AND a.tenant_id = ?)`,
-      ).all(...p) as Row[]
-    ).map(toCompetency),
-    learners: studentIdsOfRecord(db, tenantId, courseId),
-    assignments: raw(db, 'course:assignments', 'SELECT id, score_maximum FROM gradebook_assignments WHERE course_id = ? AND tenant_id = ?').all(...p) as Row[],
-    grades: raw(
-      db,
-      'course:grades',
-      "SELECT student_id, group_concat(assignment_id || ':' || score) FROM gradebook_grades WHERE course_id = ? AND tenant_id = ? GROUP BY student_id",
-    ).all(...p) as Row[],
-    activities: raw(db, 'course:activities', 'SELECT id, module_id, required, due_at FROM activities WHERE course_id = ? AND tenant_id = ?').all(...p) as Row[],
-    // The course is the caller's tenant's (checked by the route): no tenant filter, which would
-    // tempt the planner into the tenant index of a table that one tenant fills.
-    completions: raw(
-      db,
-      'course:completions',
-      "SELECT user_id, group_concat(activity_id) FROM activity_states WHERE course_id = ? AND status = 'completed' GROUP BY user_id",
-    ).all(courseId) as Row[],
-  };
-}
-
-
-/**
- * One learner's evidence over the courses they are a student of record in (or one of them), and
- * every competency of the tenant (or of one framework).
- */
-function learnerEvidence(db: Db, tenantId: string, userId: string, courseId: string | null, frameworkId: string | null): Evidence {
-  const courseIds = courseIdsOfRecord(db, tenantId, userId, courseId ?? undefined);
-  const json = JSON.stringify(courseIds);
-  const inCourses = 'course_id IN (SELECT value FROM json_each(?))';
-  const competencies = (
-    frameworkId
-      ? raw(db, 'learner:framework-competencies', `SELECT ${COMPETENCY_COLUMNS} FROM competencies c WHERE c.framework_id = ? AND c.tenant_id = ?`).all(frameworkId, tenantId)
-      : raw(db, 'learner:competencies', `SELECT ${COMPETENCY_COLUMNS} FROM competencies c WHERE c.tenant_id = ?`).all(tenantId)
-  ) as Row[];
-  return {
-    competencies: competencies.map(toCompetency),
-    alignments: raw(db, 'learner:alignments', `SELECT competency_id, target_type, target_id, weight FROM competency_alignments WHERE ${inCourses} AND tenant_id = ?`).all(
-      json,
-      tenantId,
-    ) as Row[],
-    learners: [userId],
-    assignments: raw(db, 'learner:assignments', `SELECT id, score_maximum FROM gradebook_assignments WHERE ${inCourses} AND tenant_id = ?`).all(json, tenantId) as Row[],
-    grades: raw(
-      db,
-      'learner:grades',
-      `SELECT student_id, group_concat(assignment_id || ':' || score) FROM gradebook_grades WHERE student_id = ? AND ${inCourses} AND tenant_id = ? GROUP BY student_id`,
-    ).all(
-      userId,
-      json,
-      tenantId,
-    ) as Row[],
-    activities: raw(db, 'learner:activities', `SELECT id, module_id, required, due_at FROM activities WHERE ${inCourses} AND tenant_id = ?`).all(json, tenantId) as Row[],
-    completions: raw(
-      db,
-      'learner:completions',
-      `SELECT user_id, group_concat(activity_id) FROM activity_states WHERE user_id = ? AND ${inCourses} AND status = 'completed' GROUP BY user_id`,
-    ).all(userId, json) as Row[],
-  };
-}
-
 /** Scores of every learner on every competency; `each` is called once per learner. */
-interface Computed {
+export interface Computed {
   competencies: MasteryCompetency[];
   /** Per competency: how many live alignments evidence it directly. */
   aligned: Int32Array;
@@ -155,9 +38,9 @@ interface Computed {
   relevant: boolean[];
 }
 
-type LearnerResult = (learner: number, scores: Float64Array, evidenceCounts: Int32Array) => void;
+export type LearnerResult = (learner: number, scores: Float64Array, evidenceCounts: Int32Array) => void;
 
-function compute(e: Evidence, now: string, each: LearnerResult): Computed {
+export function compute(e: Evidence, now: string, each: LearnerResult): Computed {
   const comps = e.competencies;
   const n = comps.length;
   const indexOf = new Map(comps.map((c, i) => [c.id, i]));
@@ -316,142 +199,5 @@ function compute(e: Evidence, now: string, each: LearnerResult): Computed {
   }
   return { competencies: comps, aligned, relevant };
 }
-
 export const statusOf = (score: number | null, threshold: number): MasteryStatus =>
   score === null ? 'not_started' : score >= threshold - 1e-9 ? 'mastered' : 'in_progress';
-
-export interface CompetencyProgress {
-  competency: MasteryCompetency;
-  score: number | null;
-  status: MasteryStatus;
-  /** Pieces of evidence present (alignments with evidence, and children with a score). */
-  evidenceCount: number;
-  /** Alignments of the competency itself in scope. */
-  alignmentCount: number;
-}
-
-function learnerProgressFrom(e: Evidence, now: string, onlyRelevant: boolean): CompetencyProgress[] {
-  const out: CompetencyProgress[] = [];
-  const computed = compute(e, now, (_l, scores, counts) => {
-    for (let i = 0; i < scores.length; i++) {
-      const c = e.competencies[i]!;
-      const score = Number.isNaN(scores[i]!) ? null : scores[i]!;
-      out.push({ competency: c, score, status: statusOf(score, c.masteryThreshold), evidenceCount: counts[i]!, alignmentCount: 0 });
-    }
-  });
-  if (e.learners.length === 0) {
-    e.competencies.forEach((c) => out.push({ competency: c, score: null, status: 'not_started', evidenceCount: 0, alignmentCount: 0 }));
-  }
-  out.forEach((p, i) => (p.alignmentCount = computed.aligned[i]!));
-  const kept = onlyRelevant ? out.filter((_p, i) => computed.relevant[i]) : out;
-  return kept.sort(byCode);
-}
-
-const byCode = (a: { competency: MasteryCompetency }, b: { competency: MasteryCompetency }) =>
-  a.competency.frameworkId === b.competency.frameworkId
-    ? a.competency.code < b.competency.code ? -1 : a.competency.code > b.competency.code ? 1 : 0
-    : a.competency.frameworkId < b.competency.frameworkId ? -1 : 1;
-
-/** A learner's progress on every competency of the tenant (or of one framework), over all their courses. */
-export function learnerProgress(db: Db, q: { tenantId: string; userId: string; now: string; frameworkId?: string | null }): CompetencyProgress[] {
-  return learnerProgressFrom(learnerEvidence(db, q.tenantId, q.userId, null, q.frameworkId ?? null), q.now, false);
-}
-
-/** A learner's progress on a course's aligned competencies (and their ancestors), from that course's evidence only. */
-export function courseLearnerProgress(db: Db, q: { tenantId: string; userId: string; courseId: string; now: string }): CompetencyProgress[] {
-  const e = learnerEvidence(db, q.tenantId, q.userId, q.courseId, null);
-  // Only the frameworks that the course's alignments reach.
-  const courseFrameworks = new Set(
-    (raw(db, 'course:frameworks', 'SELECT DISTINCT k.framework_id FROM competency_alignments a JOIN competencies k ON k.id = a.competency_id WHERE a.course_id = ? AND a.tenant_id = ?').all(
-      q.courseId,
-      q.tenantId,
-    ) as Row[]).map((r) => r[0] as string),
-  );
-  e.competencies = e.competencies.filter((c) => courseFrameworks.has(c.frameworkId));
-  if (e.alignments.length === 0) {
-    // Not a student of record: the course's alignments still say which competencies it covers.
-    e.alignments = raw(db, 'course:alignments', 'SELECT competency_id, target_type, target_id, weight FROM competency_alignments WHERE course_id = ? AND tenant_id = ?').all(
-      q.courseId,
-      q.tenantId,
-    ) as Row[];
-    Object.assign(e, courseTargets(db, q.tenantId, q.courseId));
-  }
-  return learnerProgressFrom(e, q.now, true);
-}
-
-function courseTargets(db: Db, tenantId: string, courseId: string) {
-  const p = [courseId, tenantId];
-  return {
-    assignments: raw(db, 'course:assignments', 'SELECT id, score_maximum FROM gradebook_assignments WHERE course_id = ? AND tenant_id = ?').all(...p) as Row[],
-    activities: raw(db, 'course:activities', 'SELECT id, module_id, required, due_at FROM activities WHERE course_id = ? AND tenant_id = ?').all(...p) as Row[],
-  };
-}
-
-export interface CompetencyMasteryRow {
-  competency: MasteryCompetency;
-  alignmentCount: number;
-  learners: number;
-  mastered: number;
-  inProgress: number;
-  notStarted: number;
-  /** Mean score of the learners who have one; null when none has. */
-  meanScore: number | null;
-}
-
-/** Per competency aligned in the course (and their ancestors): how many of its students have mastered it, are on their way, or have not started. */
-export function courseMastery(db: Db, q: { tenantId: string; courseId: string; now: string }): CompetencyMasteryRow[] {
-  const e = courseEvidence(db, q.tenantId, q.courseId);
-  const n = e.competencies.length;
-  const mastered = new Int32Array(n);
-  const inProgress = new Int32Array(n);
-  const scoreSum = new Float64Array(n);
-  const thresholds = Float64Array.from(e.competencies, (c) => c.masteryThreshold - 1e-9);
-  const computed = compute(e, q.now, (_l, scores) => {
-    for (let i = 0; i < n; i++) {
-      const s = scores[i]!;
-      if (Number.isNaN(s)) continue;
-      scoreSum[i]! += s;
-      if (s >= thresholds[i]!) mastered[i]!++;
-      else inProgress[i]!++;
-    }
-  });
-  const learners = e.learners.length;
-  const rows: CompetencyMasteryRow[] = [];
-  for (let i = 0; i < n; i++) {
-    if (!computed.relevant[i]) continue;
-    const started = mastered[i]! + inProgress[i]!;
-    rows.push({
-      competency: e.competencies[i]!,
-      alignmentCount: computed.aligned[i]!,
-      learners,
-      mastered: mastered[i]!,
-      inProgress: inProgress[i]!,
-      notStarted: learners - started,
-      meanScore: started > 0 ? scoreSum[i]! / started : null,
-    });
-  }
-  return rows.sort(byCode);
-}
-
-export interface FrameworkSummary {
-  frameworkId: string;
-  total: number;
-  mastered: number;
-  inProgress: number;
-  notStarted: number;
-}
-
-/** The caller's counts per framework of the tenant. */
-export function masterySummary(db: Db, q: { tenantId: string; userId: string; now: string }): Map<string, FrameworkSummary> {
-  const out = new Map<string, FrameworkSummary>();
-  for (const p of learnerProgress(db, q)) {
-    const id = p.competency.frameworkId;
-    const s = out.get(id) ?? { frameworkId: id, total: 0, mastered: 0, inProgress: 0, notStarted: 0 };
-    s.total++;
-    if (p.status === 'mastered') s.mastered++;
-    else if (p.status === 'in_progress') s.inProgress++;
-    else s.notStarted++;
-    out.set(id, s);
-  }
-  return out;
-}

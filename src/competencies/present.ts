@@ -1,7 +1,6 @@
 // Rows of the competencies area as the API answers them (snake_case).
-import type { CompetencyMasteryRow, CompetencyProgress } from './mastery';
+import type { CompetencyMasteryRow, CompetencyProgress } from './reports';
 import type { AlignmentRow, CompetencyRow, FrameworkRow, TreeNode } from './service';
-import type { TreeJson } from './schemas';
 
 export const presentFramework = (f: FrameworkRow, competencyCount: number) => ({
   id: f.id,
@@ -30,8 +29,30 @@ export const presentCompetency = (c: CompetencyRow) => ({
   updated_at: c.updatedAt,
 });
 
-export const presentTree = (nodes: TreeNode[]): TreeJson[] =>
-  nodes.map((n) => ({ ...presentCompetency(n.competency), children: presentTree(n.children) }));
+/**
+ * The tree answer as JSON text, written iteratively: a tree stored before the depth limit may nest
+ * deeper than JSON.stringify (and presentTree's callers) can recurse. The same text as
+ * JSON.stringify({ framework, competencies: presentTree(nodes) }).
+ */
+export function treeJsonText(framework: unknown, nodes: TreeNode[]): string {
+  const parts: string[] = [`{"framework":${JSON.stringify(framework)},"competencies":[`];
+  // Each entry: a level still to write, and where its next node is.
+  const pending: { list: TreeNode[]; next: number }[] = [{ list: nodes, next: 0 }];
+  while (pending.length > 0) {
+    const top = pending[pending.length - 1]!;
+    if (top.next === top.list.length) {
+      pending.pop();
+      parts.push(pending.length > 0 ? ']}' : ']');
+      continue;
+    }
+    const node = top.list[top.next++]!;
+    const own = JSON.stringify(presentCompetency(node.competency));
+    parts.push(`${top.next > 1 ? ',' : ''}${own.slice(0, -1)},"children":[`);
+    pending.push({ list: node.children, next: 0 });
+  }
+  parts.push('}');
+  return parts.join('');
+}
 
 export const presentAlignment = (a: AlignmentRow, targetTitle: string | null) => ({
   id: a.id,

@@ -135,9 +135,51 @@ function checkParent(db: Db, framework: { id: string; tenantId: string }, parent
   return parent;
 }
 
+/**
+ * How many levels a competency tree may have (a root is level 1): more than any published
+ * framework uses, and few enough that no reader of a tree has to fear its depth.
+ */
+export const MAX_COMPETENCY_DEPTH = 64;
+
+const tooDeep = () =>
+  unprocessable(`parent_id would put a competency deeper than ${MAX_COMPETENCY_DEPTH} levels`, [
+    { path: 'parent_id', message: `the tree may be at most ${MAX_COMPETENCY_DEPTH} levels deep` },
+  ]);
+
+/** Each competency of the framework with its parent. */
+function parentsIn(tx: Db, frameworkId: string): Map<string, string | null> {
+  return new Map(
+    tx
+      .select({ id: competencies.id, parentId: competencies.parentId })
+      .from(competencies)
+      .where(eq(competencies.frameworkId, frameworkId))
+      .all()
+      .map((r) => [r.id, r.parentId]),
+  );
+}
+
+/** The level of a competency (a root is 1), walking up; a tree stored before the limit may be deeper. */
+function levelOf(parents: Map<string, string | null>, id: string): number {
+  let level = 0;
+  for (let at: string | null | undefined = id; at && level <= parents.size; at = parents.get(at)) level++;
+  return level;
+}
+
+/** How many levels the subtree under a competency spans (1 for a leaf). */
+function heightOf(parents: Map<string, string | null>, id: string): number {
+  const children = new Map<string, string[]>();
+  for (const [child, parent] of parents) if (parent) children.set(parent, [...(children.get(parent) ?? []), child]);
+  let height = 0;
+  for (let level = [id]; level.length > 0 && height <= parents.size; level = level.flatMap((c) => children.get(c) ?? [])) height++;
+  return height;
+}
+
 export function createCompetency(db: Db, clock: Clock, framework: FrameworkRow, input: CompetencyFields): CompetencyRow {
   return inTransaction(db, (tx) => {
-    if (input.parentId) checkParent(tx, framework, input.parentId);
+    if (input.parentId) {
+      checkParent(tx, framework, input.parentId);
+      if (levelOf(parentsIn(tx, framework.id), input.parentId) + 1 > MAX_COMPETENCY_DEPTH) throw tooDeep();
+    }
     const now = clock.now().toISOString();
     try {
       return tx
@@ -208,20 +250,14 @@ export function updateCompetency(db: Db, clock: Clock, competency: CompetencyRow
       const framework = { id: competency.frameworkId, tenantId: competency.tenantId };
       checkParent(tx, framework, changes.parentId);
       // Walking up from the new parent must not meet the competency itself.
-      const parents = new Map(
-        tx
-          .select({ id: competencies.id, parentId: competencies.parentId })
-          .from(competencies)
-          .where(eq(competencies.frameworkId, competency.frameworkId))
-          .all()
-          .map((r) => [r.id, r.parentId]),
-      );
+      const parents = parentsIn(tx, competency.frameworkId);
       for (let at: string | null | undefined = changes.parentId; at; at = parents.get(at)) {
         if (at === competency.id)
           throw unprocessable('parent_id would make a cycle: the competency cannot sit under itself or one of its descendants', [
             { path: 'parent_id', message: 'would make a cycle' },
           ]);
       }
+      if (levelOf(parents, changes.parentId) + heightOf(parents, competency.id) > MAX_COMPETENCY_DEPTH) throw tooDeep();
     }
     try {
       return tx

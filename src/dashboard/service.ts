@@ -3,7 +3,7 @@
 // course-state engine (progress and availability). Nothing here writes but the feed's read mark.
 import { and, asc, eq, inArray, isNotNull, isNull, ne, or, sql } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
-import { activities, activityStates, courses, enrollments, eventRecipients, events, learnerBadges } from '../../db/schema';
+import { activities, activityStates, courses, eventRecipients, events, learnerBadges } from '../../db/schema';
 import { eventById, feedPage, feedReadUpTo, latestFeedSeq, markFeedRead, unreadFeedCount, type EventRow } from '../events/log';
 import { notFound } from '../http/errors';
 import { pageBounds, sqlPageBounds, type PageQuery } from '../http/pagination';
@@ -13,6 +13,7 @@ import { DAY_MS, roundDays } from '../lib/time';
 import { localDay } from '../lib/timezone';
 import type { LearnerActivityStatus } from '../activities/priority';
 import { currentStreak, learnerStatsOf, timezoneOf } from '../activities/rewards';
+import { activeStudentCourses } from '../memberships/service';
 import { learnerCourseStates, type LearnerCourseState } from '../sequencing/state';
 
 /** Whose dashboard: the caller. */
@@ -241,20 +242,7 @@ export function summary(db: Db, clock: Clock, learner: Learner): Summary {
       .where(and(eq(learnerBadges.userId, learner.userId), eq(learnerBadges.tenantId, learner.tenantId)))
       .get()?.n ?? 0;
 
-  const enrolled = db
-    .select({ enrollmentId: enrollments.id, courseId: courses.id, title: courses.title, slug: courses.slug })
-    .from(enrollments)
-    .innerJoin(courses, eq(courses.id, enrollments.courseId))
-    .where(
-      and(
-        eq(enrollments.userId, learner.userId),
-        eq(enrollments.tenantId, learner.tenantId),
-        eq(enrollments.status, 'active'),
-        eq(enrollments.role, 'student'),
-        isNull(courses.deletedAt),
-      ),
-    )
-    .all();
+  const enrolled = activeStudentCourses(db, learner.tenantId, learner.userId);
   const courseIds = enrolled.map((e) => e.courseId);
   const states = learnerCourseStates(db, { tenantId: learner.tenantId, userId: learner.userId, courseIds });
   const summaryCourses = enrolled.map((e) => ({ ...e, state: states.get(e.courseId) }));

@@ -1,5 +1,9 @@
 // Gradebook rows → public JSON (snake_case); a drizzle row is never sent as it is.
-import type { AssignmentRow, GradebookSettings, GradeChangeRow, GradeRow, Offering, OfferingSummary, StudentRef } from './service';
+import type { AssignmentRow } from './assignments';
+import type { GradeChangeRow, GradeRow } from './grades';
+import type { Offering, StudentRef } from './service';
+import type { GradebookSettings } from './settings';
+import type { OfferingSummary } from './views';
 import { roundPercent } from './statistics';
 
 export const gradeMetadataOf = (a: AssignmentRow) => ({

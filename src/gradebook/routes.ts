@@ -34,26 +34,11 @@ import {
   summarySchema,
   updateAssignmentBody,
 } from './schemas';
-import {
-  createAssignment,
-  deleteAssignment,
-  getAssignment,
-  getGrade,
-  getOffering,
-  getSettings,
-  getStudent,
-  gradeHistory,
-  listAssignments,
-  listGrades,
-  loadGradebook,
-  putSettings,
-  recordGrade,
-  studentGrades,
-  summarizeOffering,
-  updateAssignment,
-  type AssignmentFields,
-  type Offering,
-} from './service';
+import { createAssignment, deleteAssignment, getAssignment, listAssignments, updateAssignment, type AssignmentFields } from './assignments';
+import { getGrade, gradeHistory, listGrades, recordGrade, studentGrades } from './grades';
+import { getOffering, getStudent, type Offering } from './service';
+import { getSettings, putSettings } from './settings';
+import { loadGradebook, summarizeOffering } from './views';
 import { CSV_CONTENT_TYPE, gradebookCsv } from './spreadsheet';
 
 const tags: [ApiTag] = ['Gradebook'];

@@ -4,7 +4,7 @@
 // leading quote (lib/spreadsheet-cells.ts).
 import { stringify } from 'csv-stringify/sync';
 import { neutraliseFormulas } from '../lib/spreadsheet-cells';
-import type { Gradebook } from './service';
+import type { Gradebook } from './views';
 
 export const CSV_CONTENT_TYPE = 'text/csv; charset=utf-8';
 

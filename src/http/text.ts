@@ -30,7 +30,7 @@ function refusal(value: string, forbidden: RegExp, what: string): string | null 
 
 /**
  * The rule of singleLineText (`multiLine`: of multiLineText) for text that does not come through a
- * zod schema (URLs, imported files): why it may not be stored, or null when it may.
+ * zod schema (URLs, imported files such as a CASE package): why it may not be stored, or null when it may.
  */
 export const textRefusal = (value: string, options: { multiLine?: boolean } = {}): string | null =>
   options.multiLine

@@ -60,6 +60,26 @@ export function isStudentOf(db: Db, tenantId: string, courseId: string, userId: 
   return membershipOf(db, tenantId, courseId, userId)?.role === 'student';
 }
 
+/** The user, when they hold a student enrollment in the course (any status), with their name and email. */
+export function studentOf(db: Db, tenantId: string, courseId: string, userId: string): { id: string; name: string; email: string } | undefined {
+  return db
+    .select({ id: users.id, name: users.name, email: users.email })
+    .from(enrollments)
+    .innerJoin(users, eq(users.id, enrollments.userId))
+    .where(and(eq(enrollments.tenantId, tenantId), eq(enrollments.courseId, courseId), eq(enrollments.role, 'student'), eq(enrollments.userId, userId)))
+    .get();
+}
+
+/** Live courses in which the user is an active student, with the enrollment, and the course's title and slug. */
+export function activeStudentCourses(db: Db, tenantId: string, userId: string): { enrollmentId: string; courseId: string; title: string; slug: string }[] {
+  return db
+    .select({ enrollmentId: enrollments.id, courseId: courses.id, title: courses.title, slug: courses.slug })
+    .from(enrollments)
+    .innerJoin(courses, eq(courses.id, enrollments.courseId))
+    .where(and(eq(enrollments.tenantId, tenantId), isNull(courses.deletedAt), eq(enrollments.userId, userId), eq(enrollments.status, 'active'), eq(enrollments.role, 'student')))
+    .all();
+}
+
 // ---------------------------------------------------------------- students of record
 
 /**

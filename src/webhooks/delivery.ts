@@ -12,17 +12,8 @@ import { lastEventSeq } from '../events/log';
 import type { Clock } from '../lib/clock';
 import { newId } from '../lib/ids';
 import { DELIVERY_TIMEOUT_MS, sendWebhook, type SendOutcome } from './send';
-import {
-  dueHeads,
-  enqueueNewEvents,
-  findSubscription,
-  recordAttempt,
-  recordTestDelivery,
-  signingSecrets,
-  testMessageBody,
-  type DeliveryRow,
-  type SubscriptionRow,
-} from './service';
+import { dueHeads, enqueueNewEvents, recordAttempt, recordTestDelivery, testMessageBody } from './outbox';
+import { findSubscription, signingSecrets, type DeliveryRow, type SubscriptionRow } from './service';
 import { TargetRefused, checkTargetUrl, resolveTarget, systemResolver, vetNewTarget, type Resolver, type TargetPolicy } from './targets';
 
 export interface WebhookWorkerOptions {
