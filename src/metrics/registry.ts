@@ -266,7 +266,7 @@ export class Metrics {
     this.hubs.delete(hub);
   }
 
-  /** The hub's sink (collab/hub.ts HubMetrics). */
+  /** The hub's sink (HubMetrics in collab/hub/connection.ts). */
   readonly hub = {
     updateReceived: (): void => this.updatesReceived.inc(),
     messageRefused: (reason: RefusalReason): void => this.refused.inc({ reason }),
