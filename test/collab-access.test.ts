@@ -239,4 +239,32 @@ describe('access re-check of open connections', () => {
     await eventually(async () => (await contentOf(id)).includes('key still edits'), 5_000, 'the key connection edits on');
     byKey.ws.close();
   });
+
+  it('a password change closes a connection admitted earlier in the same second; one admitted after it stays', async () => {
+    const id = await newDocument();
+    const member = await t.newUser({ password: 'socket-second-1' });
+    await t.call('POST', `/api/documents/${id}/collaborators`, { as: owner, body: { principal_type: 'user', principal_id: member.user.id, role: 'editor' } });
+    const second = Math.ceil(t.clock.now().getTime() / 1000) * 1000 + 2_000;
+    t.clock.set(new Date(second + 100));
+    const session = await t.signIn(member.user.email, 'socket-second-1');
+    const earlier = rawClient(server.port, `/collab/${id}?token=${session.access_token}`);
+    await earlier.opened;
+
+    t.clock.set(new Date(second + 600));
+    const changed = await t.call('PATCH', `/api/users/${member.user.id}`, { as: t.admin, body: { password: 'socket-second-2' } });
+    expect(changed.status).toBe(200);
+    expect((await earlier.closed).code).toBe(4401);
+
+    const fresh = await t.signIn(member.user.email, 'socket-second-2');
+    const later = rawClient(server.port, `/collab/${id}?token=${fresh.access_token}`);
+    await later.opened;
+    await eventually(() => server.hub.connectionCount === 1, 2_000, 'the later connection admitted');
+    // The 30 s re-check, passed on the same second: the later connection stays and edits.
+    t.clock.advance(30_000);
+    server.hub.recheckAll();
+    later.ws.send(syncUpdateMessage(insertUpdate('after the change')));
+    await eventually(async () => (await contentOf(id)).includes('after the change'), 5_000, 'the later connection edits');
+    expect(later.ws.readyState).toBe(later.ws.OPEN);
+    later.ws.close();
+  });
 });

@@ -19,7 +19,7 @@ export function recheckAccess(connections: Iterable<Connection>, auth: Authentic
   for (const conn of [...connections]) {
     const documentId = conn.room.documentId;
     try {
-      const actor = auth.recheck(conn.actor, conn.admittedAtS);
+      const actor = auth.recheck(conn.actor, conn.admittedAtMs);
       if (!actor) {
         conn.close(CLOSE.unauthenticated, 'credential revoked');
         continue;

@@ -76,7 +76,7 @@ export class Connection {
     readonly room: Room<Connection>,
     public actor: Actor,
     /** When the credential was checked (Authenticator.stamp): a later password change ends the connection. */
-    readonly admittedAtS: number,
+    readonly admittedAtMs: number,
     public canEdit: boolean,
   ) {
     this.tokens = ctx.messageBurst;

@@ -63,7 +63,7 @@ function documentIdOf(segment: string): string {
   }
 }
 
-type Admission = { actor: Actor; admittedAtS: number; canEdit: boolean } | { close: number; reason: string };
+type Admission = { actor: Actor; admittedAtMs: number; canEdit: boolean } | { close: number; reason: string };
 
 export class CollabHub implements RoomOwner<Connection> {
   private readonly rooms = new Map<string, Room<Connection>>();
@@ -147,14 +147,14 @@ export class CollabHub implements RoomOwner<Connection> {
       .then((decision) => {
         this.wss.handleUpgrade(request, socket, head, (ws) => {
           if ('close' in decision) this.refuse(ws, decision.close, decision.reason);
-          else this.accept(ws, decision.actor, decision.admittedAtS, documentId, decision.canEdit);
+          else this.accept(ws, decision.actor, decision.admittedAtMs, documentId, decision.canEdit);
         });
       });
   };
 
   private async admit(documentId: string, token: string | null): Promise<Admission> {
     if (!token) return { close: CLOSE.unauthenticated, reason: 'token required' };
-    const admittedAtS = this.opts.auth.stamp();
+    const admittedAtMs = this.opts.auth.stamp();
     const actor = await this.opts.auth.authenticate(token);
     if (!actor) return { close: CLOSE.unauthenticated, reason: 'invalid or expired token' };
     if (!isUuid(documentId)) return { close: CLOSE.notFound, reason: 'unknown document' };
@@ -171,7 +171,7 @@ export class CollabHub implements RoomOwner<Connection> {
       if (err instanceof WorkersBusyError) return { close: CLOSE.tryAgainLater, reason: 'server busy: try again later' };
       this.opts.logger.warn({ err, documentId }, 'could not preload the document');
     }
-    return { actor, admittedAtS, canEdit: access === 'edit' };
+    return { actor, admittedAtMs, canEdit: access === 'edit' };
   }
 
   /**
@@ -187,7 +187,7 @@ export class CollabHub implements RoomOwner<Connection> {
     setTimeout(() => ws.terminate(), REFUSED_LINGER_MS).unref();
   }
 
-  private accept(ws: WebSocket, actor: Actor, admittedAtS: number, documentId: string, canEdit: boolean): void {
+  private accept(ws: WebSocket, actor: Actor, admittedAtMs: number, documentId: string, canEdit: boolean): void {
     if (this.closing) {
       this.refuse(ws, CLOSE.goingAway, 'server shutting down');
       return;
@@ -200,7 +200,7 @@ export class CollabHub implements RoomOwner<Connection> {
       this.refuse(ws, CLOSE.internalError, 'could not open document');
       return;
     }
-    const conn = new Connection(this.context, ws, room, actor, admittedAtS, canEdit);
+    const conn = new Connection(this.context, ws, room, actor, admittedAtMs, canEdit);
     room.connections.add(conn);
     this.connections.add(conn);
     // Sync step 1 (our state vector) and the presence of everyone already here.
