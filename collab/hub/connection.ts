@@ -14,11 +14,11 @@ import {
   UnreadableDocumentError,
   type DocumentStore,
 } from '../store';
+import { isEmptyUpdate, scanUpdate, sliceUpdate, tooMuch } from '../update-check';
 import {
   awarenessEntries,
   CLOSE,
   encodeAwarenessEntries,
-  isEmptyUpdate,
   MESSAGE_AUTH,
   MESSAGE_AWARENESS,
   MESSAGE_QUERY_AWARENESS,
@@ -48,14 +48,21 @@ export interface ConnectionContext {
   readonly messageBurst: number;
   /** A peer that does not read (send buffer above this) is dropped rather than buffered forever. */
   readonly maxBufferedBytes: number;
+  /** Updates holding more structs and deleted ranges than this are applied in slices of this many. */
+  readonly sliceEntries: number;
   /** The socket closed: the connection leaves its room. */
   leave(conn: Connection): void;
+  /** Takes `work` (structs and deleted ranges to decode and apply) from what the connection's user may still spend; false when it may not. */
+  charge(conn: Connection, work: number): boolean;
 }
 
 /** The largest awareness update a connection may send (a stock client's is well under 1 KiB). */
 const MAX_AWARENESS_BYTES = 64 * 1024;
 /** Awareness client ids one connection may hold (a stock client has one). */
 const MAX_AWARENESS_CLIENTS = 16;
+
+/** How long the slices of a large update applied in one turn of the event loop may take, before it yields. */
+const SLICE_TURN_MS = 8;
 
 /** Each socket's connection, for the socket event handlers, which are shared by all sockets. */
 const CONNECTION = Symbol('collab connection');
@@ -69,6 +76,8 @@ export class Connection {
   alive = true;
   private tokens: number;
   private lastRefill: number;
+  /** Messages received while a large update is applied in slices, taken in turn after it. */
+  private backlog: Array<[RawData, boolean]> | null = null;
 
   constructor(
     private readonly ctx: ConnectionContext,
@@ -139,6 +148,10 @@ export class Connection {
     // Frames still arriving on a connection we are closing must not reach the document: after a
     // dropped room, they would land in its reloaded successor.
     if (this.ws.readyState !== this.ws.OPEN) return;
+    if (this.backlog) {
+      this.backlog.push([data, isBinary]);
+      return;
+    }
     if (!isBinary) {
       ctx.metrics?.messageRefused('not_binary');
       this.close(CLOSE.unsupportedData, 'binary y-websocket messages only');
@@ -171,16 +184,21 @@ export class Connection {
           this.close(CLOSE.invalidPayload, 'unknown message type');
       }
     } catch (err) {
-      ctx.logger.info({ documentId: room.documentId, userId: this.actor.userId, err: (err as Error).message }, 'malformed collab message');
-      // Whatever the bytes were, only this connection pays for them; a failed write is ours.
-      if (err instanceof PersistenceError) this.close(CLOSE.internalError, 'could not save the change');
-      else if (err instanceof UnreadableDocumentError) {
-        ctx.logger.error({ err, documentId: room.documentId }, 'live document cannot be encoded');
-        this.close(CLOSE.internalError, 'the document cannot be read');
-      } else {
-        ctx.metrics?.messageRefused('malformed');
-        this.close(CLOSE.invalidPayload, 'malformed message');
-      }
+      this.failed(err);
+    }
+  }
+
+  /** Whatever the bytes were, only this connection pays for them; a failed write is ours. */
+  private failed(err: unknown): void {
+    const { ctx, room } = this;
+    ctx.logger.info({ documentId: room.documentId, userId: this.actor.userId, err: (err as Error).message }, 'malformed collab message');
+    if (err instanceof PersistenceError) this.close(CLOSE.internalError, 'could not save the change');
+    else if (err instanceof UnreadableDocumentError) {
+      ctx.logger.error({ err, documentId: room.documentId }, 'live document cannot be encoded');
+      this.close(CLOSE.internalError, 'the document cannot be read');
+    } else {
+      ctx.metrics?.messageRefused('malformed');
+      this.close(CLOSE.invalidPayload, 'malformed message');
     }
   }
 
@@ -220,7 +238,8 @@ export class Connection {
     }
     const update = decoding.readVarUint8Array(decoder);
     if (!this.canEdit) {
-      // A read-only client's answer to our step 1 is usually empty; anything else is an edit.
+      // A read-only client's answer to our step 1 is usually empty; anything else is an edit. Told
+      // from the counts alone: a reader's update is never decoded.
       if (!isEmptyUpdate(update)) {
         ctx.metrics?.messageRefused('read_only');
         this.denyWrite();
@@ -228,6 +247,28 @@ export class Connection {
       return;
     }
     ctx.metrics?.updateReceived();
+    // Counted before anything is decoded: past the caps it is refused, and its sender is charged
+    // for the work it asks, so that one who keeps sending large updates is let go.
+    const count = scanUpdate(update);
+    if (!count) throw new InvalidUpdateError('not a Yjs update');
+    const excess = tooMuch(count);
+    if (excess) throw new InvalidUpdateError(`update refused: ${excess}`);
+    if (!ctx.charge(this, count.work)) {
+      ctx.logger.info({ documentId: room.documentId, userId: this.actor.userId, work: count.work }, 'collab connection closed: too much work');
+      ctx.metrics?.messageRefused('rate_limit');
+      this.close(CLOSE.policyViolation, 'updates too large too often: slow down');
+      return;
+    }
+    // A large one is checked and applied a slice at a time, so that other documents' editors are
+    // served between slices.
+    const slices = count.work > ctx.sliceEntries ? sliceUpdate(update, ctx.sliceEntries) : null;
+    if (slices && slices.length > 1) this.applyInSlices(slices);
+    else this.applyEdit(update);
+  }
+
+  /** Applies an editor's update; one the document cannot take for its size is refused, the connection kept. */
+  private applyEdit(update: Uint8Array): void {
+    const { ctx, room } = this;
     try {
       ctx.store.applyUpdate(room.documentId, update, this.actor.userId, this, { defer: true });
     } catch (err) {
@@ -242,6 +283,57 @@ export class Connection {
         ctx.metrics?.messageRefused('follows_refused');
         this.denyWrite('this change follows one refused as too large: reload the document to edit again');
       } else throw err;
+    }
+  }
+
+  /**
+   * Applies the slices of one update, a few per turn of the event loop, reading nothing more from
+   * this socket meanwhile (its later messages build on this one). A slice that needs another
+   * client's later slice is put back behind the others, as long as some slice goes in; the first
+   * refusal ends the rest, as it ends a whole update.
+   */
+  private applyInSlices(slices: Uint8Array[]): void {
+    const pending = slices.reverse();
+    let putBack = 0;
+    this.backlog = [];
+    this.ws.pause();
+    const step = (): void => {
+      const started = performance.now();
+      while (pending.length > 0 && this.ws.readyState === this.ws.OPEN && performance.now() - started < SLICE_TURN_MS) {
+        const slice = pending.pop()!;
+        try {
+          const denied = this.refusedTooLarge;
+          this.applyEdit(slice);
+          if (!denied && this.refusedTooLarge) pending.length = 0;
+          putBack = 0;
+        } catch (err) {
+          // Each try costs a check, charged as a slice's work.
+          if (err instanceof InvalidUpdateError && err.lacksChanges && putBack < pending.length && this.ctx.charge(this, this.ctx.sliceEntries)) {
+            pending.unshift(slice);
+            putBack += 1;
+            continue;
+          }
+          this.failed(err);
+          pending.length = 0;
+        }
+      }
+      if (pending.length > 0 && this.ws.readyState === this.ws.OPEN) setImmediate(step);
+      else this.resumeReading();
+    };
+    step();
+  }
+
+  private resumeReading(): void {
+    const backlog = this.backlog ?? [];
+    this.backlog = null;
+    this.ws.resume();
+    for (let i = 0; i < backlog.length; i++) {
+      if (this.backlog) {
+        // Another large update began: the rest waits behind it.
+        (this.backlog as Array<[RawData, boolean]>).push(...backlog.slice(i));
+        return;
+      }
+      this.onMessage(...backlog[i]!);
     }
   }
 

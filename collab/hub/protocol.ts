@@ -4,7 +4,6 @@ import * as decoding from 'lib0/decoding';
 import * as encoding from 'lib0/encoding';
 import * as authProtocol from 'y-protocols/auth';
 import * as syncProtocol from 'y-protocols/sync';
-import * as Y from 'yjs';
 import type { RawData } from 'ws';
 
 export const MESSAGE_SYNC = 0;
@@ -93,13 +92,4 @@ export function toUint8Array(data: RawData): Uint8Array {
   if (Array.isArray(data)) return new Uint8Array(Buffer.concat(data));
   if (data instanceof ArrayBuffer) return new Uint8Array(data);
   return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-}
-
-export function isEmptyUpdate(update: Uint8Array): boolean {
-  try {
-    const decoded = Y.decodeUpdate(update);
-    return decoded.structs.length === 0 && decoded.ds.clients.size === 0;
-  } catch {
-    return false;
-  }
 }

@@ -7,9 +7,11 @@ import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Actor, Authenticator } from '../../src/auth/authenticator';
 import type { Clock } from '../../src/lib/clock';
+import { BoundedMap } from '../../src/lib/bounded-map';
 import { isUuid } from '../../src/lib/ids';
 import { WorkersBusyError } from '../../src/lib/worker-pool';
 import type { DocumentStore } from '../store';
+import { MAX_UPDATE_DELETE_RANGES, MAX_UPDATE_STRUCTS } from '../update-check';
 import { recheckAccess, type AccessResolver } from './access';
 import { Connection, type ConnectionContext, type HubMetrics } from './connection';
 import { CLOSE, MESSAGE_FRAMING_BYTES } from './protocol';
@@ -33,6 +35,14 @@ export interface HubOptions {
   recheckIntervalMs?: number;
   /** A peer that does not read (send buffer above this) is dropped rather than buffered forever. */
   maxBufferedBytes?: number;
+  /**
+   * The work (structs and deleted ranges) a user's updates may ask per second on average, across
+   * their connections, and the burst above it: past it, the connection that asks is closed (1008).
+   */
+  workPerSecond?: number;
+  workBurst?: number;
+  /** Updates holding more structs and deleted ranges than this are applied in slices of this many. */
+  sliceEntries?: number;
   metrics?: HubMetrics;
 }
 
@@ -70,6 +80,8 @@ export class CollabHub implements RoomOwner<Connection> {
   private readonly connections = new Set<Connection>();
   /** Sockets refused at admission (or at shutdown), until they are gone. */
   private readonly refused = new Set<WebSocket>();
+  /** What each user's updates may still ask (see HubOptions.workBurst): per user, so that reconnecting buys nothing. */
+  private readonly work = new BoundedMap<string, { available: number; at: number }>(10_000);
   private readonly wss: WebSocketServer;
   private readonly context: ConnectionContext;
   private readonly timers: NodeJS.Timeout[] = [];
@@ -87,10 +99,26 @@ export class CollabHub implements RoomOwner<Connection> {
       pingIntervalMs: 30_000,
       recheckIntervalMs: 30_000,
       maxBufferedBytes: 32 * 1024 * 1024,
+      // A burst takes the largest update the caps allow; the rate, a whole 5 MiB document typed a
+      // character at a time every half a minute, which no editor does.
+      workPerSecond: 20_000,
+      workBurst: MAX_UPDATE_STRUCTS + MAX_UPDATE_DELETE_RANGES,
+      sliceEntries: 2_000,
       ...options,
     };
-    const { store, logger, clock, metrics, messagesPerSecond, messageBurst, maxBufferedBytes } = this.opts;
-    this.context = { store, logger, clock, metrics, messagesPerSecond, messageBurst, maxBufferedBytes, leave: (conn) => this.leave(conn) };
+    const { store, logger, clock, metrics, messagesPerSecond, messageBurst, maxBufferedBytes, sliceEntries } = this.opts;
+    this.context = {
+      store,
+      logger,
+      clock,
+      metrics,
+      messagesPerSecond,
+      messageBurst,
+      maxBufferedBytes,
+      sliceEntries,
+      leave: (conn) => this.leave(conn),
+      charge: (conn, work) => this.charge(conn, work),
+    };
     // ws closes a connection whose message exceeds maxPayload with 1009 by itself.
     this.wss = new WebSocketServer({ noServer: true, maxPayload: this.opts.maxMessageBytes, perMessageDeflate: false });
     this.timers.push(setInterval(() => this.heartbeat(), this.opts.pingIntervalMs).unref());
@@ -246,6 +274,18 @@ export class CollabHub implements RoomOwner<Connection> {
     if (this.rooms.get(room.documentId) === room) this.rooms.delete(room.documentId);
     this.opts.store.unsubscribe(room.documentId, room);
     room.destroy();
+  }
+
+  private charge(conn: Connection, work: number): boolean {
+    const now = this.opts.clock.now().getTime();
+    const userId = conn.actor.userId;
+    const budget = this.work.get(userId) ?? { available: this.opts.workBurst, at: now };
+    budget.available = Math.min(this.opts.workBurst, budget.available + ((now - budget.at) / 1000) * this.opts.workPerSecond);
+    budget.at = now;
+    this.work.set(userId, budget);
+    if (budget.available < work) return false;
+    budget.available -= work;
+    return true;
   }
 
   private heartbeat(): void {
