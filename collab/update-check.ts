@@ -10,11 +10,12 @@
 // refers to (origins, parents) is in the document or in the update, and every deletion names
 // clocks the document then holds. A document therefore never holds pending changes.
 //
-// Decoding costs time per struct and per deleted range, the event loop held meanwhile (bench/RESULTS.md,
-// "What checking an update costs"), so an update may hold at most
-// MAX_UPDATE_STRUCTS structs and MAX_UPDATE_DELETE_RANGES deleted ranges; a large one is counted
-// by a pass over its bytes that stops at the cap, before anything is decoded.
+// Decoding and applying cost time per struct of every kind and per deleted range, however few bytes
+// each takes (a GC struct or a skip is two), so every update is first counted by a pass over its
+// bytes that decodes nothing and stops at the caps (scanUpdate); the hub charges its sender for
+// that count and applies a large one in slices (sliceUpdate).
 import * as decoding from 'lib0/decoding';
+import * as encoding from 'lib0/encoding';
 import * as Y from 'yjs';
 
 /** Client ids: any safe integer (Yjs draws uint32s; other implementations may use more bits). */
@@ -32,8 +33,12 @@ export const MAX_CLOCK = 2 ** 48;
  */
 export const MAX_UPDATE_STRUCTS = 600_000;
 export const MAX_UPDATE_DELETE_RANGES = 200_000;
-/** The fewest bytes a struct or a deleted range takes (two one-byte varints): below, no update can hold too many. */
-const MIN_ENTRY_BYTES = 2;
+/**
+ * GC structs and skips one update may hold (counted in MAX_UPDATE_STRUCTS too). Yjs writes a GC
+ * struct only for content collected with a deleted parent type, and merges neighbouring ones; a
+ * skip only where merged updates leave a gap: a real client sends few of either.
+ */
+export const MAX_UPDATE_PLACEHOLDERS = 20_000;
 
 /** How deeply embedded values (ContentAny, JSON, embeds, formats, subdocument options) may nest: encoding them recurses. */
 const MAX_VALUE_DEPTH = 64;
@@ -69,11 +74,9 @@ export interface UpdateShape {
 /** The problem with `bytes` (a V1 update) for `doc`, or its shape if it may be applied. */
 export function checkUpdate(bytes: Uint8Array, doc: Y.Doc): UpdateShape | UpdateProblem {
   const stateOf = (client: number) => Y.getState(doc.store, client);
-  if (bytes.byteLength >= MIN_ENTRY_BYTES * Math.min(MAX_UPDATE_STRUCTS, MAX_UPDATE_DELETE_RANGES)) {
-    const counted = countEntries(bytes);
-    const excess = counted && tooMany(counted.structs, counted.ranges);
-    if (excess) return problem(excess);
-  }
+  const scanned = scanUpdate(bytes);
+  const excess = scanned && tooMuch(scanned);
+  if (excess) return problem(excess);
   let update: ReturnType<typeof Y.decodeUpdate>;
   try {
     update = Y.decodeUpdate(bytes);
@@ -83,8 +86,10 @@ export function checkUpdate(bytes: Uint8Array, doc: Y.Doc): UpdateShape | Update
   // Authoritative, should the count above have been left undone (bytes it could not read).
   let ranges = 0;
   for (const list of update.ds.clients.values()) ranges += list.length;
-  const excess = tooMany(update.structs.length, ranges);
-  if (excess) return problem(excess);
+  let placeholders = 0;
+  for (const struct of update.structs) if (!(struct instanceof Y.Item)) placeholders += 1;
+  const decodedExcess = tooMuch({ items: update.structs.length - placeholders, placeholders, ranges });
+  if (decodedExcess) return problem(decodedExcess);
   const byClient = new Map<number, Struct[]>();
   let previous: number | undefined;
   let structs = 0;
@@ -266,30 +271,72 @@ function missingClient(item: Y.Item, at: (client: number) => number): number | n
   return null;
 }
 
-const tooMany = (structs: number, ranges: number): string | null =>
-  structs > MAX_UPDATE_STRUCTS
+/** Why an update holding these counts is refused, or null. */
+export const tooMuch = ({ items, placeholders, ranges }: Pick<UpdateCount, 'items' | 'placeholders' | 'ranges'>): string | null =>
+  items + placeholders > MAX_UPDATE_STRUCTS
     ? `it holds more than ${MAX_UPDATE_STRUCTS} structs`
-    : ranges > MAX_UPDATE_DELETE_RANGES
-      ? `it holds more than ${MAX_UPDATE_DELETE_RANGES} deleted ranges`
-      : null;
+    : placeholders > MAX_UPDATE_PLACEHOLDERS
+      ? `it holds more than ${MAX_UPDATE_PLACEHOLDERS} GC structs and skips`
+      : ranges > MAX_UPDATE_DELETE_RANGES
+        ? `it holds more than ${MAX_UPDATE_DELETE_RANGES} deleted ranges`
+        : null;
+
+/** What a V1 update holds, by kind: items, placeholders (GC structs and skips) and deleted ranges. */
+export interface UpdateCount {
+  items: number;
+  placeholders: number;
+  ranges: number;
+  /** Everything decoding and applying it costs a struct or a range for. */
+  work: number;
+}
 
 /**
- * The structs (Skip placeholders aside) and deleted ranges of a V1 update, counted without decoding
- * it (strings are skipped, not read) and only until one count passes its limit; null when its bytes
- * do not read as an update (decoding it then says why). Follows yjs's lazyStructReaderGenerator and
- * readDeleteSet.
+ * Counts a V1 update's structs of every kind and its deleted ranges without decoding it (strings are
+ * skipped, not read), stopping once a count passes its cap (the counts are then at least that);
+ * null when its bytes do not read as an update (decoding it then says why). Follows yjs's
+ * lazyStructReaderGenerator and readDeleteSet.
  */
+export function scanUpdate(bytes: Uint8Array): UpdateCount | null {
+  let items = 0;
+  let placeholders = 0;
+  let ranges = 0;
+  const count = () => ({ items, placeholders, ranges, work: items + placeholders + ranges });
+  try {
+    const rest = decoding.createDecoder(bytes);
+    const clients = decoding.readVarUint(rest);
+    for (let c = 0; c < clients; c++) {
+      const structs = decoding.readVarUint(rest);
+      decoding.readVarUint(rest); // client
+      decoding.readVarUint(rest); // clock
+      for (let i = 0; i < structs; i++) {
+        if (readStruct(rest, false) === PLACEHOLDER) placeholders += 1;
+        else items += 1;
+        if (items + placeholders > MAX_UPDATE_STRUCTS || placeholders > MAX_UPDATE_PLACEHOLDERS) return count();
+      }
+    }
+    const deleting = decoding.readVarUint(rest);
+    for (let c = 0; c < deleting; c++) {
+      decoding.readVarUint(rest); // client
+      const n = decoding.readVarUint(rest);
+      if ((ranges += n) > MAX_UPDATE_DELETE_RANGES) return count();
+      for (let i = 0; i < n; i++) {
+        decoding.readVarUint(rest);
+        decoding.readVarUint(rest);
+      }
+    }
+    return count();
+  } catch {
+    return null;
+  }
+}
+
+/** The structs (Skip placeholders aside) and deleted ranges of a V1 update, counted without decoding it, until one passes `limits`. */
 export function countEntries(
   bytes: Uint8Array,
   limits = { structs: MAX_UPDATE_STRUCTS, ranges: MAX_UPDATE_DELETE_RANGES },
 ): { structs: number; ranges: number } | null {
   try {
     const rest = decoding.createDecoder(bytes);
-    const skipString = () => decoding.readVarUint8Array(rest);
-    const skipId = () => {
-      decoding.readVarUint(rest);
-      decoding.readVarUint(rest);
-    };
     let structs = 0;
     const clients = decoding.readVarUint(rest);
     for (let c = 0; c < clients; c++) {
@@ -297,58 +344,8 @@ export function countEntries(
       decoding.readVarUint(rest); // client
       decoding.readVarUint(rest); // clock
       for (let i = 0; i < count; i++) {
-        const info = decoding.readUint8(rest);
-        if (info === 10) {
-          decoding.readVarUint(rest); // a Skip: a gap, not a struct
-          continue;
-        }
+        if (readStruct(rest, false) === SKIP) continue;
         if (++structs > limits.structs) return { structs, ranges: 0 };
-        const kind = info & 0b11111;
-        if (kind === 0) {
-          decoding.readVarUint(rest); // GC length
-          continue;
-        }
-        // An id is two varints (client, clock) in V1.
-        const copiesParent = (info & 0b11000000) !== 0;
-        if (info & 0b10000000) skipId();
-        if (info & 0b01000000) skipId();
-        if (!copiesParent) {
-          if (decoding.readVarUint(rest) === 1) skipString();
-          else skipId();
-          if (info & 0b00100000) skipString();
-        }
-        switch (kind) {
-          case 1: // deleted
-            decoding.readVarUint(rest);
-            break;
-          case 2: // JSON
-            for (let n = decoding.readVarUint(rest); n > 0; n--) skipString();
-            break;
-          case 3: // binary
-          case 4: // string
-          case 5: // embed
-            skipString();
-            break;
-          case 6: // format
-            skipString();
-            skipString();
-            break;
-          case 7: {
-            const typeRef = decoding.readVarUint(rest);
-            if (typeRef === 3 || typeRef === 5) skipString();
-            else if (typeRef > 6) return null;
-            break;
-          }
-          case 8: // any
-            for (let n = decoding.readVarUint(rest); n > 0; n--) decoding.readAny(rest);
-            break;
-          case 9: // subdocument
-            skipString();
-            decoding.readAny(rest);
-            break;
-          default:
-            return null;
-        }
       }
     }
     let ranges = 0;
@@ -365,5 +362,186 @@ export function countEntries(
     return { structs, ranges };
   } catch {
     return null;
+  }
+}
+
+/**
+ * Whether a V1 update holds nothing: no struct of any kind and no deleted range. Reads only the
+ * counts, never a struct (a reader's update is refused unless it is empty, and must cost nothing).
+ */
+export function isEmptyUpdate(bytes: Uint8Array): boolean {
+  try {
+    const rest = decoding.createDecoder(bytes);
+    for (let c = decoding.readVarUint(rest); c > 0; c--) {
+      if (decoding.readVarUint(rest) > 0) return false;
+      decoding.readVarUint(rest); // client
+      decoding.readVarUint(rest); // clock
+    }
+    for (let c = decoding.readVarUint(rest); c > 0; c--) {
+      decoding.readVarUint(rest); // client
+      if (decoding.readVarUint(rest) > 0) return false;
+    }
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A V1 update cut into updates of at most `perSlice` structs or deleted ranges each, which applied in
+ * order (structs first, each client's in its clock order, then the deletions) make the same change:
+ * a large update can then be checked and applied a slice at a time. Null when its bytes do not read.
+ * A slice whose structs need another client's later slice is refused as lacking changes, and can be
+ * retried once that one is in.
+ */
+export function sliceUpdate(bytes: Uint8Array, perSlice: number): Uint8Array[] | null {
+  const slices: Uint8Array[] = [];
+  try {
+    const rest = decoding.createDecoder(bytes);
+    const clients = decoding.readVarUint(rest);
+    for (let c = 0; c < clients; c++) {
+      const count = decoding.readVarUint(rest);
+      const client = decoding.readVarUint(rest);
+      let clock = decoding.readVarUint(rest);
+      let start = rest.pos;
+      let startClock = clock;
+      let n = 0;
+      for (let i = 0; i < count; i++) {
+        if (n === perSlice) {
+          slices.push(structSlice(client, startClock, n, bytes.subarray(start, rest.pos)));
+          start = rest.pos;
+          startClock = clock;
+          n = 0;
+        }
+        const length = readStruct(rest, true);
+        clock += length < 0 ? 0 : length;
+        n += 1;
+      }
+      if (n > 0) slices.push(structSlice(client, startClock, n, bytes.subarray(start, rest.pos)));
+    }
+    const deleting = decoding.readVarUint(rest);
+    for (let c = 0; c < deleting; c++) {
+      const client = decoding.readVarUint(rest);
+      const count = decoding.readVarUint(rest);
+      let start = rest.pos;
+      let n = 0;
+      for (let i = 0; i < count; i++) {
+        decoding.readVarUint(rest);
+        decoding.readVarUint(rest);
+        if (++n === perSlice) {
+          slices.push(deleteSlice(client, n, bytes.subarray(start, rest.pos)));
+          start = rest.pos;
+          n = 0;
+        }
+      }
+      if (n > 0) slices.push(deleteSlice(client, n, bytes.subarray(start, rest.pos)));
+    }
+    return slices;
+  } catch {
+    return null;
+  }
+}
+
+function structSlice(client: number, clock: number, count: number, structs: Uint8Array): Uint8Array {
+  const e = encoding.createEncoder();
+  encoding.writeVarUint(e, 1);
+  encoding.writeVarUint(e, count);
+  encoding.writeVarUint(e, client);
+  encoding.writeVarUint(e, clock);
+  encoding.writeUint8Array(e, structs);
+  encoding.writeVarUint(e, 0); // no deletions
+  return encoding.toUint8Array(e);
+}
+
+function deleteSlice(client: number, count: number, ranges: Uint8Array): Uint8Array {
+  const e = encoding.createEncoder();
+  encoding.writeVarUint(e, 0); // no structs
+  encoding.writeVarUint(e, 1);
+  encoding.writeVarUint(e, client);
+  encoding.writeVarUint(e, count);
+  encoding.writeUint8Array(e, ranges);
+  return encoding.toUint8Array(e);
+}
+
+/** readStruct's answer for a skip and a GC struct when their length is not asked for. */
+const SKIP = -1;
+const PLACEHOLDER = -2;
+
+/**
+ * Reads past one struct. With `measure`, answers its length in clocks (a string's in UTF-16 units,
+ * counted from its UTF-8 bytes); without, SKIP, PLACEHOLDER (GC or skip) or 0 for an item.
+ * Throws on bytes that are not a struct.
+ */
+function readStruct(rest: decoding.Decoder, measure: boolean): number {
+  const info = decoding.readUint8(rest);
+  if (info === 10) {
+    const length = decoding.readVarUint(rest);
+    return measure ? length : SKIP;
+  }
+  const kind = info & 0b11111;
+  if (kind === 0) {
+    const length = decoding.readVarUint(rest);
+    return measure ? length : PLACEHOLDER;
+  }
+  const skipString = () => decoding.readVarUint8Array(rest);
+  const skipId = () => {
+    decoding.readVarUint(rest);
+    decoding.readVarUint(rest);
+  };
+  // An id is two varints (client, clock) in V1.
+  const copiesParent = (info & 0b11000000) !== 0;
+  if (info & 0b10000000) skipId();
+  if (info & 0b01000000) skipId();
+  if (!copiesParent) {
+    if (decoding.readVarUint(rest) === 1) skipString();
+    else skipId();
+    if (info & 0b00100000) skipString();
+  }
+  switch (kind) {
+    case 1: // deleted
+      return decoding.readVarUint(rest);
+    case 2: {
+      // JSON
+      const n = decoding.readVarUint(rest);
+      for (let i = 0; i < n; i++) skipString();
+      return n;
+    }
+    case 4: {
+      // string
+      const utf8 = skipString();
+      if (!measure) return 0;
+      let units = 0;
+      for (let i = 0; i < utf8.length; i++) {
+        const byte = utf8[i]!;
+        if ((byte & 0xc0) !== 0x80) units += byte >= 0xf0 ? 2 : 1;
+      }
+      return units;
+    }
+    case 3: // binary
+    case 5: // embed
+      skipString();
+      return 1;
+    case 6: // format
+      skipString();
+      skipString();
+      return 1;
+    case 7: {
+      const typeRef = decoding.readVarUint(rest);
+      if (typeRef === 3 || typeRef === 5) skipString();
+      else if (typeRef > 6) throw new Error(`unknown type ${typeRef}`);
+      return 1;
+    }
+    case 8: {
+      // any
+      const n = decoding.readVarUint(rest);
+      for (let i = 0; i < n; i++) decoding.readAny(rest);
+      return n;
+    }
+    case 9: // subdocument
+      skipString();
+      decoding.readAny(rest);
+      return 1;
+    default:
+      throw new Error(`unknown struct kind ${kind}`);
   }
 }

@@ -8,7 +8,7 @@ import * as encoding from 'lib0/encoding';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { CONTENT_FIELD, DocumentStore, InvalidUpdateError } from '../collab/store';
-import { checkUpdate, countEntries, MAX_CLOCK, MAX_UPDATE_DELETE_RANGES, MAX_UPDATE_STRUCTS, UpdateProblem } from '../collab/update-check';
+import { checkUpdate, countEntries, MAX_CLOCK, MAX_UPDATE_DELETE_RANGES, MAX_UPDATE_PLACEHOLDERS, MAX_UPDATE_STRUCTS, scanUpdate, tooMuch, UpdateProblem } from '../collab/update-check';
 import { documentStates, documentUpdates } from '../db/schema';
 import { expectProblem, makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { share } from './helpers/documents';
@@ -356,6 +356,9 @@ describe('a family of hostile updates', () => {
 describe('updates holding too many structs or deleted ranges', () => {
   const deletions = (client: number, n: number) => update([], [{ client, ranges: Array.from({ length: n }, (): [number, number] => [0, 1]) }]);
   const structs = (n: number) => update([{ client: FRESH, clock: 0, structs: Array.from({ length: n }, () => ({ gc: 1 })) }]);
+  /** Deleted items, each after the one before. */
+  const items = (n: number) =>
+    update([{ client: FRESH, clock: 0, structs: Array.from({ length: n }, (_, i) => ({ origin: i > 0 ? ([FRESH, i - 1] as Id) : undefined, content: { deleted: 1 } })) }]);
 
   it('refuses a message of a million delete ranges, and one of too many structs (1007, nothing stored); a stock client opens the document after', async () => {
     const id = await newDocument('hello world');
@@ -383,8 +386,14 @@ describe('updates holding too many structs or deleted ranges', () => {
     const author = doc.clientID;
     expect(checkUpdate(deletions(author, MAX_UPDATE_DELETE_RANGES), doc)).not.toBeInstanceOf(UpdateProblem);
     expect((checkUpdate(deletions(author, MAX_UPDATE_DELETE_RANGES + 1), doc) as UpdateProblem).reason).toMatch(/more than 200000 deleted ranges/);
-    expect(checkUpdate(structs(MAX_UPDATE_STRUCTS), doc)).not.toBeInstanceOf(UpdateProblem);
-    expect((checkUpdate(structs(MAX_UPDATE_STRUCTS + 1), doc) as UpdateProblem).reason).toMatch(/more than 600000 structs/);
+    // (At the cap, counted only: decoding 600,000 items takes longer than a test should.)
+    expect(tooMuch(scanUpdate(items(MAX_UPDATE_STRUCTS))!)).toBeNull();
+    expect((checkUpdate(items(MAX_UPDATE_STRUCTS + 1), doc) as UpdateProblem).reason).toMatch(/more than 600000 structs/);
+    // GC structs and skips are counted too, and have a cap of their own: two bytes each.
+    expect(checkUpdate(structs(MAX_UPDATE_PLACEHOLDERS), doc)).not.toBeInstanceOf(UpdateProblem);
+    expect((checkUpdate(structs(MAX_UPDATE_PLACEHOLDERS + 1), doc) as UpdateProblem).reason).toMatch(/more than 20000 GC structs and skips/);
+    const skips = update([{ client: FRESH, clock: 0, structs: [{ gc: 1 }, ...Array.from({ length: MAX_UPDATE_PLACEHOLDERS }, () => ({ skip: 1 }))] }]);
+    expect((checkUpdate(skips, doc) as UpdateProblem).reason).toMatch(/more than 20000 GC structs and skips/);
     // The count stops at the cap: three million ranges cost what two hundred thousand do.
     const huge = deletions(author, 3_000_000);
     expect(countEntries(huge)).toEqual({ structs: 0, ranges: 3_000_000 });

@@ -368,6 +368,29 @@ describe('PATCH /api/users/{id}', () => {
     expectUnauthorized(await t.call('GET', '/api/users/me', { as: again.access_token }));
   });
 
+  it('a new password ends the access tokens issued earlier in the same second; those issued after it, in that second too, work', async () => {
+    const member = await t.newUser({ password: 'same-second-1' });
+    // Three tries at different points of one second: tokens issued 1-900 ms before the change.
+    for (const [i, before] of [1, 300, 900].entries()) {
+      const second = Math.ceil(t.clock.now().getTime() / 1000) * 1000 + 2_000;
+      t.clock.set(new Date(second + 950 - before));
+      const earlier = await t.signIn(member.user.email, `same-second-${i + 1}`);
+      expect((await t.call('GET', '/api/users/me', { as: earlier.access_token })).status).toBe(200);
+      t.clock.set(new Date(second + 950));
+      const changed = await t.call('PATCH', `/api/users/${member.user.id}`, {
+        as: t.admin,
+        body: { password: `same-second-${i + 2}` },
+      });
+      expect(changed.status).toBe(200);
+      expectUnauthorized(await t.call('GET', '/api/users/me', { as: earlier.access_token }));
+      // Signing in again at once (the same millisecond as the change, by this clock) works.
+      const after = await t.signIn(member.user.email, `same-second-${i + 2}`);
+      expect((await t.call('GET', '/api/users/me', { as: after.access_token })).status).toBe(200);
+      t.clock.advance(40);
+      expect((await t.call('GET', '/api/users/me', { as: after.access_token })).status).toBe(200);
+    }
+  });
+
   it('limits guesses of current_password as sign-in limits guesses (a stolen API key cannot find the password)', async () => {
     const member = await t.newUser({ password: 'the-real-one-1' });
     const { key } = await t.newApiKey(member);

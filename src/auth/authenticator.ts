@@ -11,7 +11,7 @@ import { apiKeys, users } from '../../db/schema';
 import { BoundedMap } from '../lib/bounded-map';
 import type { Clock } from '../lib/clock';
 import { looksLikeApiKey, sha256 } from './secrets';
-import type { TokenSigner } from './tokens';
+import { issuedAtMs, type TokenSigner } from './tokens';
 
 export type TenantRole = 'admin' | 'member';
 
@@ -36,7 +36,7 @@ interface CachedClaims {
   userId: string;
   tenantId: string;
   expiresAtMs: number;
-  issuedAtS: number;
+  issuedAtMs: number;
   /** The API key the token was obtained with, if any: the token dies with the key. */
   apiKeyId?: string;
 }
@@ -62,15 +62,19 @@ interface CachedUser {
   /** The user as the caller of an access token not obtained with an API key (the common case). */
   actor: Actor;
   profile: UserProfile;
-  /** Access tokens issued before this second (a password change) are refused; null: none. */
-  tokensValidAfterS: number | null;
+  /** Access tokens issued before this moment (a password change, in ms) are refused; null: none. */
+  tokensValidAfterMs: number | null;
   epoch: number;
 }
 
 const LAST_USED_WRITE_INTERVAL_MS = 60_000;
 
-/** Whether the user's last password change, which signs them out everywhere, came after `atS` (seconds). */
-const signedOutSince = (user: CachedUser, atS: number): boolean => user.tokensValidAfterS !== null && atS < user.tokensValidAfterS;
+/**
+ * Whether the user's last password change, which signs them out everywhere, came after `atMs`.
+ * Compared to the millisecond, as the change is recorded: to the second, a token issued earlier in
+ * the same second as the change outlived it.
+ */
+const signedOutSince = (user: CachedUser, atMs: number): boolean => user.tokensValidAfterMs !== null && atMs < user.tokensValidAfterMs;
 
 /**
  * The user's actor for a credential: the cached user's own for an access token not obtained with
@@ -151,19 +155,19 @@ export class Authenticator {
    * For long-lived connections: is the caller admitted earlier still a live user (and their API
    * key still there)? An access token expiring mid-session does not end it; revocation does.
    */
-  recheck(actor: Actor, admittedAtS?: number): Actor | null {
+  recheck(actor: Actor, admittedAtMs?: number): Actor | null {
     if (actor.apiKeyId !== undefined && !this.liveKey(actor.apiKeyId, actor.userId, this.clock.now().getTime())) return null;
     const cached = this.cachedUser(actor.userId);
     if (!cached || cached.actor.tenantId !== actor.tenantId) return null;
     // Admitted with an access token before the user's last password change (an API key is a
     // credential of its own and goes on).
-    if (actor.via === 'jwt' && admittedAtS !== undefined && signedOutSince(cached, admittedAtS)) return null;
+    if (actor.via === 'jwt' && admittedAtMs !== undefined && signedOutSince(cached, admittedAtMs)) return null;
     return actorOf(cached.actor, actor.via, actor.apiKeyId);
   }
 
-  /** The current second, as `recheck` compares a connection's admission with a password change. */
+  /** The current time in ms, as `recheck` compares a connection's admission with a password change. */
   stamp(): number {
-    return Math.floor(this.clock.now().getTime() / 1000);
+    return this.clock.now().getTime();
   }
 
   private async fromJwt(token: string): Promise<Actor | null> {
@@ -172,7 +176,7 @@ export class Authenticator {
     if (!claims) {
       const verified = await this.signer.verify(token);
       if (!verified) return null;
-      claims = { userId: verified.sub, tenantId: verified.tid, expiresAtMs: verified.exp * 1000, issuedAtS: verified.iat, apiKeyId: verified.akid };
+      claims = { userId: verified.sub, tenantId: verified.tid, expiresAtMs: verified.exp * 1000, issuedAtMs: issuedAtMs(verified), apiKeyId: verified.akid };
       this.claims.set(token, claims);
     }
     if (claims.expiresAtMs <= now) {
@@ -181,7 +185,7 @@ export class Authenticator {
     }
     const cached = this.cachedUser(claims.userId);
     if (!cached || cached.actor.tenantId !== claims.tenantId) return null;
-    if (signedOutSince(cached, claims.issuedAtS)) return null;
+    if (signedOutSince(cached, claims.issuedAtMs)) return null;
     const user = cached.actor;
     if (claims.apiKeyId === undefined) return actorOf(user, 'jwt', undefined);
     if (!this.liveKey(claims.apiKeyId, claims.userId, now)) return null;
@@ -292,7 +296,7 @@ export class Authenticator {
         updatedAt: row.updatedAt,
         deletedAt: row.deletedAt,
       },
-      tokensValidAfterS: row.tokensValidAfter ? Math.floor(Date.parse(row.tokensValidAfter) / 1000) : null,
+      tokensValidAfterMs: row.tokensValidAfter ? Date.parse(row.tokensValidAfter) : null,
       epoch: this.epoch,
     };
     this.users.set(userId, entry);

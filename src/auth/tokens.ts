@@ -15,6 +15,7 @@ import {
 import type { Db } from '../../db/client';
 import { signingKeys } from '../../db/schema';
 import type { Clock } from '../lib/clock';
+import { v7 } from 'uuid';
 import { newId } from '../lib/ids';
 
 export const ACCESS_TOKEN_ALG = 'ES256';
@@ -27,6 +28,7 @@ export interface AccessClaims {
   exp: number;
   /** Issued at, in seconds. */
   iat: number;
+  /** A UUID v7 whose timestamp is the issue time in milliseconds (see issuedAtMs). */
   jti: string;
   /** Set when the token was obtained with an API key: it lives only as long as that key. */
   akid?: string;
@@ -85,7 +87,8 @@ export class TokenSigner {
   }
 
   async sign(user: { id: string; tenantId: string; role: string }, opts: { apiKeyId?: string } = {}): Promise<string> {
-    const now = Math.floor(this.clock.now().getTime() / 1000);
+    const nowMs = this.clock.now().getTime();
+    const now = Math.floor(nowMs / 1000);
     return new SignJWT({ tid: user.tenantId, role: user.role, ...(opts.apiKeyId ? { akid: opts.apiKeyId } : {}) })
       .setProtectedHeader({ alg: ACCESS_TOKEN_ALG, kid: this.kid, typ: 'at+jwt' })
       .setIssuer(this.issuer)
@@ -93,7 +96,7 @@ export class TokenSigner {
       .setSubject(user.id)
       .setIssuedAt(now)
       .setExpirationTime(now + this.ttlSeconds)
-      .setJti(newId())
+      .setJti(v7({ msecs: nowMs }))
       .sign(this.privateKey);
   }
 
@@ -123,4 +126,17 @@ export class TokenSigner {
       return null;
     }
   }
+}
+
+/**
+ * When a token was issued, to the millisecond: a password change is recorded to the millisecond,
+ * and a token issued earlier in the same second must end with it while one issued after it goes
+ * on. `iat` has whole seconds only; the jti, a UUID v7, carries the milliseconds in its first 48
+ * bits (no extra claim: the token stays the size clients expect). A jti whose time is not within
+ * `iat`'s second counts from the start of that second.
+ */
+export function issuedAtMs(claims: Pick<AccessClaims, 'iat' | 'jti'>): number {
+  const hex = claims.jti.slice(0, 8) + claims.jti.slice(9, 13);
+  const ms = /^[0-9a-f]{12}$/i.test(hex) && claims.jti[14] === '7' ? parseInt(hex, 16) : NaN;
+  return Math.floor(ms / 1000) === claims.iat ? ms : claims.iat * 1000;
 }

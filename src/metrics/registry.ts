@@ -342,7 +342,7 @@ export class Metrics implements MetricsSink {
     this.hubs.delete(hub);
   }
 
-  /** The hub's sink (collab/hub/ HubMetrics). */
+  /** The hub's sink (HubMetrics in collab/hub/connection.ts). */
   readonly hub = {
     updateReceived: (): void => this.updatesReceived.inc(),
     messageRefused: (reason: RefusalReason): void => this.refused.inc({ reason }),

@@ -1,0 +1,353 @@
+// One admitted WebSocket: reads its messages (sync, awareness, auth) and answers them, applies an
+// editor's updates through the store, refuses a reader's, and limits what one connection may send.
+// A bad message closes its own connection and nothing else.
+import * as decoding from 'lib0/decoding';
+import type { Logger } from 'pino';
+import * as syncProtocol from 'y-protocols/sync';
+import type { RawData, WebSocket } from 'ws';
+import type { Actor } from '../../src/auth/authenticator';
+import type { Clock } from '../../src/lib/clock';
+import {
+  DocumentTooLargeError,
+  InvalidUpdateError,
+  PersistenceError,
+  UnreadableDocumentError,
+  type DocumentStore,
+} from '../store';
+import { isEmptyUpdate, scanUpdate, sliceUpdate, tooMuch } from '../update-check';
+import {
+  awarenessEntries,
+  CLOSE,
+  encodeAwarenessEntries,
+  MESSAGE_AUTH,
+  MESSAGE_AWARENESS,
+  MESSAGE_QUERY_AWARENESS,
+  MESSAGE_SYNC,
+  permissionDeniedMessage,
+  syncMessage,
+  toUint8Array,
+} from './protocol';
+import type { Room } from './room';
+
+/** Optional instrumentation (the server's metrics): told of updates received and messages refused. */
+export interface HubMetrics {
+  updateReceived(): void;
+  messageRefused(
+    reason: 'read_only' | 'document_too_large' | 'follows_refused' | 'rate_limit' | 'malformed' | 'message_too_large' | 'awareness_limit' | 'not_binary',
+  ): void;
+}
+
+/** What every connection of a hub shares: one object per hub. */
+export interface ConnectionContext {
+  readonly store: DocumentStore;
+  readonly logger: Logger;
+  /** Message rate limits refill by it. */
+  readonly clock: Clock;
+  readonly metrics?: HubMetrics;
+  readonly messagesPerSecond: number;
+  readonly messageBurst: number;
+  /** A peer that does not read (send buffer above this) is dropped rather than buffered forever. */
+  readonly maxBufferedBytes: number;
+  /** Updates holding more structs and deleted ranges than this are applied in slices of this many. */
+  readonly sliceEntries: number;
+  /** The socket closed: the connection leaves its room. */
+  leave(conn: Connection): void;
+  /** Takes `work` (structs and deleted ranges to decode and apply) from what the connection's user may still spend; false when it may not. */
+  charge(conn: Connection, work: number): boolean;
+}
+
+/** The largest awareness update a connection may send (a stock client's is well under 1 KiB). */
+const MAX_AWARENESS_BYTES = 64 * 1024;
+/** Awareness client ids one connection may hold (a stock client has one). */
+const MAX_AWARENESS_CLIENTS = 16;
+
+/** How long the slices of a large update applied in one turn of the event loop may take, before it yields. */
+const SLICE_TURN_MS = 8;
+
+/** Each socket's connection, for the socket event handlers, which are shared by all sockets. */
+const CONNECTION = Symbol('collab connection');
+type ConnectionSocket = WebSocket & { [CONNECTION]?: Connection };
+
+export class Connection {
+  /** An update of this connection was refused as too large: its client's later changes all build on it. */
+  refusedTooLarge = false;
+  readonly awarenessIds = new Set<number>();
+  /** Answered the last ping (keep-alive). */
+  alive = true;
+  private tokens: number;
+  private lastRefill: number;
+  /** Messages received while a large update is applied in slices, taken in turn after it. */
+  private backlog: Array<[RawData, boolean]> | null = null;
+
+  constructor(
+    private readonly ctx: ConnectionContext,
+    readonly ws: WebSocket,
+    readonly room: Room<Connection>,
+    public actor: Actor,
+    /** When the credential was checked (Authenticator.stamp): a later password change ends the connection. */
+    readonly admittedAtMs: number,
+    public canEdit: boolean,
+  ) {
+    this.tokens = ctx.messageBurst;
+    this.lastRefill = ctx.clock.now().getTime();
+    ws.binaryType = 'nodebuffer';
+    (ws as ConnectionSocket)[CONNECTION] = this;
+    ws.on('pong', Connection.onSocketPong);
+    ws.on('message', Connection.onSocketMessage);
+    ws.on('close', Connection.onSocketClose);
+    ws.on('error', Connection.onSocketError);
+  }
+
+  /** Sends to this connection; a peer that does not read is dropped. */
+  send(bytes: Uint8Array): void {
+    const ws = this.ws;
+    if (ws.readyState !== ws.OPEN) return;
+    if (ws.bufferedAmount > this.ctx.maxBufferedBytes) {
+      ws.terminate();
+      return;
+    }
+    // No callback: a failed write errors the socket, which ws destroys (its close event then
+    // releases the connection), and a callback per delivery is a closure per delivery.
+    ws.send(bytes);
+  }
+
+  /** Our state vector: the client answers with every change of its own that the document lacks. */
+  sendSyncStep1(): void {
+    this.send(syncMessage(syncProtocol.messageYjsSyncStep1, this.ctx.store.encodeStateVector(this.room.documentId)));
+  }
+
+  close(code: number, reason: string): void {
+    this.ws.close(code, reason);
+  }
+
+  // The socket event handlers, one of each for every socket: `this` is the socket.
+  private static onSocketPong(this: WebSocket): void {
+    const conn = (this as ConnectionSocket)[CONNECTION];
+    if (conn) conn.alive = true;
+  }
+
+  private static onSocketMessage(this: WebSocket, data: RawData, isBinary: boolean): void {
+    (this as ConnectionSocket)[CONNECTION]?.onMessage(data, isBinary);
+  }
+
+  private static onSocketClose(this: WebSocket): void {
+    const conn = (this as ConnectionSocket)[CONNECTION];
+    conn?.ctx.leave(conn);
+  }
+
+  /** Also the error listener of refused sockets (no connection): without one, a bad frame would be an uncaught exception. */
+  static onSocketError(this: WebSocket, err: Error): void {
+    const conn = (this as ConnectionSocket)[CONNECTION];
+    if (!conn) return;
+    if ((err as { code?: string }).code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') conn.ctx.metrics?.messageRefused('message_too_large');
+    conn.ctx.logger.debug({ err, documentId: conn.room.documentId }, 'collab socket error');
+  }
+
+  private onMessage(data: RawData, isBinary: boolean): void {
+    const { ctx, room } = this;
+    // Frames still arriving on a connection we are closing must not reach the document: after a
+    // dropped room, they would land in its reloaded successor.
+    if (this.ws.readyState !== this.ws.OPEN) return;
+    if (this.backlog) {
+      this.backlog.push([data, isBinary]);
+      return;
+    }
+    if (!isBinary) {
+      ctx.metrics?.messageRefused('not_binary');
+      this.close(CLOSE.unsupportedData, 'binary y-websocket messages only');
+      return;
+    }
+    if (!this.takeToken()) {
+      ctx.metrics?.messageRefused('rate_limit');
+      this.close(CLOSE.policyViolation, 'message rate limit exceeded');
+      return;
+    }
+    const bytes = toUint8Array(data);
+    try {
+      const decoder = decoding.createDecoder(bytes);
+      const type = decoding.readVarUint(decoder);
+      switch (type) {
+        case MESSAGE_SYNC:
+          this.onSync(decoder);
+          break;
+        case MESSAGE_AWARENESS:
+          this.onAwareness(decoding.readVarUint8Array(decoder));
+          break;
+        case MESSAGE_QUERY_AWARENESS:
+          this.send(room.presenceMessage());
+          break;
+        case MESSAGE_AUTH:
+          // Clients have nothing to tell us here; authentication happened at connect.
+          break;
+        default:
+          ctx.metrics?.messageRefused('malformed');
+          this.close(CLOSE.invalidPayload, 'unknown message type');
+      }
+    } catch (err) {
+      this.failed(err);
+    }
+  }
+
+  /** Whatever the bytes were, only this connection pays for them; a failed write is ours. */
+  private failed(err: unknown): void {
+    const { ctx, room } = this;
+    ctx.logger.info({ documentId: room.documentId, userId: this.actor.userId, err: (err as Error).message }, 'malformed collab message');
+    if (err instanceof PersistenceError) this.close(CLOSE.internalError, 'could not save the change');
+    else if (err instanceof UnreadableDocumentError) {
+      ctx.logger.error({ err, documentId: room.documentId }, 'live document cannot be encoded');
+      this.close(CLOSE.internalError, 'the document cannot be read');
+    } else {
+      ctx.metrics?.messageRefused('malformed');
+      this.close(CLOSE.invalidPayload, 'malformed message');
+    }
+  }
+
+  private onAwareness(update: Uint8Array): void {
+    const { ctx, room } = this;
+    // Presence is a name, a colour and a cursor: bounded, so that no connection (a viewer's
+    // included) can fill the server's memory with states it keeps for 30 s.
+    if (update.byteLength > MAX_AWARENESS_BYTES) {
+      ctx.metrics?.messageRefused('awareness_limit');
+      this.close(CLOSE.tooBig, 'awareness update too large');
+      return;
+    }
+    const entries = awarenessEntries(update);
+    // A presence belongs to the connection that announced it: entries for another connection's
+    // client ids are dropped (a viewer cannot rename or remove an editor's cursor). Stock clients
+    // do send such entries, when they time a peer out on their side.
+    const own = entries.filter((e) => !room.ownedByAnother(this, e.id));
+    if (new Set([...this.awarenessIds, ...own.map((e) => e.id)]).size > MAX_AWARENESS_CLIENTS) {
+      ctx.metrics?.messageRefused('awareness_limit');
+      this.close(CLOSE.policyViolation, 'too many awareness clients on one connection');
+      return;
+    }
+    if (own.length === 0) return;
+    room.applyAwareness(own.length === entries.length ? update : encodeAwarenessEntries(own), this);
+  }
+
+  private onSync(decoder: decoding.Decoder): void {
+    const { ctx, room } = this;
+    const subtype = decoding.readVarUint(decoder);
+    if (subtype === syncProtocol.messageYjsSyncStep1) {
+      const stateVector = decoding.readVarUint8Array(decoder);
+      this.send(syncMessage(syncProtocol.messageYjsSyncStep2, ctx.store.encodeState(room.documentId, stateVector)));
+      return;
+    }
+    if (subtype !== syncProtocol.messageYjsSyncStep2 && subtype !== syncProtocol.messageYjsUpdate) {
+      throw new InvalidUpdateError(`unknown sync message ${subtype}`);
+    }
+    const update = decoding.readVarUint8Array(decoder);
+    if (!this.canEdit) {
+      // A read-only client's answer to our step 1 is usually empty; anything else is an edit. Told
+      // from the counts alone: a reader's update is never decoded.
+      if (!isEmptyUpdate(update)) {
+        ctx.metrics?.messageRefused('read_only');
+        this.denyWrite();
+      }
+      return;
+    }
+    ctx.metrics?.updateReceived();
+    // Counted before anything is decoded: past the caps it is refused, and its sender is charged
+    // for the work it asks, so that one who keeps sending large updates is let go.
+    const count = scanUpdate(update);
+    if (!count) throw new InvalidUpdateError('not a Yjs update');
+    const excess = tooMuch(count);
+    if (excess) throw new InvalidUpdateError(`update refused: ${excess}`);
+    if (!ctx.charge(this, count.work)) {
+      ctx.logger.info({ documentId: room.documentId, userId: this.actor.userId, work: count.work }, 'collab connection closed: too much work');
+      ctx.metrics?.messageRefused('rate_limit');
+      this.close(CLOSE.policyViolation, 'updates too large too often: slow down');
+      return;
+    }
+    // A large one is checked and applied a slice at a time, so that other documents' editors are
+    // served between slices.
+    const slices = count.work > ctx.sliceEntries ? sliceUpdate(update, ctx.sliceEntries) : null;
+    if (slices && slices.length > 1) this.applyInSlices(slices);
+    else this.applyEdit(update);
+  }
+
+  /** Applies an editor's update; one the document cannot take for its size is refused, the connection kept. */
+  private applyEdit(update: Uint8Array): void {
+    const { ctx, room } = this;
+    try {
+      ctx.store.applyUpdate(room.documentId, update, this.actor.userId, this, { defer: true });
+    } catch (err) {
+      if (err instanceof DocumentTooLargeError) {
+        ctx.logger.info({ documentId: room.documentId, userId: this.actor.userId, bytes: err.bytes }, 'collab update refused: document too large');
+        this.refusedTooLarge = true;
+        ctx.metrics?.messageRefused('document_too_large');
+        this.denyWrite(`the document would exceed its limit of ${err.limit} bytes: this change is not saved`);
+      } else if (err instanceof InvalidUpdateError && err.lacksChanges && this.refusedTooLarge) {
+        // Yjs numbers each client's changes in order, so every later one needs the refused one:
+        // refused alike, not closed (a stock client would reconnect, resend and be refused in a loop).
+        ctx.metrics?.messageRefused('follows_refused');
+        this.denyWrite('this change follows one refused as too large: reload the document to edit again');
+      } else throw err;
+    }
+  }
+
+  /**
+   * Applies the slices of one update, a few per turn of the event loop, reading nothing more from
+   * this socket meanwhile (its later messages build on this one). A slice that needs another
+   * client's later slice is put back behind the others, as long as some slice goes in; the first
+   * refusal ends the rest, as it ends a whole update.
+   */
+  private applyInSlices(slices: Uint8Array[]): void {
+    const pending = slices.reverse();
+    let putBack = 0;
+    this.backlog = [];
+    this.ws.pause();
+    const step = (): void => {
+      const started = performance.now();
+      while (pending.length > 0 && this.ws.readyState === this.ws.OPEN && performance.now() - started < SLICE_TURN_MS) {
+        const slice = pending.pop()!;
+        try {
+          const denied = this.refusedTooLarge;
+          this.applyEdit(slice);
+          if (!denied && this.refusedTooLarge) pending.length = 0;
+          putBack = 0;
+        } catch (err) {
+          // Each try costs a check, charged as a slice's work.
+          if (err instanceof InvalidUpdateError && err.lacksChanges && putBack < pending.length && this.ctx.charge(this, this.ctx.sliceEntries)) {
+            pending.unshift(slice);
+            putBack += 1;
+            continue;
+          }
+          this.failed(err);
+          pending.length = 0;
+        }
+      }
+      if (pending.length > 0 && this.ws.readyState === this.ws.OPEN) setImmediate(step);
+      else this.resumeReading();
+    };
+    step();
+  }
+
+  private resumeReading(): void {
+    const backlog = this.backlog ?? [];
+    this.backlog = null;
+    this.ws.resume();
+    for (let i = 0; i < backlog.length; i++) {
+      if (this.backlog) {
+        // Another large update began: the rest waits behind it.
+        (this.backlog as Array<[RawData, boolean]>).push(...backlog.slice(i));
+        return;
+      }
+      this.onMessage(...backlog[i]!);
+    }
+  }
+
+  private denyWrite(reason = 'read-only access: your changes are not saved'): void {
+    this.send(permissionDeniedMessage(reason));
+  }
+
+  private takeToken(): boolean {
+    const now = this.ctx.clock.now().getTime();
+    const refill = ((now - this.lastRefill) / 1000) * this.ctx.messagesPerSecond;
+    this.tokens = Math.min(this.ctx.messageBurst, this.tokens + refill);
+    this.lastRefill = now;
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+}

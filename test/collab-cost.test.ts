@@ -1,0 +1,205 @@
+// What one connection's updates may cost the server (collab/hub/connection.ts, update-check.ts):
+// counted before anything is decoded, refused past the caps, charged to their sender, and applied
+// in slices when large. Real sockets and stock y-websocket clients against the real server.
+import { count, eq } from 'drizzle-orm';
+import * as encoding from 'lib0/encoding';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as Y from 'yjs';
+import { isEmptyUpdate, scanUpdate, sliceUpdate } from '../collab/update-check';
+import { documentUpdates } from '../db/schema';
+import { makeTestApp, type TestApp, type TestUser } from './helpers/app';
+import { share } from './helpers/documents';
+import { editorsOf, eventually, rawClient, startCollabServer, synced, syncUpdateMessage, type CollabServer } from './helpers/collab';
+
+let t: TestApp;
+let server: CollabServer;
+let owner: TestUser;
+let writer: TestUser;
+let reader: TestUser;
+const editors = editorsOf(() => server.port);
+
+/** The attack of issue 41: one client's run of `n` GC structs, two bytes each. */
+function gcFlood(n: number, client = 4242): Uint8Array {
+  const e = encoding.createEncoder();
+  encoding.writeVarUint(e, 1);
+  encoding.writeVarUint(e, n);
+  encoding.writeVarUint(e, client);
+  encoding.writeVarUint(e, 0);
+  for (let i = 0; i < n; i++) {
+    encoding.writeUint8(e, 0);
+    encoding.writeVarUint(e, 1);
+  }
+  encoding.writeVarUint(e, 0);
+  return encoding.toUint8Array(e);
+}
+
+/** `n` characters typed one at a time at the start of `doc` (each its own item): the update that adds them. */
+function typedBackwards(doc: Y.Doc, n: number, char = 'x'): Uint8Array {
+  const before = Y.encodeStateVector(doc);
+  doc.transact(() => {
+    for (let i = 0; i < n; i++) doc.getText('content').insert(0, char);
+  });
+  return Y.encodeStateAsUpdate(doc, before);
+}
+
+async function newDocument(content = ''): Promise<string> {
+  const res = await t.call('POST', '/api/documents', { as: owner, body: { title: 'Costly', content } });
+  expect(res.status).toBe(201);
+  await share(t, owner, res.body.id, { user: writer }, 'editor');
+  await share(t, owner, res.body.id, { user: reader }, 'viewer');
+  return res.body.id as string;
+}
+
+const storedRows = (documentId: string) =>
+  t.db.select({ n: count() }).from(documentUpdates).where(eq(documentUpdates.documentId, documentId)).get()!.n;
+
+const contentOf = async (documentId: string) =>
+  (await t.call('GET', `/api/documents/${documentId}?include=content`, { as: owner })).body.content as string;
+
+beforeAll(async () => {
+  t = await makeTestApp();
+  server = await startCollabServer(t, { pingIntervalMs: 60_000 });
+  owner = await t.newUser();
+  writer = await t.newUser();
+  reader = await t.newUser();
+});
+
+afterAll(async () => {
+  await server?.close();
+  t?.close();
+});
+
+describe('the cost of an update is bounded before it is decoded', () => {
+  it('refuses the GC-struct flood (590,000 structs, 1.18 MB) with 1007 and stores nothing; an editor beside it goes on', async () => {
+    const id = await newDocument('hello');
+    const watcher = editors.open(id, owner);
+    await synced(watcher);
+    const rows = storedRows(id);
+    const flood = gcFlood(590_000);
+    expect(flood.byteLength).toBe(1_180_008);
+    const attacker = rawClient(server.port, `/collab/${id}?token=${writer.token}`);
+    await attacker.opened;
+    attacker.ws.send(syncUpdateMessage(flood));
+    const closed = await attacker.closed;
+    expect(closed.code).toBe(1007);
+    expect(storedRows(id)).toBe(rows);
+    watcher.text.insert(5, ' world');
+    await eventually(async () => (await contentOf(id)) === 'hello world', 5_000, 'the editor beside it edits on');
+  });
+
+  it("refuses a viewer's update with permission-denied from its counts alone; the connection stays", async () => {
+    const id = await newDocument('read me');
+    const rows = storedRows(id);
+    const viewer = rawClient(server.port, `/collab/${id}?token=${reader.token}`);
+    await viewer.opened;
+    // The flood, then the same counts over bytes that are no structs at all: neither is read past its counts.
+    const garbage = new Uint8Array([1, 0xb0, 0x81, 0x24, 0x01, 0x00, 0xff, 0xff, 0xff]);
+    expect(scanUpdate(garbage)).toBeNull();
+    for (const bytes of [gcFlood(590_000), garbage]) {
+      const before = viewer.messages.length;
+      viewer.ws.send(syncUpdateMessage(bytes));
+      await eventually(() => viewer.messages.slice(before).some((m) => m[0] === 2), 5_000, 'permission denied');
+    }
+    // An empty answer to our sync step 1 is not an edit, and is not refused.
+    expect(isEmptyUpdate(Y.encodeStateAsUpdate(new Y.Doc()))).toBe(true);
+    expect(viewer.ws.readyState).toBe(viewer.ws.OPEN);
+    expect(storedRows(id)).toBe(rows);
+    viewer.ws.close();
+  });
+
+  it('closes a connection that keeps sending expensive updates (1008), and the same user reconnecting gets no fresh allowance', async () => {
+    const tight = await startCollabServer(t, { pingIntervalMs: 60_000, workBurst: 50_000, workPerSecond: 100 });
+    try {
+      const id = await newDocument();
+      const author = new Y.Doc();
+      const sender = rawClient(tight.port, `/collab/${id}?token=${writer.token}`);
+      await sender.opened;
+      for (let i = 0; i < 3; i++) sender.ws.send(syncUpdateMessage(typedBackwards(author, 15_000, String(i))));
+      await eventually(async () => (await contentOf(id)).length === 45_000, 10_000, 'three expensive updates stored');
+      sender.ws.send(syncUpdateMessage(typedBackwards(author, 15_000, 'z')));
+      expect((await sender.closed).code).toBe(1008);
+      expect((await contentOf(id)).includes('z')).toBe(false);
+
+      const again = rawClient(tight.port, `/collab/${id}?token=${writer.token}`);
+      await again.opened;
+      again.ws.send(syncUpdateMessage(typedBackwards(author, 15_000, 'y')));
+      expect((await again.closed).code).toBe(1008);
+      // Typing is cheap, and goes on once the allowance refills.
+      t.clock.advance(10_000);
+      const typist = editors.open(id, writer);
+      await synced(typist);
+      typist.text.insert(0, 'typed ');
+      await eventually(async () => (await contentOf(id)).startsWith('typed '), 5_000, 'typing stored');
+      editors.close(typist);
+    } finally {
+      await tight.close();
+    }
+  });
+});
+
+describe('large updates are applied in slices', () => {
+  it('cuts an update into slices that make the same document, whatever the kinds of struct', () => {
+    const a = new Y.Doc();
+    const b = new Y.Doc();
+    typedBackwards(a, 3_000, 'é');
+    Y.applyUpdate(b, Y.encodeStateAsUpdate(a));
+    typedBackwards(b, 2_000, '😀');
+    a.getText('content').delete(10, 2_500);
+    Y.applyUpdate(b, Y.encodeStateAsUpdate(a));
+    b.getMap('meta').set('k', [1, { x: 'y' }]);
+    const whole = Y.encodeStateAsUpdate(b);
+    const slices = sliceUpdate(whole, 500)!;
+    expect(slices.length).toBeGreaterThan(10);
+    for (const slice of slices) expect(scanUpdate(slice)!.work).toBeLessThanOrEqual(500);
+    const rebuilt = new Y.Doc();
+    // In order, a slice that needs another client's later slice put back, as the hub does.
+    let pending = [...slices];
+    for (let round = 0; pending.length > 0 && round < 100; round++) {
+      pending = pending.filter((slice) => {
+        const probe = new Y.Doc();
+        Y.applyUpdate(probe, Y.encodeStateAsUpdate(rebuilt));
+        Y.applyUpdate(probe, slice);
+        if (probe.store.pendingStructs || probe.store.pendingDs) return true;
+        Y.applyUpdate(rebuilt, slice);
+        return false;
+      });
+    }
+    expect(pending).toHaveLength(0);
+    expect(rebuilt.getText('content').toString()).toBe(b.getText('content').toString());
+    expect(rebuilt.getMap('meta').toJSON()).toEqual(b.getMap('meta').toJSON());
+    expect(Y.encodeStateVector(rebuilt)).toEqual(Y.encodeStateVector(b));
+  });
+
+  it("takes a large update of two clients' edits whole, slice by slice; stock clients receive it and the next edit follows it", async () => {
+    const id = await newDocument('start');
+    const watcher = editors.open(id, owner);
+    await synced(watcher);
+    // Two offline clients' work, the second's typed inside the first's: sent by one connection.
+    const a = new Y.Doc();
+    const b = new Y.Doc();
+    Y.applyUpdate(a, t.deps.documents.encodeState(id));
+    const serverState = Y.encodeStateVector(a);
+    typedBackwards(a, 6_000, 'a');
+    Y.applyUpdate(b, Y.encodeStateAsUpdate(a));
+    for (let i = 0; i < 3_000; i++) b.getText('content').insert(2 * i + 1, 'b');
+    Y.applyUpdate(a, Y.encodeStateAsUpdate(b));
+    a.getText('content').delete(0, 100);
+    const offline = Y.encodeStateAsUpdate(a, serverState);
+    expect(scanUpdate(offline)!.work).toBeGreaterThan(4 * 2_000);
+    const expected = a.getText('content').toString();
+
+    const sender = rawClient(server.port, `/collab/${id}?token=${writer.token}`);
+    await sender.opened;
+    sender.ws.send(syncUpdateMessage(offline));
+    // Sent right behind it: it waits for the slices, and builds on them.
+    const beforeNext = Y.encodeStateVector(a);
+    a.getText('content').insert(0, 'next ');
+    sender.ws.send(syncUpdateMessage(Y.encodeStateAsUpdate(a, beforeNext)));
+    const final = a.getText('content').toString();
+    await eventually(() => watcher.text.toString() === final, 10_000, 'the watcher has it all');
+    expect(await contentOf(id)).toBe(final);
+    expect(final).toBe(`next ${expected}`);
+    expect(sender.ws.readyState).toBe(sender.ws.OPEN);
+    sender.ws.close();
+  });
+});
