@@ -1,4 +1,5 @@
-// Fails when two folders of the server import each other, directly or round a longer loop.
+// Fails when two folders of the server import each other, directly or round a longer loop, and
+// when two files of src/, collab/ or export/ do (types included, no exception).
 // Files are grouped by folder (src/<area>, src/lib, src/http, collab, db …); each file at the root
 // of src/ is the composition and counts on its own. Type-only imports count too (a cycle of types
 // is still two areas that cannot be understood one without the other), with one exception: the
@@ -41,44 +42,63 @@ for (const [file, deps] of Object.entries(tree)) {
   }
 }
 
-// Tarjan's strongly connected components: any component of more than one unit is a cycle.
-let index = 0;
-const indices = new Map<string, number>();
-const low = new Map<string, number>();
-const stack: string[] = [];
-const onStack = new Set<string>();
-const cycles: string[][] = [];
-function visit(v: string): void {
-  indices.set(v, index);
-  low.set(v, index++);
-  stack.push(v);
-  onStack.add(v);
-  for (const w of edges.get(v)?.keys() ?? []) {
-    if (!indices.has(w)) {
-      visit(w);
-      low.set(v, Math.min(low.get(v)!, low.get(w)!));
-    } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, indices.get(w)!));
+/** Tarjan's strongly connected components: each component of more than one node is a cycle. */
+function circles(graph: Map<string, Iterable<string>>): string[][] {
+  let index = 0;
+  const indices = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  function visit(v: string): void {
+    indices.set(v, index);
+    low.set(v, index++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!indices.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, indices.get(w)!));
+    }
+    if (low.get(v) === indices.get(v)) {
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        component.push(w);
+      } while (w !== v);
+      if (component.length > 1) found.push(component.sort());
+    }
   }
-  if (low.get(v) === indices.get(v)) {
-    const component: string[] = [];
-    let w: string;
-    do {
-      w = stack.pop()!;
-      onStack.delete(w);
-      component.push(w);
-    } while (w !== v);
-    if (component.length > 1) cycles.push(component.sort());
-  }
+  for (const node of graph.keys()) if (!indices.has(node)) visit(node);
+  return found;
 }
-for (const unit of edges.keys()) if (!indices.has(unit)) visit(unit);
 
-if (cycles.length === 0) {
-  console.log(`No import cycles between folders (${edges.size} folders and composition files checked).`);
-} else {
-  for (const component of cycles) {
-    console.error(`Import cycle between: ${component.join(', ')}`);
-    for (const from of component)
-      for (const [to, example] of edges.get(from) ?? []) if (component.includes(to)) console.error(`  ${from} → ${to}  (${example})`);
-  }
-  process.exit(1);
+let failed = false;
+const folderCycles = circles(new Map([...edges].map(([from, to]) => [from, to.keys()])));
+for (const component of folderCycles) {
+  console.error(`Import cycle between folders: ${component.join(', ')}`);
+  for (const from of component)
+    for (const [to, example] of edges.get(from) ?? []) if (component.includes(to)) console.error(`  ${from} → ${to}  (${example})`);
+  failed = true;
 }
+
+// Files: no two files of the server import each other, round any loop, types included.
+const inServer = (file: string) => /^(src|collab|export)\//.test(file);
+const fileEdges = new Map<string, string[]>();
+for (const [file, deps] of Object.entries(tree)) {
+  if (!inServer(file) || !deps) continue;
+  fileEdges.set(file, deps.flatMap((d) => (d.id && inServer(d.id) ? [d.id] : [])));
+}
+const fileCycles = circles(fileEdges);
+for (const component of fileCycles) {
+  console.error(`Import cycle between files: ${component.join(', ')}`);
+  for (const from of component)
+    for (const to of fileEdges.get(from) ?? []) if (component.includes(to)) console.error(`  ${from} → ${to}`);
+  failed = true;
+}
+
+if (failed) process.exit(1);
+console.log(`No import cycles: ${edges.size} folders and composition files, ${fileEdges.size} files checked.`);

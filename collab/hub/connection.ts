@@ -29,7 +29,7 @@ import {
 } from './protocol';
 import type { Room } from './room';
 
-/** Optional instrumentation (the server's metrics): told of updates received and messages refused. */
+/** Instrumentation (the server's metrics): told of updates received and messages refused. */
 export interface HubMetrics {
   updateReceived(): void;
   messageRefused(
@@ -43,7 +43,7 @@ export interface ConnectionContext {
   readonly logger: Logger;
   /** Message rate limits refill by it. */
   readonly clock: Clock;
-  readonly metrics?: HubMetrics;
+  readonly metrics: HubMetrics;
   readonly messagesPerSecond: number;
   readonly messageBurst: number;
   /** A peer that does not read (send buffer above this) is dropped rather than buffered forever. */
@@ -139,7 +139,7 @@ export class Connection {
   static onSocketError(this: WebSocket, err: Error): void {
     const conn = (this as ConnectionSocket)[CONNECTION];
     if (!conn) return;
-    if ((err as { code?: string }).code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') conn.ctx.metrics?.messageRefused('message_too_large');
+    if ((err as { code?: string }).code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') conn.ctx.metrics.messageRefused('message_too_large');
     conn.ctx.logger.debug({ err, documentId: conn.room.documentId }, 'collab socket error');
   }
 
@@ -153,12 +153,12 @@ export class Connection {
       return;
     }
     if (!isBinary) {
-      ctx.metrics?.messageRefused('not_binary');
+      ctx.metrics.messageRefused('not_binary');
       this.close(CLOSE.unsupportedData, 'binary y-websocket messages only');
       return;
     }
     if (!this.takeToken()) {
-      ctx.metrics?.messageRefused('rate_limit');
+      ctx.metrics.messageRefused('rate_limit');
       this.close(CLOSE.policyViolation, 'message rate limit exceeded');
       return;
     }
@@ -180,7 +180,7 @@ export class Connection {
           // Clients have nothing to tell us here; authentication happened at connect.
           break;
         default:
-          ctx.metrics?.messageRefused('malformed');
+          ctx.metrics.messageRefused('malformed');
           this.close(CLOSE.invalidPayload, 'unknown message type');
       }
     } catch (err) {
@@ -197,7 +197,7 @@ export class Connection {
       ctx.logger.error({ err, documentId: room.documentId }, 'live document cannot be encoded');
       this.close(CLOSE.internalError, 'the document cannot be read');
     } else {
-      ctx.metrics?.messageRefused('malformed');
+      ctx.metrics.messageRefused('malformed');
       this.close(CLOSE.invalidPayload, 'malformed message');
     }
   }
@@ -207,7 +207,7 @@ export class Connection {
     // Presence is a name, a colour and a cursor: bounded, so that no connection (a viewer's
     // included) can fill the server's memory with states it keeps for 30 s.
     if (update.byteLength > MAX_AWARENESS_BYTES) {
-      ctx.metrics?.messageRefused('awareness_limit');
+      ctx.metrics.messageRefused('awareness_limit');
       this.close(CLOSE.tooBig, 'awareness update too large');
       return;
     }
@@ -217,7 +217,7 @@ export class Connection {
     // do send such entries, when they time a peer out on their side.
     const own = entries.filter((e) => !room.ownedByAnother(this, e.id));
     if (new Set([...this.awarenessIds, ...own.map((e) => e.id)]).size > MAX_AWARENESS_CLIENTS) {
-      ctx.metrics?.messageRefused('awareness_limit');
+      ctx.metrics.messageRefused('awareness_limit');
       this.close(CLOSE.policyViolation, 'too many awareness clients on one connection');
       return;
     }
@@ -241,12 +241,12 @@ export class Connection {
       // A read-only client's answer to our step 1 is usually empty; anything else is an edit. Told
       // from the counts alone: a reader's update is never decoded.
       if (!isEmptyUpdate(update)) {
-        ctx.metrics?.messageRefused('read_only');
+        ctx.metrics.messageRefused('read_only');
         this.denyWrite();
       }
       return;
     }
-    ctx.metrics?.updateReceived();
+    ctx.metrics.updateReceived();
     // Counted before anything is decoded: past the caps it is refused, and its sender is charged
     // for the work it asks, so that one who keeps sending large updates is let go.
     const count = scanUpdate(update);
@@ -255,7 +255,7 @@ export class Connection {
     if (excess) throw new InvalidUpdateError(`update refused: ${excess}`);
     if (!ctx.charge(this, count.work)) {
       ctx.logger.info({ documentId: room.documentId, userId: this.actor.userId, work: count.work }, 'collab connection closed: too much work');
-      ctx.metrics?.messageRefused('rate_limit');
+      ctx.metrics.messageRefused('rate_limit');
       this.close(CLOSE.policyViolation, 'updates too large too often: slow down');
       return;
     }
@@ -275,12 +275,12 @@ export class Connection {
       if (err instanceof DocumentTooLargeError) {
         ctx.logger.info({ documentId: room.documentId, userId: this.actor.userId, bytes: err.bytes }, 'collab update refused: document too large');
         this.refusedTooLarge = true;
-        ctx.metrics?.messageRefused('document_too_large');
+        ctx.metrics.messageRefused('document_too_large');
         this.denyWrite(`the document would exceed its limit of ${err.limit} bytes: this change is not saved`);
       } else if (err instanceof InvalidUpdateError && err.lacksChanges && this.refusedTooLarge) {
         // Yjs numbers each client's changes in order, so every later one needs the refused one:
         // refused alike, not closed (a stock client would reconnect, resend and be refused in a loop).
-        ctx.metrics?.messageRefused('follows_refused');
+        ctx.metrics.messageRefused('follows_refused');
         this.denyWrite('this change follows one refused as too large: reload the document to edit again');
       } else throw err;
     }

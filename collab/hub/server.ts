@@ -48,6 +48,9 @@ export interface HubOptions {
 
 const PATH = /^\/collab\/([^/?#]+)\/?$/;
 
+
+/** A hub built without the server's metrics counts nothing. */
+const uncounted: HubMetrics = { updateReceived: () => {}, messageRefused: () => {} };
 /** How long a refused socket may take to answer its close before it is cut off. */
 const REFUSED_LINGER_MS = 2_000;
 
@@ -106,7 +109,7 @@ export class CollabHub implements RoomOwner<Connection> {
       sliceEntries: 2_000,
       ...options,
     };
-    const { store, logger, clock, metrics, messagesPerSecond, messageBurst, maxBufferedBytes, sliceEntries } = this.opts;
+    const { store, logger, clock, metrics = uncounted, messagesPerSecond, messageBurst, maxBufferedBytes, sliceEntries } = this.opts;
     this.context = {
       store,
       logger,

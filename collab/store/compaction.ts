@@ -20,7 +20,7 @@ export interface CompactionOptions {
   clock: Clock;
   statements: Statements;
   logger?: Logger;
-  metrics?: StoreMetrics;
+  metrics: StoreMetrics;
 }
 
 export class Compaction {
@@ -58,7 +58,7 @@ export class Compaction {
       .values({ documentId: doc.id, tenantId: doc.tenantId, state, markdown, throughUpdateId: through, updatedAt: now, ...progress })
       .onConflictDoUpdate({ target: documentStates.documentId, set: { state, markdown, throughUpdateId: through, updatedAt: now, ...progress } })
       .run();
-    this.opts.metrics?.compacted();
+    this.opts.metrics.compacted();
     if (cleared) return;
     this.uncleared.add(doc.id);
     this.scheduleClear();

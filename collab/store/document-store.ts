@@ -17,8 +17,11 @@ import { InvalidUpdateError, PersistenceError, UnreadableDocumentError } from '.
 import { Authored, encode, integrate, lacksAll, NO_SUBSCRIBERS, stopExpiry, textOf, type DocumentSubscriber, type LoadedDoc } from './loaded';
 import { UpdateLog } from './log';
 import { currentStored, prepareStatements, readStored, type Statements, type StoredRows } from './statements';
-import type { ChangeRow, Snapshot, StoreOptions } from './types';
+import type { ChangeRow, Snapshot, StoreMetrics, StoreOptions } from './types';
 import { DEFAULT_OFFLOAD_MIN_BYTES, PRELOAD_WAIT_MS, WorkerPath } from './worker-path';
+
+/** A store built without the server's metrics counts nothing. */
+const uncounted: StoreMetrics = { updatesPersisted: () => {}, compacted: () => {} };
 
 export class DocumentStore {
   private readonly live = new Map<string, LoadedDoc>();
@@ -40,7 +43,8 @@ export class DocumentStore {
   private readonly writers = new Map<string, Promise<unknown>>();
 
   constructor(opts: StoreOptions) {
-    const { db, clock, logger, metrics } = opts;
+    const { db, clock, logger } = opts;
+    const metrics = opts.metrics ?? uncounted;
     this.db = db;
     this.logger = logger;
     this.compactAfter = opts.compactAfter ?? 500;

@@ -32,7 +32,7 @@ export interface UpdateLogOptions {
   clock: Clock;
   statements: Statements;
   logger?: Logger;
-  metrics?: StoreMetrics;
+  metrics: StoreMetrics;
   /** A change was stored and passed to its document's subscribers. */
   stored(documentId: string, loaded: LoadedDoc | undefined): void;
   /** A live document's rows could not be stored: it now differs from the disk. */
@@ -156,7 +156,7 @@ export class UpdateLog {
         return id;
       }),
     );
-    this.opts.metrics?.updatesPersisted(changes.length, bytes);
+    this.opts.metrics.updatesPersisted(changes.length, bytes);
     return ids;
   }
 }

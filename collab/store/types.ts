@@ -4,7 +4,7 @@ import type { Db } from '../../db/client';
 import type { Clock } from '../../src/lib/clock';
 import type { YjsWorkers } from '../workers';
 
-/** Optional instrumentation (the server's metrics): told of what the store writes. */
+/** Instrumentation (the server's metrics): told of what the store writes. */
 export interface StoreMetrics {
   updatesPersisted(rows: number, bytes: number): void;
   compacted(): void;
