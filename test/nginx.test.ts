@@ -140,11 +140,11 @@ class InsecureWebSocket extends WebSocket {
 }
 
 describe('behind nginx (docs/deployment.md)', () => {
-  it('serves REST over TLS, and the server warned at start of WEBHOOK_ALLOW_HTTP', async () => {
+  it('serves REST over TLS, and the server warned at start of WEBHOOK_ALLOW_HTTP (an alias of OUTBOUND_ALLOW_HTTP)', async () => {
     const health = await call('127.0.0.1', 'GET', '/api/health');
     expect(health.status).toBe(200);
     expect(health.body.status).toBeDefined();
-    expect(server.logs.some((l) => l.level === 40 && l.setting === 'WEBHOOK_ALLOW_HTTP')).toBe(true);
+    expect(server.logs.some((l) => l.level === 40 && l.setting === 'OUTBOUND_ALLOW_HTTP')).toBe(true);
   });
 
   it('limits failed sign-ins per real client and logs its address, whatever it puts in X-Forwarded-For', async () => {

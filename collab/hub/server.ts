@@ -8,6 +8,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { Actor, Authenticator } from '../../src/auth/authenticator';
 import type { Clock } from '../../src/lib/clock';
 import { BoundedMap } from '../../src/lib/bounded-map';
+import { rawProblemResponse } from '../../src/http/errors';
 import { isUuid } from '../../src/lib/ids';
 import { WorkersBusyError } from '../../src/lib/worker-pool';
 import type { DocumentStore } from '../store';
@@ -159,13 +160,13 @@ export class CollabHub implements RoomOwner<Connection> {
   handleUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer): void => {
     socket.on('error', destroySocket);
     if (this.closing) {
-      socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n\r\n');
+      socket.end(rawProblemResponse(503, 'service_unavailable', 'The server is shutting down; try again in a moment', { 'Retry-After': '1' }));
       return;
     }
     const url = requestUrl(request.url);
     const match = url && PATH.exec(url.pathname);
     if (!url || !match) {
-      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
+      socket.end(rawProblemResponse(404, 'not_found', 'No live document at this path: /collab/{document_id}'));
       return;
     }
     const documentId = documentIdOf(match[1]!);

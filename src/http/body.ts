@@ -20,11 +20,12 @@ export interface BodyLimitRule {
 }
 
 export function requestBodies(defaultMaxBytes: number, rules: BodyLimitRule[] = []): MiddlewareHandler<AppEnv> {
-  // The rest of the body is left unread, and the adapter gives up draining it after a moment by
-  // closing the socket: said up front, a client knows that a request it pipelined after this one
+  // A body of announced length is left untouched and the server drains it, keeping the connection.
+  // The rest of a streamed body is left unread, and the adapter gives up draining it after a moment
+  // by closing the socket: said up front, a client knows that a request it pipelined after this one
   // was not read and sends it again, rather than losing it to a connection that claimed to stay open.
-  const payloadTooLarge = (max: number) =>
-    new AppError('payload_too_large', `The request body exceeds ${max} bytes`, { headers: { Connection: 'close' } });
+  const payloadTooLarge = (max: number, streamed = true) =>
+    new AppError('payload_too_large', `The request body exceeds ${max} bytes`, streamed ? { headers: { Connection: 'close' } } : {});
   const tooLarge = (max: number) => () => {
     throw payloadTooLarge(max);
   };
@@ -57,7 +58,7 @@ export function requestBodies(defaultMaxBytes: number, rules: BodyLimitRule[] = 
     const length = c.req.header('Content-Length');
     if (length !== undefined && !c.req.raw.headers.has('transfer-encoding')) {
       const max = match?.rule.maxBytes ?? defaultMaxBytes;
-      if (Number(length) > max) throw payloadTooLarge(max);
+      if (Number(length) > max) throw payloadTooLarge(max, false);
       return next();
     }
     return (match?.limit ?? defaultLimit)(c, next);
