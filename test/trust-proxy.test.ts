@@ -1,8 +1,10 @@
 // Behind a reverse proxy: TRUST_PROXY decides whose X-Forwarded-For / Forwarded is believed, over a
 // real socket (the connection's address is what a proxy is recognised by). The client address
-// reaches the sign-in rate limit and the access log; the scheme and host a trusted proxy forwards
+// reaches the sign-in rate limit, the access log and the sessions (refresh tokens); the scheme and host a trusted proxy forwards
 // make the links (CASE URIs) unless PUBLIC_URL is set.
 import { Writable } from 'node:stream';
+import { asc } from 'drizzle-orm';
+import { refreshTokens } from '../db/schema';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, buildConfig, loadConfig } from '../src/config';
 import type { ConfigInput } from '../src/config';
@@ -99,6 +101,21 @@ describe('the client address over a real connection', () => {
     expect((await s.signIn({ 'X-Forwarded-For': '203.0.113.50' }, ADMIN_PASSWORD)).status).toBe(429);
     // The rest of the school, behind the same proxy, is not locked out.
     expect((await s.signIn({ 'X-Forwarded-For': '203.0.113.51' }, ADMIN_PASSWORD)).status).toBe(200);
+  });
+
+  it('a session (refresh token) keeps the address that signed in, and the one that refreshed it', async () => {
+    const s = await serve({ trustProxy: 'loopback' });
+    const signedIn = await s.signIn({ 'X-Forwarded-For': '203.0.113.60' }, ADMIN_PASSWORD);
+    expect(signedIn.status).toBe(200);
+    const first = (await signedIn.json()) as { refresh_token: string };
+    const refreshed = await fetch(`${s.base}/api/auth/refresh`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-Forwarded-For': '203.0.113.61' },
+      body: JSON.stringify({ refresh_token: first.refresh_token }),
+    });
+    expect(refreshed.status).toBe(200);
+    const stored = s.t.db.select().from(refreshTokens).orderBy(asc(refreshTokens.createdAt), asc(refreshTokens.id)).all();
+    expect(stored.map((r) => r.clientIp)).toEqual(['203.0.113.60', '203.0.113.61']);
   });
 
   it('from a connection that is not a trusted proxy: the headers are ignored', async () => {

@@ -107,6 +107,8 @@ export const refreshTokens = sqliteTable(
     expiresAt: text('expires_at').notNull(),
     usedAt: text('used_at'),
     revokedAt: text('revoked_at'),
+    /** The client address that signed in or refreshed (behind a trusted proxy, the forwarded one); null before it was kept. */
+    clientIp: text('client_ip'),
   },
   (t) => [index('refresh_tokens_family_idx').on(t.familyId), index('refresh_tokens_user_idx').on(t.userId)],
 );

@@ -75,7 +75,7 @@ export const authRouter = newRouter()
       responses: { 200: jsonContent(tokenSchema, 'New tokens'), ...errorResponses(401) },
     }),
     async (c) => {
-      const tokens = await refresh(c.var.deps, c.req.valid('json').refresh_token);
+      const tokens = await refresh(c.var.deps, c.req.valid('json').refresh_token, clientIp(c, c.var.deps.config.trustProxy));
       c.header('Cache-Control', 'no-store');
       return c.json(tokens, 200);
     },

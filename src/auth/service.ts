@@ -118,7 +118,7 @@ export async function passwordGrant(
   }
   attempts.succeeded();
   forgetInitialPassword(deps.db, deps.config.dataDir, opened[0]!.id);
-  return issueTokens(deps, opened[0]!, { withRefresh: true });
+  return issueTokens(deps, opened[0]!, { withRefresh: true, ip });
 }
 
 /**
@@ -146,7 +146,7 @@ export async function ssoCodeGrant(deps: AuthDeps, code: string, ip: string): Pr
     recordFailure(deps, { ip }, 'sso');
     throw invalidCredentials();
   }
-  return issueTokens(deps, user, { withRefresh: true });
+  return issueTokens(deps, user, { withRefresh: true, ip });
 }
 
 /** Whether a client address may try another sign-in now; throws 429 otherwise (the SSO flows ask it first). */
@@ -162,15 +162,15 @@ export function recordSsoFailure(deps: LimiterDeps, ip: string): void {
 async function issueTokens(
   deps: AuthDeps,
   user: Pick<UserRow, 'id' | 'tenantId' | 'role'>,
-  opts: { withRefresh: boolean; familyId?: string; tx?: Db; apiKeyId?: string },
+  opts: { withRefresh: boolean; familyId?: string; tx?: Db; apiKeyId?: string; ip?: string },
 ): Promise<TokenPair> {
   const access = await deps.signer.sign(user, { apiKeyId: opts.apiKeyId });
   const pair: TokenPair = { access_token: access, token_type: 'Bearer', expires_in: deps.signer.accessTokenTtlSeconds };
-  if (opts.withRefresh) pair.refresh_token = storeRefreshToken(opts.tx ?? deps.db, deps, user, opts.familyId ?? newId());
+  if (opts.withRefresh) pair.refresh_token = storeRefreshToken(opts.tx ?? deps.db, deps, user, opts.familyId ?? newId(), opts.ip);
   return pair;
 }
 
-function storeRefreshToken(db: Db, deps: AuthDeps, user: Pick<UserRow, 'id' | 'tenantId'>, familyId: string): string {
+function storeRefreshToken(db: Db, deps: AuthDeps, user: Pick<UserRow, 'id' | 'tenantId'>, familyId: string, ip?: string): string {
   const token = randomToken(32);
   const now = deps.clock.now();
   db.insert(refreshTokens)
@@ -182,6 +182,7 @@ function storeRefreshToken(db: Db, deps: AuthDeps, user: Pick<UserRow, 'id' | 't
       tokenHash: sha256(token),
       createdAt: now.toISOString(),
       expiresAt: new Date(now.getTime() + deps.config.refreshTokenTtlSeconds * 1000).toISOString(),
+      clientIp: ip ?? null,
     })
     .run();
   return token;
@@ -198,7 +199,7 @@ function revokeFamily(db: Db, familyId: string, now: string): void {
  * Rotation: a refresh token works once. Presenting one that was already used means it leaked
  * (or a client misbehaves), so the whole family is revoked and every holder must sign in again.
  */
-export async function refresh(deps: AuthDeps, token: string): Promise<TokenPair> {
+export async function refresh(deps: AuthDeps, token: string, ip?: string): Promise<TokenPair> {
   const now = deps.clock.now();
   const nowIso = now.toISOString();
   // Synchronous transaction: the check and the rotation cannot interleave with another refresh.
@@ -217,7 +218,7 @@ export async function refresh(deps: AuthDeps, token: string): Promise<TokenPair>
       .get();
     if (!user) return { ok: false as const };
     tx.update(refreshTokens).set({ usedAt: nowIso }).where(eq(refreshTokens.id, row.id)).run();
-    const refreshToken = storeRefreshToken(tx, deps, user, row.familyId);
+    const refreshToken = storeRefreshToken(tx, deps, user, row.familyId, ip);
     return { ok: true as const, user, refreshToken };
   });
   if (!outcome.ok) throw unauthorized('The refresh token is invalid, expired or already used');
