@@ -394,6 +394,6 @@ export const gradebookRouter = newRouter()
       });
       return c.json(presentSettings(offering, settings), 200);
     },
-    // An empty body used to reset every setting to its default; a part left out is now refused.
+    // A PUT replaces the settings whole: a part left out is refused, never reset to its default.
     validationHook({ missingIsUnprocessable: true }),
   );
