@@ -17,9 +17,9 @@ import {
 } from '../../db/schema';
 import type { Clock } from '../lib/clock';
 import { conflict, notFound, unprocessable } from '../http/errors';
-import { sqlPageBounds, type PageQuery } from '../http/pagination';
+import { pageBounds, sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../lib/ids';
-import { countAll, isUniqueViolation, likeContains } from '../lib/sql';
+import { countAll, isUniqueViolation, likeContains, countRows, selectPage } from '../lib/sql';
 
 export type FrameworkRow = typeof competencyFrameworks.$inferSelect;
 export type CompetencyRow = typeof competencies.$inferSelect;
@@ -74,7 +74,7 @@ export function listFrameworks(db: Db, tenantId: string, page: PageQuery) {
     .limit(limit)
     .offset(offset)
     .all();
-  const total = db.select({ n: countAll }).from(competencyFrameworks).where(where).get()?.n ?? 0;
+  const total = countRows(db, competencyFrameworks, where);
   return { rows, total, counts: competencyCounts(db, rows.map((f) => f.id)) };
 }
 
@@ -101,7 +101,7 @@ export function updateFramework(db: Db, clock: Clock, framework: FrameworkRow, c
 /** A framework that still holds competencies is 409 unless `cascade`: then they and their alignments go with it. */
 export function deleteFramework(db: Db, framework: FrameworkRow, cascade: boolean): void {
   inTransaction(db, (tx) => {
-    const held = tx.select({ n: countAll }).from(competencies).where(eq(competencies.frameworkId, framework.id)).get()?.n ?? 0;
+    const held = countRows(tx, competencies, eq(competencies.frameworkId, framework.id));
     if (held > 0 && !cascade) throw conflict(`The framework holds ${held} competencies; delete them first or pass cascade=true`);
     const ids = tx.select({ id: competencies.id }).from(competencies).where(eq(competencies.frameworkId, framework.id)).all().map((r) => r.id);
     deleteCompetencyRows(tx, ids);
@@ -216,10 +216,8 @@ export function getCompetency(db: Db, tenantId: string, id: string): CompetencyR
 }
 
 export function listCompetencies(db: Db, framework: FrameworkRow, page: PageQuery) {
-  const { limit, offset } = sqlPageBounds(page);
   const where = eq(competencies.frameworkId, framework.id);
-  const rows = db.select().from(competencies).where(where).orderBy(asc(competencies.code), asc(competencies.id)).limit(limit).offset(offset).all();
-  const total = db.select({ n: countAll }).from(competencies).where(where).get()?.n ?? 0;
+  const { rows, total } = selectPage(db, competencies, where, [asc(competencies.code), asc(competencies.id)], pageBounds(page));
   return { rows, total };
 }
 
@@ -297,7 +295,7 @@ export function deleteCompetency(db: Db, competency: CompetencyRow, cascade: boo
     for (let i = 0; i < subtree.length; i++) subtree.push(...(children.get(subtree[i]!) ?? []));
     if (!cascade) {
       const childCount = children.get(competency.id)?.length ?? 0;
-      const aligned = tx.select({ n: countAll }).from(competencyAlignments).where(eq(competencyAlignments.competencyId, competency.id)).get()?.n ?? 0;
+      const aligned = countRows(tx, competencyAlignments, eq(competencyAlignments.competencyId, competency.id));
       if (childCount > 0 || aligned > 0)
         throw conflict(`The competency has ${childCount} children and ${aligned} alignments; remove them first or pass cascade=true`);
     }
@@ -345,7 +343,7 @@ export function searchCompetencies(db: Db, tenantId: string, q: { q: string; fra
     .limit(limit)
     .offset(offset)
     .all();
-  const total = db.select({ n: countAll }).from(competencies).where(where).get()?.n ?? 0;
+  const total = countRows(db, competencies, where);
   return { rows, total };
 }
 
@@ -423,7 +421,7 @@ export function listAlignments(db: Db, competency: CompetencyRow, courseIds: str
     .limit(limit)
     .offset(offset)
     .all();
-  const total = db.select({ n: countAll }).from(competencyAlignments).where(where).get()?.n ?? 0;
+  const total = countRows(db, competencyAlignments, where);
   return { rows, total };
 }
 

@@ -22,10 +22,10 @@ import type { AccessChanges } from '../auth/access';
 import type { Clock } from '../lib/clock';
 import type { Deps } from '../context';
 import { conflict } from '../http/errors';
-import { sqlPageBounds, type PageQuery } from '../http/pagination';
+import { pageBounds, sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../lib/ids';
 import { countByCategory } from '../lib/category-counts';
-import { countAll } from '../lib/sql';
+import { selectPage } from '../lib/sql';
 import { isLargeBody, yieldToEventLoop } from '../lib/event-loop';
 import { ftsPrefixQuery, matchesText, suggestDocuments, type Suggestion } from './search';
 import { favoritesAmong } from './favorites';
@@ -221,9 +221,7 @@ export function listDocuments(db: Db, actor: DocumentActor, filter: DocumentFilt
     conditions.push(matchesText(match));
   }
   const where = and(...conditions);
-  const { limit, offset } = sqlPageBounds(page);
-  const rows = db.select().from(documents).where(where).orderBy(desc(documents.updatedAt), desc(documents.id)).limit(limit).offset(offset).all();
-  const total = db.select({ n: countAll }).from(documents).where(where).get()?.n ?? 0;
+  const { rows, total } = selectPage(db, documents, where, [desc(documents.updatedAt), desc(documents.id)], pageBounds(page));
   const ids = rows.map((d) => d.id);
   const roles = rolesOn(db, p, ids);
   const favorites = favoritesAmong(db, actor.userId, ids);

@@ -10,7 +10,7 @@ import { appendEvent } from '../events/log';
 import { AppError, conflict, notFound, unprocessable } from '../http/errors';
 import { sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../lib/ids';
-import { countAll } from '../lib/sql';
+import { countAll, countRows } from '../lib/sql';
 import { getUser } from '../users/service';
 import { isDowngrade } from './policy';
 import type { DocumentActor, DocumentRow } from './types';
@@ -70,7 +70,7 @@ export function listCollaborators(db: Db, doc: DocumentRow, page: PageQuery): { 
     .limit(limit)
     .offset(offset)
     .all();
-  const total = db.select({ n: countAll }).from(documentGrants).where(eq(documentGrants.documentId, doc.id)).get()?.n ?? 0;
+  const total = countRows(db, documentGrants, eq(documentGrants.documentId, doc.id));
   return { rows: rows.map(toCollaborator), total };
 }
 

@@ -10,7 +10,7 @@ import { AppError, notFound } from '../http/errors';
 import { sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../lib/ids';
 import { sharedEnds } from '../lib/shared-ends';
-import { countAll } from '../lib/sql';
+import { countRows } from '../lib/sql';
 import { replaceContent } from './content';
 import type { DocumentRow, DocumentServices } from './types';
 
@@ -67,7 +67,7 @@ export function listVersions(db: Db, doc: DocumentRow, page: PageQuery): { rows:
     .limit(limit)
     .offset(offset)
     .all();
-  const total = db.select({ n: countAll }).from(documentVersions).where(eq(documentVersions.documentId, doc.id)).get()?.n ?? 0;
+  const total = countRows(db, documentVersions, eq(documentVersions.documentId, doc.id));
   return { rows, total };
 }
 

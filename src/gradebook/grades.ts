@@ -8,7 +8,7 @@ import { notFound, unprocessable, type FieldError } from '../http/errors';
 import { sqlPageBounds, type PageQuery } from '../http/pagination';
 import type { Clock } from '../lib/clock';
 import { newId } from '../lib/ids';
-import { countAll } from '../lib/sql';
+import { countRows } from '../lib/sql';
 import { isStudentOfRecord } from '../memberships/service';
 import { assignmentOrder, type AssignmentRow } from './assignments';
 import type { Offering, StudentRef } from './service';
@@ -135,7 +135,7 @@ export function gradeHistory(db: Db, assignment: AssignmentRow, studentId: strin
     .limit(limit)
     .offset(offset)
     .all();
-  const total = db.select({ n: countAll }).from(gradebookGradeHistory).where(where).get()?.n ?? 0;
+  const total = countRows(db, gradebookGradeHistory, where);
   return { rows, total };
 }
 
@@ -157,7 +157,7 @@ export function listGrades(db: Db, offering: Offering, filter: { assignmentId?: 
     .limit(limit)
     .offset(offset)
     .all();
-  const total = db.select({ n: countAll }).from(gradebookGrades).where(where).get()?.n ?? 0;
+  const total = countRows(db, gradebookGrades, where);
   return { rows, total };
 }
 

@@ -7,10 +7,10 @@ import { ssoConnections } from '../../db/schema';
 import { unprocessable } from '../http/errors';
 import type { TargetPolicy } from '../http/outbound';
 import { notFound } from '../http/errors';
-import { sqlPageBounds, type PageQuery } from '../http/pagination';
+import { pageBounds, type PageQuery } from '../http/pagination';
 import type { Clock } from '../lib/clock';
 import { newId } from '../lib/ids';
-import { countAll } from '../lib/sql';
+import { selectPage } from '../lib/sql';
 import { discoverProvider } from './oidc';
 import { SamlInputRefused, normalizeCertificate, parseIdpMetadata } from './saml-metadata';
 import type { CreateConnectionInput, UpdateConnectionInput } from './schemas';
@@ -118,10 +118,8 @@ export function getConnection(db: Db, tenantId: string, id: string): ConnectionR
 }
 
 export function listConnections(db: Db, tenantId: string, page: PageQuery): { rows: ConnectionRow[]; total: number } {
-  const { limit, offset } = sqlPageBounds(page);
   const where = eq(ssoConnections.tenantId, tenantId);
-  const rows = db.select().from(ssoConnections).where(where).orderBy(asc(ssoConnections.createdAt), asc(ssoConnections.id)).limit(limit).offset(offset).all();
-  const total = db.select({ n: countAll }).from(ssoConnections).where(where).get()?.n ?? 0;
+  const { rows, total } = selectPage(db, ssoConnections, where, [asc(ssoConnections.createdAt), asc(ssoConnections.id)], pageBounds(page));
   return { rows, total };
 }
 

@@ -7,11 +7,11 @@ import { inTransaction, type Db } from '../../db/client';
 import { webhookDeliveries, webhookSubscriptions, type WebhookDeliveryStatus } from '../../db/schema';
 import { lastEventSeq } from '../events/log';
 import { notFound } from '../http/errors';
-import { sqlPageBounds, type PageQuery } from '../http/pagination';
+import { pageBounds, sqlPageBounds, type PageQuery } from '../http/pagination';
 import type { Clock } from '../lib/clock';
 import { newId } from '../lib/ids';
 import { preparedFor } from '../lib/prepared';
-import { countAll } from '../lib/sql';
+import { countRows, selectPage } from '../lib/sql';
 
 export type SubscriptionRow = typeof webhookSubscriptions.$inferSelect;
 export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
@@ -78,10 +78,8 @@ export function findSubscription(db: Db, id: string): SubscriptionRow | undefine
 }
 
 export function listSubscriptions(db: Db, tenantId: string, page: PageQuery): { rows: SubscriptionRow[]; total: number } {
-  const { limit, offset } = sqlPageBounds(page);
   const where = eq(webhookSubscriptions.tenantId, tenantId);
-  const rows = db.select().from(webhookSubscriptions).where(where).orderBy(asc(webhookSubscriptions.createdAt), asc(webhookSubscriptions.id)).limit(limit).offset(offset).all();
-  const total = db.select({ n: countAll }).from(webhookSubscriptions).where(where).get()?.n ?? 0;
+  const { rows, total } = selectPage(db, webhookSubscriptions, where, [asc(webhookSubscriptions.createdAt), asc(webhookSubscriptions.id)], pageBounds(page));
   return { rows, total };
 }
 
@@ -144,7 +142,7 @@ export function listDeliveries(db: Db, row: SubscriptionRow, status: WebhookDeli
     .limit(limit)
     .offset(offset)
     .all();
-  const total = db.select({ n: countAll }).from(webhookDeliveries).where(where).get()?.n ?? 0;
+  const total = countRows(db, webhookDeliveries, where);
   return { rows, total };
 }
 
