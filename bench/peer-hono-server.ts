@@ -15,7 +15,7 @@
 // It reads the signing keys and the users from our server's SQLite file once, at start.
 //   node --import tsx bench/peer-hono-server.ts <sqlite file> <issuer> [stock|node]
 // Logs `listening` with its port (as our server does) and exits on SIGTERM.
-import type { Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { serve } from '@hono/node-server';
 import Database from 'better-sqlite3';
 import { Hono } from 'hono';
@@ -36,6 +36,7 @@ interface UserRow {
   email: string;
   name: string;
   role: string;
+  timezone: string | null;
   created_at: string;
   updated_at: string;
   deleted_at: string | null;
@@ -67,6 +68,7 @@ for (const row of db.prepare('SELECT * FROM users WHERE deleted_at IS NULL').all
       email: row.email,
       name: row.name,
       role: row.role,
+      timezone: row.timezone,
       created_at: row.created_at,
       updated_at: row.updated_at,
       deleted_at: row.deleted_at,
@@ -176,6 +178,8 @@ app.use(async (c, next) => {
       status: c.res.status,
       durationMs: Math.round((performance.now() - started) * 100) / 100,
       userId: c.get('userId'),
+      // The connection's address, as ours logs it without a trusted proxy.
+      ip: (c.env as { incoming: IncomingMessage }).incoming.socket.remoteAddress,
     },
     'request',
   );
