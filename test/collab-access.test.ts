@@ -4,7 +4,7 @@ import { count, eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { documentCollabAccess } from '../src/documents/collab-access';
 import { documentUpdates } from '../db/schema';
-import { newGroup } from './helpers/documents';
+import { newGroup, sharedDocument, storedUpdateCount } from './helpers/documents';
 import { makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import {
   editorsOf,
@@ -25,25 +25,13 @@ let viewer: TestUser;
 const editors = editorsOf(() => server.port);
 const editorFor = (documentId: string, user: TestUser) => editors.open(documentId, user);
 
-async function newDocument(content = ''): Promise<string> {
-  const res = await t.call('POST', '/api/documents', { as: owner, body: { title: 'Live doc', content } });
-  expect(res.status).toBe(201);
-  const id = res.body.id as string;
-  for (const [user, role] of [
+const newDocument = (content = ''): Promise<string> =>
+  sharedDocument(t, owner, [
     [editor, 'editor'],
     [viewer, 'viewer'],
-  ] as const) {
-    const share = await t.call('POST', `/api/documents/${id}/collaborators`, {
-      as: owner,
-      body: { principal_type: 'user', principal_id: user.user.id, role },
-    });
-    expect(share.status).toBeLessThan(300);
-  }
-  return id;
-}
+  ], content);
 
-const storedCount = (documentId: string) =>
-  t.db.select({ n: count() }).from(documentUpdates).where(eq(documentUpdates.documentId, documentId)).get()!.n;
+const storedCount = (documentId: string) => storedUpdateCount(t, documentId);
 
 const contentOf = async (documentId: string) =>
   (await t.call('GET', `/api/documents/${documentId}?include=content`, { as: owner })).body.content as string;

@@ -8,7 +8,7 @@ import * as Y from 'yjs';
 import { isEmptyUpdate, scanUpdate, sliceUpdate } from '../collab/update-check';
 import { documentUpdates } from '../db/schema';
 import { makeTestApp, type TestApp, type TestUser } from './helpers/app';
-import { share } from './helpers/documents';
+import { sharedDocument, storedUpdateCount } from './helpers/documents';
 import { editorsOf, eventually, rawClient, startCollabServer, synced, syncUpdateMessage, type CollabServer } from './helpers/collab';
 
 let t: TestApp;
@@ -42,16 +42,13 @@ function typedBackwards(doc: Y.Doc, n: number, char = 'x'): Uint8Array {
   return Y.encodeStateAsUpdate(doc, before);
 }
 
-async function newDocument(content = ''): Promise<string> {
-  const res = await t.call('POST', '/api/documents', { as: owner, body: { title: 'Costly', content } });
-  expect(res.status).toBe(201);
-  await share(t, owner, res.body.id, { user: writer }, 'editor');
-  await share(t, owner, res.body.id, { user: reader }, 'viewer');
-  return res.body.id as string;
-}
+const newDocument = (content = ''): Promise<string> =>
+  sharedDocument(t, owner, [
+    [writer, 'editor'],
+    [reader, 'viewer'],
+  ], content, 'Costly');
 
-const storedRows = (documentId: string) =>
-  t.db.select({ n: count() }).from(documentUpdates).where(eq(documentUpdates.documentId, documentId)).get()!.n;
+const storedRows = (documentId: string) => storedUpdateCount(t, documentId);
 
 const contentOf = async (documentId: string) =>
   (await t.call('GET', `/api/documents/${documentId}?include=content`, { as: owner })).body.content as string;

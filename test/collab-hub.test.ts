@@ -10,6 +10,7 @@ import { encodeAwarenessEntries, type AwarenessEntry } from '../collab/hub';
 import { Connection } from '../collab/hub/connection';
 import { documentUpdates } from '../db/schema';
 import { MISSING_ID, makeTestApp, type TestApp, type TestUser } from './helpers/app';
+import { sharedDocument, storedUpdateCount } from './helpers/documents';
 import {
   connectEditor,
   eventually,
@@ -42,25 +43,13 @@ function closeEditor(e: Editor): void {
   e.destroy();
 }
 
-async function newDocument(content = ''): Promise<string> {
-  const res = await t.call('POST', '/api/documents', { as: owner, body: { title: 'Live doc', content } });
-  expect(res.status).toBe(201);
-  const id = res.body.id as string;
-  for (const [user, role] of [
+const newDocument = (content = ''): Promise<string> =>
+  sharedDocument(t, owner, [
     [editor, 'editor'],
     [viewer, 'viewer'],
-  ] as const) {
-    const share = await t.call('POST', `/api/documents/${id}/collaborators`, {
-      as: owner,
-      body: { principal_type: 'user', principal_id: user.user.id, role },
-    });
-    expect(share.status).toBeLessThan(300);
-  }
-  return id;
-}
+  ], content);
 
-const storedCount = (documentId: string) =>
-  t.db.select({ n: count() }).from(documentUpdates).where(eq(documentUpdates.documentId, documentId)).get()!.n;
+const storedCount = (documentId: string) => storedUpdateCount(t, documentId);
 
 const storedData = (documentId: string) =>
   t.db

@@ -1,8 +1,10 @@
 // Helpers for the documents tests: create and share documents through the API, and edit a body
 // the way a live editor does (a Yjs update applied through the document store, as the hub does).
+import { count, eq } from 'drizzle-orm';
 import { expect } from 'vitest';
 import * as Y from 'yjs';
 import { CONTENT_FIELD } from '../../collab/store';
+import { documentUpdates } from '../../db/schema';
 import type { TestApp, TestUser } from './app';
 
 export interface DocumentJson {
@@ -69,3 +71,16 @@ export async function contentOf(t: TestApp, as: TestUser, documentId: string): P
   expect(res.status, res.text).toBe(200);
   return res.body.content!;
 }
+
+/** A new document of `owner`, shared with each user at their role: what a live-editing test opens. */
+export async function sharedDocument(t: TestApp, owner: TestUser, roles: [TestUser, string][], content = '', title = 'Live doc'): Promise<string> {
+  const res = await t.call('POST', '/api/documents', { as: owner, body: { title, content } });
+  expect(res.status).toBe(201);
+  const id = res.body.id as string;
+  for (const [user, role] of roles) await share(t, owner, id, { user }, role);
+  return id;
+}
+
+/** How many rows of the update log a document has. */
+export const storedUpdateCount = (t: TestApp, documentId: string): number =>
+  t.db.select({ n: count() }).from(documentUpdates).where(eq(documentUpdates.documentId, documentId)).get()!.n;
