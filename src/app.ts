@@ -37,7 +37,8 @@ export function createApp(deps: Deps): OpenAPIHono<AppEnv> {
     // A published CASE framework runs to thousands of items.
     { method: 'POST', pattern: /^\/api\/competencies\/frameworks\/import$/, maxBytes: deps.config.documentBodyLimitBytes },
   ];
-  app.use('*', requestBodies(deps.config.bodyLimitBytes, documentBodies));
+  const areaBodies = areas.flatMap((area) => area.bodies?.(deps.config) ?? []);
+  app.use('*', requestBodies(deps.config.bodyLimitBytes, [...documentBodies, ...areaBodies]));
   app.use('/api/*', authenticate);
   app.use('/competencies/*', authenticate);
   app.use('*', utf8JsonBodies());

@@ -76,6 +76,8 @@ const configSchema = z.object({
   ssoSecretKey: z.string().min(32, 'must be at least 32 characters').optional(),
   /** Webhook deliveries in flight at once, over every subscription (each has at most one). */
   webhookConcurrency: wholeNumber(1, 1000).default(16),
+  /** Background jobs (imports, roster imports, mail) running at once. */
+  jobConcurrency: wholeNumber(1, 64).default(2),
   /** The Chromium that renders PDFs; unset: /usr/bin/chromium (and the other usual paths). */
   chromiumPath: z.string().min(1).optional(),
   /** PDF exports rendered at once (pages of the shared browser), and how many more may wait. */
@@ -136,6 +138,7 @@ const envNames: Record<ConfigKey, string> = {
   webhookAllowHttp: 'WEBHOOK_ALLOW_HTTP',
   webhookAllowPrivateTargets: 'WEBHOOK_ALLOW_PRIVATE_TARGETS',
   webhookConcurrency: 'WEBHOOK_CONCURRENCY',
+  jobConcurrency: 'JOB_CONCURRENCY',
   frontendOrigins: 'FRONTEND_ORIGINS',
   ssoSecretKey: 'SSO_SECRET_KEY',
   chromiumPath: 'PUPPETEER_EXECUTABLE_PATH',

@@ -19,6 +19,8 @@ import type { PdfExporter } from '../export/pdf';
 import type { WorkerPool } from './lib/worker-pool';
 import type { TargetPolicy } from './http/outbound';
 import type { SecretBox } from './sso/secret-box';
+import type { BodyLimitRule } from './http/body';
+import type { JobKind, JobRunner } from './jobs/runner';
 
 /** What an area that hangs rows on a course module deletes with it, inside the module's transaction. */
 export type ModuleCleanup = (tx: Db, module: typeof courseModules.$inferSelect) => void;
@@ -77,6 +79,8 @@ export interface Deps {
   outbound: TargetPolicy;
   /** Seals secrets stored in the database (SSO client secrets). */
   secretBox: SecretBox;
+  /** Background jobs (imports, rosters, mail): the server starts it, tests drive it with runDue()/drain(). */
+  jobs: JobRunner;
 }
 
 export interface AppEnv {
@@ -94,6 +98,10 @@ export interface AppEnv {
 export interface Area {
   router: OpenAPIHono<AppEnv>;
   permissions?: PermissionRules;
+  /** The background job kinds it handles, by name (src/jobs/runner.ts), registered when the app's dependencies are built. */
+  jobs?: (deps: Deps) => Record<string, JobKind>;
+  /** Its endpoints whose bodies are not small JSON: larger limits, forms, uploads (src/http/body.ts). */
+  bodies?: (config: Config) => BodyLimitRule[];
   /** Adds to the app's OpenAPI document what a mounted router cannot carry (OpenAPI webhooks, whose names are not paths). */
   document?: (app: OpenAPIHono<AppEnv>) => void;
 }

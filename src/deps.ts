@@ -11,7 +11,8 @@ import { YjsWorkers } from '../collab/workers';
 import { WorkerPool } from './lib/worker-pool';
 import { DocumentSearchIndex } from './documents/search';
 import { PdfExporter, findChromium } from '../export/pdf';
-import { tenantPermissions } from './areas';
+import { areas, tenantPermissions } from './areas';
+import { JobRunner } from './jobs/runner';
 import { Authenticator } from './auth/authenticator';
 import { TokenSigner } from './auth/tokens';
 import type { Clock } from './lib/clock';
@@ -70,7 +71,7 @@ export async function buildDeps(opts: {
     maxPages: config.pdfMaxPages,
     logger,
   });
-  return {
+  const deps: Deps = {
     db,
     sqlite,
     config,
@@ -105,7 +106,12 @@ export async function buildDeps(opts: {
     backups: new Backups({ sqlite, dataDir: config.dataDir, keep: config.backupKeep, clock, logger }),
     outbound: { allowHttp: config.outboundAllowHttp, allowPrivate: config.outboundAllowPrivateTargets, resolver: opts.webhooks?.resolver ?? systemResolver },
     secretBox: new SecretBox({ secretKey: config.ssoSecretKey, dataDir: config.dataDir }),
+    jobs: new JobRunner({ db, clock, logger, concurrency: config.jobConcurrency }),
   };
+  for (const area of areas) {
+    for (const [kind, definition] of Object.entries(area.jobs?.(deps) ?? {})) deps.jobs.register(kind, definition);
+  }
+  return deps;
 }
 
 /** The live-editing hub over the app's store, auth and documents policy; turns `collab` on. */

@@ -89,6 +89,8 @@ async function main(): Promise<void> {
   const seatTimeSweep = startSeatTimeSweep(deps);
   // Pending deliveries (a crash mid-delivery included) are due again from the first pass.
   deps.webhooks.start();
+  // Jobs a previous process left running are taken again (or failed) once their lease runs out.
+  deps.jobs.start();
   const enabled = (await features(deps)).features;
   held.release(() =>
     logger.info(
@@ -122,6 +124,7 @@ async function main(): Promise<void> {
       timedOut = true;
       logger.warn('shutdown did not finish in time; stopping anyway');
       void deps.webhooks.stop();
+      void deps.jobs.stop();
       flushPendingWrites(deps);
       deps.documents.close();
       void deps.workers.close();
@@ -135,6 +138,8 @@ async function main(): Promise<void> {
       await running.close();
       // Attempts in flight are abandoned, not lost: their deliveries stay pending for the next start.
       await deps.webhooks.stop();
+      // Jobs are asked to end; one cut short runs again (or fails, if it cannot resume) after a restart.
+      await deps.jobs.stop();
       await checkpoints.stop();
       await deps.pdf.close();
       // Folds still running in the worker threads are dropped (the log holds what they would fold);

@@ -11,3 +11,4 @@ export * from './compliance';
 export * from './webhooks';
 export * from './competencies';
 export * from './sso';
+export * from './jobs';

@@ -12,11 +12,37 @@ const hasBody = (headers: Headers): boolean => {
   return headers.has('transfer-encoding');
 };
 
-/** Larger limits for the few endpoints that take whole documents. */
+/** Form posts from browsers and OAuth clients (SAML ACS, LTI messages, token endpoints). */
+export const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(?:;|$)/i;
+/** File uploads, streamed to disk by src/http/upload.ts. */
+export const MULTIPART_TYPE = /^multipart\/form-data\s*;/i;
+/** What a multipart body carries beyond its file (boundaries, part headers, small fields): add it to a file limit. */
+export const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
+
+/** The body rule of an upload endpoint whose file may be `maxFileBytes` long. */
+export const uploadBody = (method: string, pattern: RegExp, maxFileBytes: number): BodyLimitRule => ({
+  method,
+  pattern,
+  maxBytes: maxFileBytes + MULTIPART_OVERHEAD_BYTES,
+  types: [MULTIPART_TYPE],
+  streamed: true,
+});
+
+/**
+ * The endpoints whose bodies differ from the default: larger limits (whole documents, uploads) or
+ * another media type than JSON (forms, multipart). Areas declare their own (Area.bodies).
+ */
 export interface BodyLimitRule {
   method: string;
   pattern: RegExp;
   maxBytes: number;
+  /** The media types accepted; JSON when left out. */
+  types?: RegExp[];
+  /**
+   * The handler reads the body as a stream and stops at `maxBytes` itself (uploads: receiveUpload);
+   * here only an announced length is judged, since the generic limit buffers what it counts.
+   */
+  streamed?: boolean;
 }
 
 export function requestBodies(defaultMaxBytes: number, rules: BodyLimitRule[] = []): MiddlewareHandler<AppEnv> {
@@ -49,10 +75,11 @@ export function requestBodies(defaultMaxBytes: number, rules: BodyLimitRule[] = 
       return next();
     }
     const type = c.req.header('Content-Type') ?? '';
-    if (!JSON_TYPE.test(type)) {
-      throw new AppError('unsupported_media_type', `Expected Content-Type: application/json, got ${type || 'none'}`);
-    }
     const match = ruleLimits.find(({ rule }) => rule.method === method && rule.pattern.test(c.req.path));
+    const types = match?.rule.types ?? [JSON_TYPE];
+    if (!types.some((accepted) => accepted.test(type))) {
+      throw new AppError('unsupported_media_type', `Expected Content-Type: ${types.map(typeName).join(' or ')}, got ${type || 'none'}`);
+    }
     // An announced length is judged without touching the body stream: wrapping the request body
     // and leaving it unread stalls the socket, where an untouched one is drained by the server.
     const length = c.req.header('Content-Length');
@@ -61,6 +88,13 @@ export function requestBodies(defaultMaxBytes: number, rules: BodyLimitRule[] = 
       if (Number(length) > max) throw payloadTooLarge(max, false);
       return next();
     }
+    if (match?.rule.streamed) return next();
     return (match?.limit ?? defaultLimit)(c, next);
   };
+}
+
+function typeName(pattern: RegExp): string {
+  if (pattern === FORM_TYPE) return 'application/x-www-form-urlencoded';
+  if (pattern === MULTIPART_TYPE) return 'multipart/form-data';
+  return 'application/json';
 }

@@ -188,6 +188,7 @@ export async function makeTestApp(
     newApiKey,
     /** Closes the database, the Yjs worker threads, and the PDF exporter's browser if an export launched one. */
     close: async (): Promise<void> => {
+      await deps.jobs.stop();
       deps.documents.close();
       const workers = deps.workers.close();
       database.close();
