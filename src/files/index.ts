@@ -1,7 +1,7 @@
 // Course files: the PDFs, images and slides of a course, stored once by content under
 // DATA_DIR/files/ and served only to the course's members.
 import type { Area } from '../context';
-import { uploadBody } from '../http/body';
+import { uploadBody } from '../http/body-rules';
 import { filesRouter } from './routes';
 
 export const filesArea: Area = {
