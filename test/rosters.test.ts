@@ -10,7 +10,7 @@ import { and, count, eq, isNull } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { courses, enrollments, jobs, rosterLinks, users } from '../db/schema';
 import { expectProblem, makeTestApp, type TestApp, type TestUser } from './helpers/app';
-import { buildZip, csv, renameInZip, rosterBundle, ROSTER_HEADERS, uploadBundle, type BundleSpec, type Row } from './helpers/zip';
+import { buildZip, csv, renameInZip, rosterBundle, ROSTER_HEADERS, understateSize, uploadBundle, type BundleSpec, type Row } from './helpers/zip';
 
 let t: TestApp;
 let dataDir: string;
@@ -455,6 +455,27 @@ describe('roster import: failures change nothing', () => {
     expect(done.status).toBe('failed');
     expect(done.report.errors[0]).toMatchObject({ file: 'users.csv', line: null, message: expect.stringContaining('is not UTF-8 text') });
     expect(snapshot(tenantId)).toEqual(before);
+  });
+});
+
+describe('roster import: a zip whose headers lie', () => {
+  it('is stopped while it inflates: the import fails and changes nothing', async () => {
+    const { tenantId, admin, domain } = await school();
+    await importBundle(admin, { mode: 'bulk', files: roster(domain) });
+    const before = snapshot(tenantId);
+    // A users.csv of some 50 KB that says it holds 20,000 bytes (yauzl stops it at the 20,001st).
+    const rows = roster(domain).users.map((row) => ROSTER_HEADERS.users.map((c) => row[c] ?? ''));
+    const padding = Array.from({ length: 2_000 }, () => ROSTER_HEADERS.users.map(() => '')).map((r) => [...r]);
+    const big = csv([...ROSTER_HEADERS.users], [...rows, ...padding.map((r) => { r[0] = 'pad'; return r; })]);
+    expect(big.length).toBeGreaterThan(40_000);
+    const manifest = csv(['propertyName', 'value'], [['oneroster.version', '1.2'], ['file.users', 'bulk']]);
+    const zip = understateSize(await buildZip([{ name: 'manifest.csv', data: manifest }, { name: 'users.csv', data: big }]), 'users.csv', 20_000);
+    const done = await importZip(admin, zip);
+    expect(done.status).toBe('failed');
+    expect(done.error).toMatch(/users\.csv cannot be read: too many bytes in the stream/);
+    expect(done.report).toMatchObject({ created: 0, updated: 0, deleted: 0 });
+    expect(snapshot(tenantId)).toEqual(before);
+    expect(await uploadsLeft()).toEqual([]);
   });
 });
 

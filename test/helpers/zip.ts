@@ -119,3 +119,25 @@ export async function multipart(zip: Buffer, filename = 'roster.zip'): Promise<{
   const request = new Request('http://localhost/', { method: 'POST', body: form });
   return { body: new Uint8Array(await request.arrayBuffer()), contentType: request.headers.get('content-type')! };
 }
+
+/**
+ * The zip with the uncompressed size of one entry rewritten to `size` in its local header and its
+ * central directory record: a zip whose headers lie about what it inflates to.
+ */
+export function understateSize(zip: Buffer, name: string, size: number): Buffer {
+  const out = Buffer.from(zip);
+  const fileName = Buffer.from(name);
+  let patched = 0;
+  for (let at = 0; at < out.length - 4; at += 1) {
+    const signature = out.readUInt32LE(at);
+    if (signature === 0x04034b50 && out.subarray(at + 30, at + 30 + fileName.length).equals(fileName)) {
+      out.writeUInt32LE(size, at + 22);
+      patched += 1;
+    } else if (signature === 0x02014b50 && out.subarray(at + 46, at + 46 + fileName.length).equals(fileName)) {
+      out.writeUInt32LE(size, at + 24);
+      patched += 1;
+    }
+  }
+  if (patched !== 2) throw new Error(`patched ${patched} headers of ${name}, expected 2`);
+  return out;
+}
