@@ -5,7 +5,7 @@
 // enrollments are created, updated or ended; any error rolls the whole of it back, so a failed
 // import changes nothing. Rows that are wrong on their own (a missing email, an unknown role, an
 // enrollment in a class nobody knows) are rejected lines in the report; the rest goes on.
-import { and, eq, inArray, isNull } from 'drizzle-orm';
+import { and, eq, inArray } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import { courses, enrollments, rosterLinks, users, type EnrollmentRole, type RosterRecordType } from '../../db/schema';
 import { freeSlug, slugify } from '../courses/service';
@@ -13,7 +13,7 @@ import { enrollmentEvent, type EnrollmentEventType } from '../enrollments/servic
 import { appendEvents, type NewEvent } from '../events/log';
 import type { Clock } from '../lib/clock';
 import { newId } from '../lib/ids';
-import { insertUser, revokeRefreshTokensOf } from '../users/service';
+import { normaliseEmail, revokeRefreshTokensOf } from '../users/service';
 import { readCsv, RosterFailure, type FileMode, type RosterProblem } from './csv';
 import {
   readAcademicSession,
@@ -130,6 +130,9 @@ export async function readBundle(
 type LinkRow = typeof rosterLinks.$inferSelect;
 type LinkData = Record<string, unknown>;
 
+/** Rows per multi-row INSERT: far below SQLite's 32,766 bound values for these tables. */
+const BATCH = 500;
+
 const zero = (): Counts => ({ created: 0, updated: 0, deleted: 0, unchanged: 0 });
 
 /** The tenant's links of one type, read once, written through. */
@@ -137,6 +140,8 @@ class Links {
   private readonly rows = new Map<string, LinkRow>();
   /** local id → sourcedId of the live links. */
   private readonly byLocal = new Map<string, string>();
+  /** New links, inserted a few hundred per statement (flush). */
+  private pending: LinkRow[] = [];
 
   constructor(
     private readonly tx: Db,
@@ -177,6 +182,7 @@ class Links {
     if (current && current.localId === value.localId && current.data === data && current.owned === value.owned && !current.deletedAt) return false;
     let row: LinkRow;
     if (current) {
+      this.flush();
       if (current.localId && current.localId !== value.localId) this.byLocal.delete(current.localId);
       row = this.tx
         .update(rosterLinks)
@@ -185,20 +191,24 @@ class Links {
         .returning()
         .get()!;
     } else {
-      row = this.tx
-        .insert(rosterLinks)
-        .values({ tenantId: this.tenantId, type: this.type, sourcedId, localId: value.localId, owned: value.owned, data, importId: this.importId, createdAt: this.now, updatedAt: this.now })
-        .returning()
-        .get();
+      row = { tenantId: this.tenantId, type: this.type, sourcedId, localId: value.localId, owned: value.owned, data, importId: this.importId, createdAt: this.now, updatedAt: this.now, deletedAt: null };
+      this.pending.push(row);
     }
     this.rows.set(sourcedId, row);
     if (row.localId) this.byLocal.set(row.localId, sourcedId);
     return true;
   }
 
+  /** Writes the new links. */
+  flush(): void {
+    for (let i = 0; i < this.pending.length; i += BATCH) this.tx.insert(rosterLinks).values(this.pending.slice(i, i + BATCH)).run();
+    this.pending = [];
+  }
+
   markDeleted(sourcedId: string): void {
     const current = this.rows.get(sourcedId);
     if (!current || current.deletedAt) return;
+    this.flush();
     const row = this.tx
       .update(rosterLinks)
       .set({ deletedAt: this.now, importId: this.importId, updatedAt: this.now })
@@ -207,6 +217,73 @@ class Links {
       .get()!;
     this.rows.set(sourcedId, row);
     if (current.localId) this.byLocal.delete(current.localId);
+  }
+}
+
+type UserRow = typeof users.$inferSelect;
+type CourseRow = typeof courses.$inferSelect;
+type EnrollmentRow = typeof enrollments.$inferSelect;
+
+/**
+ * What an import reads of the tenant, read in a few set-based queries when it starts (inside its
+ * transaction) and kept in step with its own writes: no query per record to find a user, course
+ * or enrollment.
+ */
+class TenantState {
+  private readonly usersById = new Map<string, UserRow>();
+  private readonly liveUsersByEmail = new Map<string, UserRow>();
+  private readonly coursesById = new Map<string, CourseRow>();
+  private readonly enrollmentsById = new Map<string, EnrollmentRow>();
+  private readonly enrollmentsByPair = new Map<string, EnrollmentRow>();
+
+  constructor(tx: Db, tenantId: string, courseIds: string[]) {
+    for (const user of tx.select().from(users).where(eq(users.tenantId, tenantId)).all()) this.addUser(user);
+    for (let i = 0; i < courseIds.length; i += 500) {
+      const ids = courseIds.slice(i, i + 500);
+      for (const course of tx.select().from(courses).where(and(eq(courses.tenantId, tenantId), inArray(courses.id, ids))).all()) this.coursesById.set(course.id, course);
+      for (const row of tx.select().from(enrollments).where(and(eq(enrollments.tenantId, tenantId), inArray(enrollments.courseId, ids))).all()) this.addEnrollment(row);
+    }
+  }
+
+  user(id: string): UserRow | undefined {
+    return this.usersById.get(id);
+  }
+
+  liveUserByEmail(email: string): UserRow | undefined {
+    return this.liveUsersByEmail.get(email);
+  }
+
+  addUser(user: UserRow): void {
+    this.usersById.set(user.id, user);
+    if (!user.deletedAt) this.liveUsersByEmail.set(user.email, user);
+  }
+
+  /** Applies a change made to the user's row. */
+  changeUser(user: UserRow, changes: Partial<UserRow>): void {
+    if (this.liveUsersByEmail.get(user.email) === user) this.liveUsersByEmail.delete(user.email);
+    Object.assign(user, changes);
+    if (!user.deletedAt) this.liveUsersByEmail.set(user.email, user);
+  }
+
+  course(id: string): CourseRow | undefined {
+    return this.coursesById.get(id);
+  }
+
+  addCourse(course: CourseRow): void {
+    this.coursesById.set(course.id, course);
+  }
+
+  enrollment(id: string): EnrollmentRow | undefined {
+    return this.enrollmentsById.get(id);
+  }
+
+  enrollmentOf(courseId: string, userId: string): EnrollmentRow | undefined {
+    return this.enrollmentsByPair.get(`${courseId} ${userId}`);
+  }
+
+  addEnrollment(row: EnrollmentRow): void {
+    this.enrollmentsById.set(row.id, row);
+    this.enrollmentsByPair.set(`${row.courseId} ${row.userId}`, row);
   }
 }
 
@@ -242,6 +319,7 @@ class Apply {
   private readonly removedUsers = new Set<string>();
   private readonly endedCourses = new Set<string>();
   private readonly links: Record<RosterRecordType, Links>;
+  private readonly state: TenantState;
 
   constructor(
     private readonly tx: Db,
@@ -259,6 +337,8 @@ class Apply {
       user: links('user'),
       enrollment: links('enrollment'),
     };
+    const linkedCourses = this.links.class.all().flatMap((row) => (row.localId ? [row.localId] : []));
+    this.state = new TenantState(tx, ctx.tenantId, [...new Set(linkedCourses)]);
   }
 
   run(): ApplyResult {
@@ -269,6 +349,7 @@ class Apply {
     this.classes();
     this.enrollments();
     this.endEnrollmentsOfRemoved();
+    for (const links of Object.values(this.links)) links.flush();
     appendEvents(this.tx, this.ctx.clock, this.events);
 
     const order = new Map<string, number>(rosterFileKeys.map((key, index) => [rosterFiles[key].file, index]));
@@ -324,16 +405,19 @@ class Apply {
     }
   }
 
-  private userById(id: string) {
-    return this.tx.select().from(users).where(and(eq(users.id, id), eq(users.tenantId, this.ctx.tenantId))).get();
+  private userById(id: string): UserRow | undefined {
+    return this.state.user(id);
   }
 
-  private liveUserByEmail(email: string) {
-    return this.tx
-      .select()
-      .from(users)
-      .where(and(eq(users.tenantId, this.ctx.tenantId), eq(users.email, email), isNull(users.deletedAt)))
-      .get();
+  private liveUserByEmail(email: string): UserRow | undefined {
+    return this.state.liveUserByEmail(email);
+  }
+
+  private updateUser(user: UserRow, changes: Partial<Pick<UserRow, 'email' | 'name' | 'deletedAt'>>): void {
+    const set = { ...changes, updatedAt: this.now };
+    this.flushUsers();
+    this.tx.update(users).set(set).where(eq(users.id, user.id)).run();
+    this.state.changeUser(user, set);
   }
 
   private users(): void {
@@ -371,7 +455,7 @@ class Apply {
           ...(linked.deletedAt ? { deletedAt: null } : {}),
         };
         const userChanged = Object.keys(changes).length > 0;
-        if (userChanged) this.tx.update(users).set({ ...changes, updatedAt: this.now }).where(eq(users.id, linked.id)).run();
+        if (userChanged) this.updateUser(linked, changes);
         if (changes.email !== undefined) this.narrowed = true; // cached credentials carry the email
         const linkChanged = links.put(record.sourcedId, { localId: linked.id, owned: link.owned, data });
         if (userChanged || linkChanged) counts.updated += 1;
@@ -386,16 +470,44 @@ class Apply {
           continue;
         }
         // A user made by hand with this email: the roster links to it (and keeps its name in step), but never deletes it.
-        if (existing.name !== record.name) this.tx.update(users).set({ name: record.name, updatedAt: this.now }).where(eq(users.id, existing.id)).run();
+        if (existing.name !== record.name) this.updateUser(existing, { name: record.name });
         links.put(record.sourcedId, { localId: existing.id, owned: false, data });
         counts.updated += 1;
         continue;
       }
-      const created = insertUser(this.tx, this.ctx.clock, { tenantId: this.ctx.tenantId, email: record.email, name: record.name, role: 'member' }, null);
+      const created = this.newUser(record);
       links.put(record.sourcedId, { localId: created.id, owned: true, data });
       counts.created += 1;
     }
+    this.flushUsers();
     for (const row of this.leftOut('users', links)) this.removeUser(row, null);
+  }
+
+  private newUsers: (typeof users.$inferInsert)[] = [];
+
+  /** A member with no password (invitable), written with the others in flushUsers. */
+  private newUser(record: UserRecord): UserRow {
+    const values = {
+      id: newId(),
+      tenantId: this.ctx.tenantId,
+      email: normaliseEmail(record.email),
+      name: record.name.trim(),
+      passwordHash: null,
+      role: 'member' as const,
+      isPlatformAdmin: false,
+      createdAt: this.now,
+      updatedAt: this.now,
+    };
+    this.newUsers.push(values);
+    // Kept in memory as the row will read (the columns left out take their defaults, null here).
+    const row = { deletedAt: null, tokensValidAfter: null, timezone: null, ...values } as UserRow;
+    this.state.addUser(row);
+    return row;
+  }
+
+  private flushUsers(): void {
+    for (let i = 0; i < this.newUsers.length; i += BATCH) this.tx.insert(users).values(this.newUsers.slice(i, i + BATCH)).run();
+    this.newUsers = [];
   }
 
   /** `tobedeleted`, or left out of a bulk users.csv: the account is soft-deleted when the roster made it; its roster enrollments end. */
@@ -406,7 +518,7 @@ class Apply {
       return;
     }
     if (user && link.owned && !user.deletedAt) {
-      this.tx.update(users).set({ deletedAt: this.now, updatedAt: this.now }).where(eq(users.id, user.id)).run();
+      this.updateUser(user, { deletedAt: this.now });
       revokeRefreshTokensOf(this.tx, user.id, this.now);
       this.narrowed = true;
     }
@@ -436,16 +548,17 @@ class Apply {
         course: { title: courseData.title ?? null, courseCode: courseData.courseCode ?? null },
       };
       const link = links.get(record.sourcedId);
-      const course = link?.localId
-        ? this.tx.select().from(courses).where(and(eq(courses.id, link.localId), eq(courses.tenantId, this.ctx.tenantId))).get()
-        : undefined;
+      const course = link?.localId ? this.state.course(link.localId) : undefined;
       if (link && course) {
         if (course.deletedAt) {
           this.problem('classes', record.line, 'sourcedId', `its course (${course.title}) was deleted here; a roster does not bring back a deleted course`);
           continue;
         }
         const titleChanged = course.title !== record.title;
-        if (titleChanged) this.tx.update(courses).set({ title: record.title, updatedAt: this.now }).where(eq(courses.id, course.id)).run();
+        if (titleChanged) {
+          this.tx.update(courses).set({ title: record.title, updatedAt: this.now }).where(eq(courses.id, course.id)).run();
+          Object.assign(course, { title: record.title, updatedAt: this.now });
+        }
         const linkChanged = links.put(record.sourcedId, { localId: course.id, owned: link.owned, data });
         if (titleChanged || linkChanged) counts.updated += 1;
         else counts.unchanged += 1;
@@ -465,6 +578,7 @@ class Apply {
         })
         .returning()
         .get();
+      this.state.addCourse(created);
       links.put(record.sourcedId, { localId: created.id, owned: true, data });
       counts.created += 1;
     }
@@ -500,18 +614,14 @@ class Apply {
       }
       const courseId = classLink.localId;
       const link = links.get(record.sourcedId);
-      let current = link?.localId ? this.tx.select().from(enrollments).where(eq(enrollments.id, link.localId)).get() : undefined;
+      let current = link?.localId ? this.state.enrollment(link.localId) : undefined;
       if (current && link && !link.deletedAt && (current.courseId !== courseId || current.userId !== user.id)) {
         // The same sourcedId now names another class or user: the old enrollment ends.
         this.dropEnrollment(current);
         current = undefined;
       }
       if (!current || current.courseId !== courseId || current.userId !== user.id) {
-        current = this.tx
-          .select()
-          .from(enrollments)
-          .where(and(eq(enrollments.courseId, courseId), eq(enrollments.userId, user.id)))
-          .get();
+        current = this.state.enrollmentOf(courseId, user.id);
         const holder = current ? links.sourcedIdOf(current.id) : undefined;
         if (holder !== undefined && holder !== record.sourcedId) {
           this.problem('enrollments', record.line, 'sourcedId', `${record.userSourcedId} is already enrolled in ${record.classSourcedId} by the enrollment ${holder}`);
@@ -521,10 +631,20 @@ class Apply {
       const data = { ...record.data, classSourcedId: record.classSourcedId, userSourcedId: record.userSourcedId };
       if (!current) {
         const id = newId();
-        this.tx
-          .insert(enrollments)
-          .values({ id, tenantId: this.ctx.tenantId, courseId, userId: user.id, role: record.role, status: 'active', enrolledAt: this.now, updatedAt: this.now })
-          .run();
+        const row: EnrollmentRow = {
+          id,
+          tenantId: this.ctx.tenantId,
+          courseId,
+          userId: user.id,
+          role: record.role,
+          status: 'active',
+          enrolledAt: this.now,
+          updatedAt: this.now,
+          completedAt: null,
+          droppedAt: null,
+        };
+        this.newEnrollments.push(row);
+        this.state.addEnrollment(row);
         this.event('enrollment.created', { id, courseId, userId: user.id, role: record.role });
         links.put(record.sourcedId, { localId: id, owned: true, data });
         counts.created += 1;
@@ -534,11 +654,10 @@ class Apply {
       const reactivate = current.status === 'dropped';
       const roleChanged = current.role !== record.role;
       if (reactivate || roleChanged) {
-        this.tx
-          .update(enrollments)
-          .set({ role: record.role, updatedAt: this.now, ...(reactivate ? { status: 'active' as const, droppedAt: null, completedAt: null } : {}) })
-          .where(eq(enrollments.id, current.id))
-          .run();
+        const set = { role: record.role, updatedAt: this.now, ...(reactivate ? { status: 'active' as const, droppedAt: null, completedAt: null } : {}) };
+        this.flushEnrollments();
+        this.tx.update(enrollments).set(set).where(eq(enrollments.id, current.id)).run();
+        Object.assign(current, set);
         if (reactivate) this.event('enrollment.created', { id: current.id, courseId, userId: user.id, role: record.role });
         if (roleChanged) this.narrowed = true;
       }
@@ -546,35 +665,41 @@ class Apply {
       if (reactivate || roleChanged || linkChanged) counts.updated += 1;
       else counts.unchanged += 1;
     }
+    this.flushEnrollments();
     for (const row of this.leftOut('enrollments', links)) this.endEnrollment(row);
+  }
+
+  private newEnrollments: EnrollmentRow[] = [];
+
+  private flushEnrollments(): void {
+    for (let i = 0; i < this.newEnrollments.length; i += BATCH) this.tx.insert(enrollments).values(this.newEnrollments.slice(i, i + BATCH)).run();
+    this.newEnrollments = [];
   }
 
   /** The roster's enrollments of the users deleted and classes ended by this import. */
   private endEnrollmentsOfRemoved(): void {
     if (this.removedUsers.size === 0 && this.endedCourses.size === 0) return;
-    const live = this.links.enrollment.all().filter((row) => !row.deletedAt && row.localId);
-    const ids = live.map((row) => row.localId!);
-    const rows = new Map<string, typeof enrollments.$inferSelect>();
-    for (let i = 0; i < ids.length; i += 500) {
-      for (const row of this.tx.select().from(enrollments).where(inArray(enrollments.id, ids.slice(i, i + 500))).all()) rows.set(row.id, row);
-    }
-    for (const link of live) {
-      const row = rows.get(link.localId!);
+    for (const link of this.links.enrollment.all()) {
+      if (link.deletedAt || !link.localId) continue;
+      const row = this.state.enrollment(link.localId);
       if (row && (this.removedUsers.has(row.userId) || this.endedCourses.has(row.courseId))) this.endEnrollment(link);
     }
   }
 
   /** `tobedeleted`, left out of a bulk file, or its user or class ended: the enrollment is dropped (the row and its history stay). */
   private endEnrollment(link: LinkRow): void {
-    const row = link.localId ? this.tx.select().from(enrollments).where(eq(enrollments.id, link.localId)).get() : undefined;
+    const row = link.localId ? this.state.enrollment(link.localId) : undefined;
     if (row) this.dropEnrollment(row);
     this.links.enrollment.markDeleted(link.sourcedId);
     this.counts.enrollments.deleted += 1;
   }
 
-  private dropEnrollment(row: typeof enrollments.$inferSelect): void {
+  private dropEnrollment(row: EnrollmentRow): void {
     if (row.status !== 'active') return;
-    this.tx.update(enrollments).set({ status: 'dropped', droppedAt: this.now, updatedAt: this.now }).where(eq(enrollments.id, row.id)).run();
+    this.flushEnrollments();
+    const set = { status: 'dropped' as const, droppedAt: this.now, updatedAt: this.now };
+    this.tx.update(enrollments).set(set).where(eq(enrollments.id, row.id)).run();
+    Object.assign(row, set);
     this.event('enrollment.dropped', { id: row.id, courseId: row.courseId, userId: row.userId, role: row.role });
     this.narrowed = true;
   }
