@@ -222,7 +222,7 @@ describe('roster import: bulk', () => {
     const next = roster(domain);
     next.users = next.users.filter((u) => u.sourcedId !== 'stu-2' && u.sourcedId !== 'tea-1');
     next.classes = next.classes.filter((c) => c.sourcedId !== 'class-sci');
-    next.enrollments = next.enrollments.filter((e) => ['enr-1', 'enr-4'].includes(e.sourcedId));
+    next.enrollments = next.enrollments.filter((e) => ['enr-1', 'enr-4'].includes(e.sourcedId ?? ''));
     const done = await importBundle(admin, { mode: 'bulk', files: next });
     expect(done.status).toBe('succeeded');
     expect(done.report.by_type).toMatchObject({
