@@ -314,6 +314,32 @@ describe('roster import: delta', () => {
     expect((await rosterOf(admin, mathId)).alan).toBe('student/active');
   });
 
+  it('a class marked tobedeleted keeps its course and drops its roster; an admin is never deleted by a roster', async () => {
+    const { tenantId, admin, domain } = await school();
+    await importBundle(admin, { mode: 'bulk', files: roster(domain) });
+    // The school made Grace an admin here since the first import.
+    const grace = await userByEmail(admin, `grace@${domain}`);
+    const promoted = await t.call('PATCH', `/api/users/${grace!.id}`, { as: admin, body: { role: 'admin' } });
+    expect(promoted.status, promoted.text).toBe(200);
+    const done = await importBundle(admin, {
+      mode: 'delta',
+      files: {
+        classes: [{ sourcedId: 'class-sci', status: 'tobedeleted' }],
+        users: [{ sourcedId: 'tea-1', status: 'tobedeleted' }],
+      },
+    });
+    expect(done.status).toBe('succeeded');
+    expect(done.report.errors).toEqual([
+      { file: 'users.csv', line: 2, field: 'sourcedId', message: `tea-1 is the account of a tenant admin (grace@${domain}): a roster does not delete admins` },
+    ]);
+    expect(done.report.by_type).toMatchObject({ classes: { deleted: 1 }, enrollments: { deleted: 1 }, users: { deleted: 0 } });
+    const sci = courseIdOf(tenantId, 'class-sci');
+    expect((await t.call('GET', `/api/courses/${sci}`, { as: admin })).status).toBe(200);
+    expect(await rosterOf(admin, sci)).toEqual({ ada: 'student/dropped' });
+    expect(await userByEmail(admin, `grace@${domain}`)).toMatchObject({ role: 'admin', deleted_at: null });
+    expect((await rosterOf(admin, courseIdOf(tenantId, 'class-math-a'))).grace).toBe('instructor/active');
+  });
+
   it('records enrollment events for the feed and webhooks, with the importing admin as actor', async () => {
     const { tenantId, admin, domain } = await school();
     await importBundle(admin, { mode: 'bulk', files: roster(domain) });
@@ -521,6 +547,12 @@ describe('roster import: refused bundles (422, nothing written)', () => {
 
   it('refuses what is not a multipart upload of one file', async () => {
     const { admin } = await school();
+    const tooLarge = await t.call('POST', '/api/rosters/imports', {
+      as: admin,
+      rawBody: 'x',
+      headers: { 'Content-Type': 'multipart/form-data; boundary=x', 'Content-Length': String(60 * 1024 * 1024) },
+    });
+    expectProblem(tooLarge, 413, 'payload_too_large');
     const json = await t.call('POST', '/api/rosters/imports', { as: admin, body: { file: 'x' } });
     expectProblem(json, 415, 'unsupported_media_type');
   });
