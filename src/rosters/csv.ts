@@ -74,8 +74,8 @@ const lineBreaks = (value: string): number => {
 
 /**
  * Reads one CSV file of the bundle record by record. `required` columns must be in its header
- * (other columns, OneRoster's optional ones and `metadata.*` extensions, are read too).
- * `onBytes` is told how many bytes were read so far (progress).
+ * (other columns, OneRoster's optional ones and `metadata.*` extensions, are read too). Stops
+ * between records once `signal` is aborted (the server shutting down).
  */
 export async function* readCsv(
   source: Readable,
