@@ -27,6 +27,7 @@ import { usersArea } from './users';
 import { webhooksArea } from './webhooks';
 import { ssoArea } from './sso';
 import { filesArea } from './files';
+import { rostersArea } from './rosters';
 
 export const areas: readonly Area[] = [
   systemArea,
@@ -54,6 +55,7 @@ export const areas: readonly Area[] = [
   templatesArea,
   ssoArea,
   filesArea,
+  rostersArea,
 ];
 
 /** The tenant-wide rights every area defines, as GET /api/users/me/permissions reports them. */

@@ -13,3 +13,4 @@ export * from './competencies';
 export * from './sso';
 export * from './jobs';
 export * from './files';
+export * from './rosters';

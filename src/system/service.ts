@@ -57,6 +57,7 @@ export async function features(deps: Deps) {
       lti: false,
       saml: false,
       oidc: true,
+      oneroster: true,
       migration: false,
     },
   };

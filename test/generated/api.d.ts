@@ -2619,6 +2619,44 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/rosters/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant's roster imports, newest first (admin) */
+        get: operations["listRosterImports"];
+        put?: never;
+        /**
+         * Import a OneRoster 1.2 CSV bundle (admin): checked, then queued; 202 with the import to follow
+         * @description A multipart form with one part, `file`: a zip holding manifest.csv and the bundle's CSV files (orgs, academicSessions, courses, classes, users, enrollments; others are ignored). Its mode (bulk or delta) comes from the manifest's `file.*` entries. The zip may be 50 MiB; a zip that is not a bundle, holds more than 100 entries, a path that leaves its folder, more than 100 MiB once inflated or an entry that inflates more than 100 times its size is refused with 422 naming the reason, and nothing is written. The import then runs in the background (see docs/rosters.md).
+         */
+        post: operations["createRosterImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/rosters/imports/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One roster import: its status, progress and report of every rejected line (admin) */
+        get: operations["getRosterImport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "activity.completed": {
@@ -5879,6 +5917,107 @@ export interface components {
              * @example 2026-01-01T00:00:00.000Z
              */
             updated_at: string;
+        };
+        RosterImport: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            status: "queued" | "running" | "succeeded" | "failed";
+            /** @enum {string} */
+            mode: "bulk" | "delta";
+            filename: string;
+            bytes: number;
+            sha256: string;
+            /** @description Bytes of the CSV files read so far, of all of them */
+            progress: {
+                done: number;
+                total: number;
+            };
+            /** @description Why a failed import failed (nothing was changed) */
+            error: string | null;
+            report: components["schemas"]["RosterReport"];
+            /** Format: uuid */
+            created_by: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            finished_at: string | null;
+        };
+        /** @description Once the import has ended (succeeded or failed); null while queued or running */
+        RosterReport: {
+            created: number;
+            updated: number;
+            /** @description Records ended: users soft-deleted, enrollments dropped, classes and metadata unlinked */
+            deleted: number;
+            unchanged: number;
+            /** @enum {string} */
+            mode: "bulk" | "delta";
+            by_type: {
+                orgs: {
+                    created: number;
+                    updated: number;
+                    /** @description Records ended: users soft-deleted, enrollments dropped, classes and metadata unlinked */
+                    deleted: number;
+                    unchanged: number;
+                };
+                academicSessions: {
+                    created: number;
+                    updated: number;
+                    /** @description Records ended: users soft-deleted, enrollments dropped, classes and metadata unlinked */
+                    deleted: number;
+                    unchanged: number;
+                };
+                courses: {
+                    created: number;
+                    updated: number;
+                    /** @description Records ended: users soft-deleted, enrollments dropped, classes and metadata unlinked */
+                    deleted: number;
+                    unchanged: number;
+                };
+                users: {
+                    created: number;
+                    updated: number;
+                    /** @description Records ended: users soft-deleted, enrollments dropped, classes and metadata unlinked */
+                    deleted: number;
+                    unchanged: number;
+                };
+                classes: {
+                    created: number;
+                    updated: number;
+                    /** @description Records ended: users soft-deleted, enrollments dropped, classes and metadata unlinked */
+                    deleted: number;
+                    unchanged: number;
+                };
+                enrollments: {
+                    created: number;
+                    updated: number;
+                    /** @description Records ended: users soft-deleted, enrollments dropped, classes and metadata unlinked */
+                    deleted: number;
+                    unchanged: number;
+                };
+            };
+            /** @description Every rejected line (the first 10,000); for a failed import, the problem that stopped it comes first */
+            errors: components["schemas"]["RosterProblem"][];
+            errors_total: number;
+        } | null;
+        RosterProblem: {
+            /** @example users.csv */
+            file: string;
+            /**
+             * @description Where the record starts (the header is line 1); null for the file as a whole
+             * @example 7
+             */
+            line: number | null;
+            /** @example email */
+            field: string | null;
+            /** @example is required: every user here signs in by email */
+            message: string;
         };
     };
     responses: never;
@@ -18550,6 +18689,241 @@ export interface operations {
             };
             /** @description Error */
             416: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listRosterImports: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (at most 1000000000) */
+                page?: number;
+                /** @description Items per page, 1 to 100 */
+                per_page?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Imports */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @enum {string} */
+                            status: "queued" | "running" | "succeeded" | "failed";
+                            /** @enum {string} */
+                            mode: "bulk" | "delta";
+                            filename: string;
+                            bytes: number;
+                            sha256: string;
+                            /** @description Bytes of the CSV files read so far, of all of them */
+                            progress: {
+                                done: number;
+                                total: number;
+                            };
+                            /** @description Why a failed import failed (nothing was changed) */
+                            error: string | null;
+                            /** Format: uuid */
+                            created_by: string | null;
+                            /**
+                             * Format: date-time
+                             * @example 2026-01-01T00:00:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-01-01T00:00:00.000Z
+                             */
+                            finished_at: string | null;
+                            /** @description The counts of the report (read one import for its errors) */
+                            report: {
+                                created: number;
+                                updated: number;
+                                /** @description Records ended: users soft-deleted, enrollments dropped, classes and metadata unlinked */
+                                deleted: number;
+                                unchanged: number;
+                                errors_total: number;
+                            } | null;
+                        }[];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createRosterImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The OneRoster 1.2 CSV bundle, a zip
+                     */
+                    file: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The import, queued */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RosterImport"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but not acceptable (validation_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getRosterImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The import */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RosterImport"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
