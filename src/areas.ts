@@ -28,6 +28,7 @@ import { webhooksArea } from './webhooks';
 import { ssoArea } from './sso';
 import { filesArea } from './files';
 import { rostersArea } from './rosters';
+import { mailArea } from './mail';
 
 export const areas: readonly Area[] = [
   systemArea,
@@ -56,6 +57,7 @@ export const areas: readonly Area[] = [
   ssoArea,
   filesArea,
   rostersArea,
+  mailArea,
 ];
 
 /** The tenant-wide rights every area defines, as GET /api/users/me/permissions reports them. */

@@ -14,3 +14,4 @@ export * from './sso';
 export * from './jobs';
 export * from './files';
 export * from './rosters';
+export * from './account-tokens';
