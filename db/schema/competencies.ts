@@ -2,7 +2,7 @@
 // their competencies as a tree, and the alignments that say which course content (an activity, a
 // module or a gradebook assignment) evidences a competency, with a weight. Mastery is not stored:
 // it is computed from live grades and completions (src/competencies/mastery.ts).
-import { index, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { index, integer, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 import { tenants, users } from './core';
 import { courses } from './courses';
 
@@ -23,6 +23,13 @@ export const competencyFrameworks = sqliteTable(
     caseUri: text('case_uri'),
     /** CASE `lastChangeDateTime` of the imported document, as the package said it. */
     caseLastChangeAt: text('case_last_change_at'),
+    /**
+     * The imported CFDocument as given (JSON): its fields without a column here (subject, language,
+     * adoptionStatus, …) leave again as they came, and those with one leave as given unless changed here.
+     */
+    caseDocument: text('case_document'),
+    /** The rest of the imported package as given (JSON object): CFDefinitions, CFRubrics and any other top-level member. */
+    casePackage: text('case_package'),
     createdBy: text('created_by')
       .notNull()
       .references(() => users.id),
@@ -60,6 +67,8 @@ export const competencies = sqliteTable(
     caseIdentifier: text('case_identifier'),
     caseUri: text('case_uri'),
     caseLastChangeAt: text('case_last_change_at'),
+    /** The imported CFItem as given (JSON): educationalLevel, language, listEnumeration, CFItemTypeURI, … leave as they came. */
+    caseItem: text('case_item'),
     masteryThreshold: real('mastery_threshold').notNull().default(DEFAULT_MASTERY_THRESHOLD),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
@@ -70,6 +79,37 @@ export const competencies = sqliteTable(
     index('competencies_parent_idx').on(t.parentId),
     // Search ranks by code within the tenant.
     index('competencies_tenant_code_idx').on(t.tenantId, t.code),
+  ],
+);
+
+/**
+ * The CFAssociations of an imported framework, as given and in the package's order: every type
+ * (isChildOf, precedes, isRelatedTo, exactMatchOf, …) with its own identifier. The tree itself is
+ * `competencies.parent_id`; an isChildOf association here leaves again only while it still says
+ * what the tree says (a competency moved or authored here gets one made for it).
+ */
+export const competencyCaseAssociations = sqliteTable(
+  'competency_case_associations',
+  {
+    id: text('id').primaryKey(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id),
+    frameworkId: text('framework_id')
+      .notNull()
+      .references(() => competencyFrameworks.id),
+    /** The association's place in the package. */
+    position: integer('position').notNull(),
+    identifier: text('identifier').notNull(),
+    associationType: text('association_type').notNull(),
+    originIdentifier: text('origin_identifier').notNull(),
+    destinationIdentifier: text('destination_identifier').notNull(),
+    /** The association as given (JSON). */
+    body: text('body').notNull(),
+  },
+  (t) => [
+    index('competency_case_associations_framework_idx').on(t.frameworkId, t.position),
+    index('competency_case_associations_tenant_idx').on(t.tenantId),
   ],
 );
 
