@@ -21,17 +21,18 @@
 // written yet, so they read the framework as it was); then one transaction moves them in with a
 // handful of set-wise statements. A package that does not hold together is a 422 naming the
 // offending item, and nothing is written: the moving in is one transaction, rolled back whole.
-import { asc, eq } from 'drizzle-orm';
+import { and, asc, eq } from 'drizzle-orm';
 import type Database from 'better-sqlite3';
 import { inTransaction, type Db } from '../../db/client';
-import { competencyCaseAssociations, competencyFrameworks, DEFAULT_MASTERY_THRESHOLD } from '../../db/schema';
+import { competencyCaseAssociations, competencyCaseItems, competencyFrameworks, DEFAULT_MASTERY_THRESHOLD } from '../../db/schema';
 import type { Clock } from '../lib/clock';
-import { badRequest, unprocessable } from '../http/errors';
+import { badRequest, conflict, unprocessable } from '../http/errors';
 import { yieldToEventLoop } from '../lib/event-loop';
 import { newId } from '../lib/ids';
 import { isUniqueViolation } from '../lib/sql';
 import type { WorkerPool } from '../lib/worker-pool';
-import { associationId, readCasePackage, type ParsedPackage, type ParseOutcome } from './case-parse';
+import { ASSOCIATION_FIELDS, associationId, FieldReader, ITEM_FIELDS, readCasePackage, type PackedPackage, type ParseOutcome } from './case-parse';
+import { frameworkVersion, frameworkWritten } from './writes';
 import type { CompetencyRow, FrameworkRow } from './service';
 
 export type CaseAssociationRow = typeof competencyCaseAssociations.$inferSelect;
@@ -40,8 +41,12 @@ const PARSE_TASK = new URL('./case-parse.ts', import.meta.url);
 
 /** Bodies up to this size are read on the event loop (a worker's hand-over would cost more than it saves). */
 const INLINE_MAX_BYTES = 256 * 1024;
-/** How long one turn of staging may write to the TEMP tables before letting other work run. */
-const STAGE_SLICE_MS = 4;
+/** How long one turn of staging may work before letting other work run. */
+const SLICE_MS = 4;
+/** Rows the clean-up deletes a turn. */
+const DELETE_SLICE = 500;
+/** Stagings an import tries before giving up when the framework keeps being written meanwhile. */
+const ATTEMPTS = 3;
 
 export interface ImportResult {
   framework: FrameworkRow;
@@ -54,104 +59,100 @@ export interface ImportResult {
 }
 
 /** The body read and checked: on the event loop when small, in a worker thread otherwise. */
-async function readPackage(workers: WorkerPool, bytes: Uint8Array): Promise<ParsedPackage> {
+async function readPackage(workers: WorkerPool, bytes: Uint8Array): Promise<PackedPackage> {
   const outcome: ParseOutcome =
     bytes.byteLength <= INLINE_MAX_BYTES ? readCasePackage(bytes) : await workers.run<ParseOutcome>(PARSE_TASK, { bytes });
   if (outcome.ok) return outcome.pkg;
   throw outcome.status === 400 ? badRequest(outcome.detail, outcome.errors) : unprocessable(outcome.detail, outcome.errors);
 }
 
-// ---------------------------------------------------------------- staging (TEMP tables)
+// ---------------------------------------------------------------- statements
 
-const STAGE_TABLES = [
-  `CREATE TEMP TABLE IF NOT EXISTS case_stage_items (
-    stage TEXT NOT NULL, identifier TEXT NOT NULL, position INTEGER NOT NULL,
-    new_id TEXT NOT NULL, row_id TEXT, matched INTEGER NOT NULL DEFAULT 0,
-    parent_identifier TEXT, parent_id TEXT,
-    code TEXT NOT NULL, title TEXT NOT NULL, description TEXT, item_type TEXT,
-    case_uri TEXT, case_last_change_at TEXT, case_item TEXT NOT NULL,
-    PRIMARY KEY (stage, identifier)
-  ) WITHOUT ROWID`,
-  `CREATE TEMP TABLE IF NOT EXISTS case_stage_associations (
-    stage TEXT NOT NULL, position INTEGER NOT NULL, id TEXT NOT NULL, identifier TEXT NOT NULL,
-    association_type TEXT NOT NULL, origin_identifier TEXT NOT NULL, destination_identifier TEXT NOT NULL, body TEXT NOT NULL,
+/** The competencies an import creates or changes, staged on this connection only (TEMP). */
+const STAGE_TABLE = `CREATE TEMP TABLE IF NOT EXISTS case_stage_items (
+    stage TEXT NOT NULL, position INTEGER NOT NULL, identifier TEXT NOT NULL,
+    row_id TEXT NOT NULL, matched INTEGER NOT NULL, code_changed INTEGER NOT NULL, parent_changed INTEGER NOT NULL,
+    parent_id TEXT, code TEXT NOT NULL, title TEXT NOT NULL, description TEXT, item_type TEXT,
+    case_uri TEXT, case_last_change_at TEXT,
     PRIMARY KEY (stage, position)
-  ) WITHOUT ROWID`,
-];
+  ) WITHOUT ROWID`;
 
 const statementsBySqlite = new WeakMap<Database.Database, ReturnType<typeof prepareStatements>>();
 
 function prepareStatements(sqlite: Database.Database) {
-  for (const ddl of STAGE_TABLES) sqlite.exec(ddl);
+  sqlite.exec(STAGE_TABLE);
   return {
-    stageItem: sqlite.prepare(
-      `INSERT INTO temp.case_stage_items (stage, identifier, position, new_id, parent_identifier, code, title, description, item_type, case_uri, case_last_change_at, case_item)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ),
-    stageAssociation: sqlite.prepare(
-      `INSERT INTO temp.case_stage_associations (stage, position, id, identifier, association_type, origin_identifier, destination_identifier, body)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    ),
-    dropItems: sqlite.prepare('DELETE FROM temp.case_stage_items WHERE stage = ?'),
-    dropAssociations: sqlite.prepare('DELETE FROM temp.case_stage_associations WHERE stage = ?'),
     findFramework: sqlite.prepare('SELECT id FROM competency_frameworks WHERE tenant_id = ? AND case_identifier = ?'),
-    // Each staged item's row: the competency of the framework with its identifier, else a new one.
-    match: sqlite.prepare(
-      `UPDATE temp.case_stage_items SET row_id = coalesce(
-         (SELECT c.id FROM competencies c WHERE c.framework_id = :framework AND c.case_identifier = case_stage_items.identifier), new_id)
-       WHERE stage = :stage`,
+    current: sqlite.prepare(
+      'SELECT id, parent_id, code, title, description, item_type, case_uri, case_last_change_at FROM competencies WHERE framework_id = ? AND case_identifier = ?',
     ),
-    matchParents: sqlite.prepare(
-      `UPDATE temp.case_stage_items SET matched = (row_id <> new_id),
-         parent_id = (SELECT p.row_id FROM temp.case_stage_items p WHERE p.stage = :stage AND p.identifier = case_stage_items.parent_identifier)
-       WHERE stage = :stage`,
+    stageItem: sqlite.prepare(
+      `INSERT INTO temp.case_stage_items (stage, position, identifier, row_id, matched, code_changed, parent_changed, parent_id, code, title, description, item_type, case_uri, case_last_change_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
+    keepItem: sqlite.prepare('INSERT INTO competency_case_items (framework_id, import_id, identifier, tenant_id, body) VALUES (?, ?, ?, ?, ?)'),
+    keepAssociation: sqlite.prepare(
+      `INSERT INTO competency_case_associations (id, tenant_id, framework_id, import_id, position, identifier, association_type, origin_identifier, destination_identifier, body)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    dropStage: sqlite.prepare('DELETE FROM temp.case_stage_items WHERE stage = ?'),
     // Codes may swap between items of a re-import: the rows whose code changes let go of theirs first.
     releaseCodes: sqlite.prepare(
       `UPDATE competencies SET code = char(1) || id
-       WHERE id IN (SELECT s.row_id FROM temp.case_stage_items s JOIN competencies c ON c.id = s.row_id
-                    WHERE s.stage = :stage AND s.matched AND c.code IS NOT s.code)`,
+       WHERE id IN (SELECT row_id FROM temp.case_stage_items WHERE stage = ? AND matched AND code_changed)`,
     ),
-    update: sqlite.prepare(
-      `UPDATE competencies SET code = s.code, title = s.title, description = s.description, item_type = s.item_type,
-         case_uri = s.case_uri, case_last_change_at = s.case_last_change_at, case_item = s.case_item, parent_id = s.parent_id,
-         updated_at = :now
-       FROM temp.case_stage_items s
-       WHERE s.stage = :stage AND s.matched AND competencies.id = s.row_id
-         AND (competencies.code IS NOT s.code OR competencies.title IS NOT s.title OR competencies.description IS NOT s.description
-           OR competencies.item_type IS NOT s.item_type OR competencies.case_uri IS NOT s.case_uri
-           OR competencies.case_last_change_at IS NOT s.case_last_change_at OR competencies.case_item IS NOT s.case_item
-           OR competencies.parent_id IS NOT s.parent_id)`,
+    // Only the columns that changed, each with its own statement: an UPDATE rewrites every index
+    // that holds a column it sets, changed or not.
+    updateTexts: sqlite.prepare(
+      `UPDATE competencies SET title = s.title, description = s.description, item_type = s.item_type, case_uri = s.case_uri,
+         case_last_change_at = s.case_last_change_at, updated_at = :now
+       FROM temp.case_stage_items s WHERE s.stage = :stage AND s.matched AND competencies.id = s.row_id`,
+    ),
+    updateCodes: sqlite.prepare(
+      `UPDATE competencies SET code = s.code FROM temp.case_stage_items s
+       WHERE s.stage = :stage AND s.matched AND s.code_changed AND competencies.id = s.row_id`,
+    ),
+    updateParents: sqlite.prepare(
+      `UPDATE competencies SET parent_id = s.parent_id FROM temp.case_stage_items s
+       WHERE s.stage = :stage AND s.matched AND s.parent_changed AND competencies.id = s.row_id`,
     ),
     insert: sqlite.prepare(
       `INSERT INTO competencies (id, tenant_id, framework_id, parent_id, code, title, description, item_type, case_identifier, case_uri,
-         case_last_change_at, case_item, mastery_threshold, created_at, updated_at)
+         case_last_change_at, mastery_threshold, created_at, updated_at)
        SELECT row_id, :tenant, :framework, parent_id, code, title, description, item_type, identifier, case_uri,
-         case_last_change_at, case_item, :threshold, :now, :now
+         case_last_change_at, :threshold, :now, :now
        FROM temp.case_stage_items WHERE stage = :stage AND NOT matched ORDER BY position`,
     ),
-    dropFrameworkAssociations: sqlite.prepare('DELETE FROM competency_case_associations WHERE framework_id = ?'),
-    insertAssociations: sqlite.prepare(
-      `INSERT INTO competency_case_associations (id, tenant_id, framework_id, position, identifier, association_type, origin_identifier, destination_identifier, body)
-       SELECT id, :tenant, :framework, position, identifier, association_type, origin_identifier, destination_identifier, body
-       FROM temp.case_stage_associations WHERE stage = :stage ORDER BY position`,
-    ),
-    notInPackage: sqlite.prepare(
-      `SELECT count(*) AS n FROM competencies c WHERE c.framework_id = :framework
-         AND (c.case_identifier IS NULL OR NOT EXISTS (SELECT 1 FROM temp.case_stage_items s WHERE s.stage = :stage AND s.identifier = c.case_identifier))`,
-    ),
+    count: sqlite.prepare('SELECT count(*) AS n FROM competencies WHERE framework_id = ?'),
     // The first staged item whose code a competency outside the package holds already.
     codeClash: sqlite.prepare(
       `SELECT s.position, s.identifier, s.code FROM temp.case_stage_items s
-       JOIN competencies c ON c.framework_id = :framework AND c.code = s.code
-       WHERE s.stage = :stage
-         AND (c.case_identifier IS NULL OR NOT EXISTS (SELECT 1 FROM temp.case_stage_items o WHERE o.stage = :stage AND o.identifier = c.case_identifier))
-       ORDER BY s.position LIMIT 1`,
+       JOIN competencies c ON c.framework_id = :framework AND c.code = s.code AND c.id <> s.row_id
+       WHERE s.stage = :stage ORDER BY s.position LIMIT 1`,
+    ),
+    // Clean-up, a slice at a time: one import's rows (it did not move in), or every other import's (it did).
+    dropImportItems: sqlite.prepare(
+      `DELETE FROM competency_case_items WHERE rowid IN
+         (SELECT rowid FROM competency_case_items WHERE framework_id = :framework AND import_id = :importId LIMIT ${DELETE_SLICE})`,
+    ),
+    dropOtherItems: sqlite.prepare(
+      `DELETE FROM competency_case_items WHERE rowid IN
+         (SELECT rowid FROM competency_case_items WHERE framework_id = :framework AND import_id <> :importId LIMIT ${DELETE_SLICE})`,
+    ),
+    dropImportAssociations: sqlite.prepare(
+      `DELETE FROM competency_case_associations WHERE id IN
+         (SELECT id FROM competency_case_associations WHERE framework_id = :framework AND import_id = :importId LIMIT ${DELETE_SLICE})`,
+    ),
+    dropOtherAssociations: sqlite.prepare(
+      `DELETE FROM competency_case_associations WHERE id IN
+         (SELECT id FROM competency_case_associations WHERE framework_id = :framework AND import_id <> :importId LIMIT ${DELETE_SLICE})`,
     ),
   };
 }
 
-function statementsFor(sqlite: Database.Database) {
+type Statements = ReturnType<typeof prepareStatements>;
+
+function statementsFor(sqlite: Database.Database): Statements {
   let statements = statementsBySqlite.get(sqlite);
   if (!statements) statementsBySqlite.set(sqlite, (statements = prepareStatements(sqlite)));
   return statements;
@@ -159,71 +160,119 @@ function statementsFor(sqlite: Database.Database) {
 
 const sqliteOf = (db: Db): Database.Database => (db as Db & { $client: Database.Database }).$client;
 
-/** Runs `steps` in turns of the event loop, each turn at most about STAGE_SLICE_MS of them, each turn one transaction. */
+/** Runs `step(i)` for i < count in turns of the event loop, each about SLICE_MS long and one transaction. */
 async function inSlices(db: Db, count: number, step: (i: number) => void): Promise<void> {
   let i = 0;
   while (i < count) {
     const started = performance.now();
     inTransaction(db, () => {
       do {
-        const end = Math.min(count, i + 64);
+        const end = Math.min(count, i + 32);
         for (; i < end; i++) step(i);
-      } while (i < count && performance.now() - started < STAGE_SLICE_MS);
+      } while (i < count && performance.now() - started < SLICE_MS);
     });
     if (i < count) await yieldToEventLoop();
   }
 }
 
-/**
- * Imports a CASE package (the request body's bytes): read and checked off the event loop, staged in
- * turns, moved in at once. Resolves once the framework is stored; a problem is a 400 or a 422 with
- * nothing written.
- */
-export async function importCasePackage(
-  deps: { db: Db; clock: Clock; workers: WorkerPool },
-  tenantId: string,
-  userId: string,
-  bytes: Uint8Array,
-): Promise<ImportResult> {
-  const { db, clock } = deps;
-  const pkg = await readPackage(deps.workers, bytes);
-  const sqlite = sqliteOf(db);
-  const st = statementsFor(sqlite);
-  const stage = newId();
-  try {
-    const items = pkg.items;
-    await inSlices(db, items.length, (i) => {
-      const item = items[i]!;
-      st.stageItem.run(stage, item.identifier, i, newId(), item.parent, item.code, item.title, item.description, item.itemType, item.uri, item.lastChange, item.given);
-    });
-    const associations = pkg.associations;
-    await inSlices(db, associations.length, (i) => {
-      const a = associations[i]!;
-      st.stageAssociation.run(stage, i, newId(), a.identifier, a.type, a.origin, a.destination, a.given);
-    });
-    return moveIn(db, clock, st, stage, pkg, tenantId, userId);
-  } finally {
-    // In a later turn, so as not to add to the moving in's.
-    await yieldToEventLoop();
-    st.dropItems.run(stage);
-    st.dropAssociations.run(stage);
-  }
+/** Deletes rows `DELETE_SLICE` a turn until none is left. */
+async function deleteInSlices(statement: Database.Statement, params: Record<string, unknown>): Promise<void> {
+  while (statement.run(params).changes > 0) await yieldToEventLoop();
 }
 
-function moveIn(
-  db: Db,
-  clock: Clock,
-  st: ReturnType<typeof prepareStatements>,
-  stage: string,
-  pkg: ParsedPackage,
-  tenantId: string,
-  userId: string,
-): ImportResult {
+// ---------------------------------------------------------------- import
+
+interface Staged {
+  frameworkId: string;
+  existed: boolean;
+  /** The framework's write counter when staging began (writes.ts). */
+  version: number;
+  created: number;
+  updated: number;
+}
+
+interface Current {
+  id: string;
+  parent_id: string | null;
+  code: string;
+  title: string;
+  description: string | null;
+  item_type: string | null;
+  case_uri: string | null;
+  case_last_change_at: string | null;
+}
+
+/**
+ * Stages the package a few rows a turn: the competencies it creates or changes in the TEMP table
+ * (compared with the competencies as they are now), its CFItems and CFAssociations as given under
+ * this import's id (not the framework's until the move-in says so).
+ */
+async function stage(db: Db, st: Statements, importId: string, pkg: PackedPackage, tenantId: string): Promise<Staged> {
+  const existing = st.findFramework.get(tenantId, pkg.document.identifier) as { id: string } | undefined;
+  const frameworkId = existing?.id ?? newId();
+  const version = frameworkVersion(db, frameworkId);
+  // Pass 1: each item's fields, its row (the competency with its identifier, or a new one), its given body kept.
+  const n = pkg.itemCount;
+  const fields: (string | null)[][] = new Array(n);
+  const currents: (Current | undefined)[] = new Array(n);
+  const rowIdOf = new Map<string, string>();
+  const reader = new FieldReader(pkg.items);
+  await inSlices(db, n, (i) => {
+    const f: (string | null)[] = [];
+    for (let k = 0; k < ITEM_FIELDS; k++) f.push(reader.next());
+    const identifier = f[0]!;
+    const current = existing ? (st.current.get(frameworkId, identifier) as Current | undefined) : undefined;
+    st.keepItem.run(frameworkId, importId, identifier, tenantId, f[8]);
+    f[8] = null;
+    fields[i] = f;
+    currents[i] = current;
+    rowIdOf.set(identifier, current?.id ?? newId());
+  });
+  // Pass 2: what is new or changed, staged for the move-in.
+  let created = 0;
+  let updated = 0;
+  await inSlices(db, n, (i) => {
+    const [identifier, uri, code, title, description, itemType, lastChange, parent] = fields[i]!;
+    const current = currents[i];
+    const parentId = parent ? rowIdOf.get(parent)! : null;
+    const codeChanged = current !== undefined && current.code !== code;
+    const parentChanged = current !== undefined && current.parent_id !== parentId;
+    const changed =
+      current === undefined ||
+      codeChanged ||
+      parentChanged ||
+      current.title !== title ||
+      current.description !== description ||
+      current.item_type !== itemType ||
+      current.case_uri !== uri ||
+      current.case_last_change_at !== lastChange;
+    if (!changed) return;
+    if (current) updated++;
+    else created++;
+    st.stageItem.run(importId, i, identifier, rowIdOf.get(identifier!)!, current ? 1 : 0, codeChanged ? 1 : 0, parentChanged ? 1 : 0, parentId, code, title, description, itemType, uri, lastChange);
+  });
+  const associations = new FieldReader(pkg.associations);
+  await inSlices(db, pkg.associationCount, (i) => {
+    const [identifier, type, origin, destination, body] = Array.from({ length: ASSOCIATION_FIELDS }, () => associations.next());
+    st.keepAssociation.run(newId(), tenantId, frameworkId, importId, i, identifier, type, origin, destination, body);
+  });
+  return { frameworkId, existed: existing !== undefined, version, created, updated };
+}
+
+/**
+ * Moves the staged import in, in one transaction: the framework row (now naming this import's
+ * items and associations as given) and the competencies staged. Null when the framework was
+ * written since staging began (the staging no longer says what changes).
+ */
+function moveIn(db: Db, clock: Clock, st: Statements, importId: string, pkg: PackedPackage, staged: Staged, tenantId: string, userId: string): ImportResult | null {
   const now = clock.now().toISOString();
-  let frameworkId: string | undefined;
+  const sqlite = sqliteOf(db);
+  const { frameworkId } = staged;
   try {
     return inTransaction(db, () => {
       const doc = pkg.document;
+      const existing = st.findFramework.get(tenantId, doc.identifier) as { id: string } | undefined;
+      if ((existing?.id ?? null) !== (staged.existed ? frameworkId : null) || frameworkVersion(db, frameworkId) !== staged.version) return null;
       const fields = {
         title: doc.title,
         description: doc.description,
@@ -233,11 +282,9 @@ function moveIn(
         case_last_change_at: doc.lastChange,
         case_document: doc.given,
         case_package: pkg.rest,
+        case_import_id: importId,
         updated_at: now,
       };
-      const existing = st.findFramework.get(tenantId, doc.identifier) as { id: string } | undefined;
-      frameworkId = existing?.id ?? newId();
-      const sqlite = sqliteOf(db);
       if (existing) {
         const sets = Object.keys(fields).map((k) => `${k} = @${k}`).join(', ');
         sqlite.prepare(`UPDATE competency_frameworks SET ${sets} WHERE id = @id`).run({ ...fields, id: frameworkId });
@@ -246,22 +293,22 @@ function moveIn(
         const columns = Object.keys(values);
         sqlite.prepare(`INSERT INTO competency_frameworks (${columns.join(', ')}) VALUES (${columns.map((k) => `@${k}`).join(', ')})`).run(values);
       }
-      const keys = { stage, framework: frameworkId };
-      st.match.run(keys);
-      st.matchParents.run({ stage });
-      st.releaseCodes.run({ stage });
-      const updated = st.update.run({ stage, now }).changes;
-      const created = st.insert.run({ ...keys, tenant: tenantId, now, threshold: DEFAULT_MASTERY_THRESHOLD }).changes;
-      st.dropFrameworkAssociations.run(frameworkId);
-      st.insertAssociations.run({ ...keys, tenant: tenantId });
-      const notInPackage = (st.notInPackage.get(keys) as { n: number }).n;
-      const framework = db.select().from(competencyFrameworks).where(eq(competencyFrameworks.id, frameworkId!)).get()!;
-      return { framework, isNew: !existing, created, updated, notInPackage };
+      if (staged.updated > 0) {
+        st.releaseCodes.run(importId);
+        st.updateTexts.run({ stage: importId, now });
+        st.updateCodes.run({ stage: importId });
+        st.updateParents.run({ stage: importId });
+      }
+      if (staged.created > 0) st.insert.run({ stage: importId, framework: frameworkId, tenant: tenantId, now, threshold: DEFAULT_MASTERY_THRESHOLD });
+      frameworkWritten(db, frameworkId);
+      const held = (st.count.get(frameworkId) as { n: number }).n;
+      const framework = db.select().from(competencyFrameworks).where(eq(competencyFrameworks.id, frameworkId)).get()!;
+      return { framework, isNew: !existing, created: staged.created, updated: staged.updated, notInPackage: held - pkg.itemCount };
     });
   } catch (err) {
-    if (!isUniqueViolation(err) || frameworkId === undefined) throw err;
+    if (!isUniqueViolation(err)) throw err;
     // Rolled back whole; now say which item's code is taken.
-    const clash = st.codeClash.get({ stage, framework: frameworkId }) as { position: number; identifier: string; code: string } | undefined;
+    const clash = st.codeClash.get({ stage: importId, framework: frameworkId }) as { position: number; identifier: string; code: string } | undefined;
     if (!clash) throw err;
     const path = `CFItems[${clash.position}] (identifier ${clash.identifier})`;
     const message = `humanCodingScheme ${clash.code} is already used by a competency of this framework`;
@@ -269,16 +316,61 @@ function moveIn(
   }
 }
 
+/**
+ * Imports a CASE package (the request body's bytes): read and checked off the event loop, staged a
+ * few milliseconds a turn, moved in at once. Resolves once the framework is stored; a problem is a
+ * 400 or a 422 with nothing changed.
+ */
+export async function importCasePackage(
+  deps: { db: Db; clock: Clock; workers: WorkerPool },
+  tenantId: string,
+  userId: string,
+  bytes: Uint8Array,
+): Promise<ImportResult> {
+  const { db, clock } = deps;
+  const pkg = await readPackage(deps.workers, bytes);
+  const st = statementsFor(sqliteOf(db));
+  for (let attempt = 1; ; attempt++) {
+    const importId = newId();
+    let result: ImportResult | null = null;
+    let frameworkId: string | undefined;
+    try {
+      const staged = await stage(db, st, importId, pkg, tenantId);
+      frameworkId = staged.frameworkId;
+      result = moveIn(db, clock, st, importId, pkg, staged, tenantId, userId);
+    } finally {
+      await yieldToEventLoop();
+      st.dropStage.run(importId);
+      // What this import kept as given goes when it did not move in; the earlier imports' when it did.
+      if (frameworkId !== undefined) {
+        const params = { framework: frameworkId, importId };
+        await deleteInSlices(result ? st.dropOtherItems : st.dropImportItems, params);
+        await deleteInSlices(result ? st.dropOtherAssociations : st.dropImportAssociations, params);
+      }
+    }
+    if (result) return result;
+    if (attempt >= ATTEMPTS) throw conflict('The framework was changed during the import each time it was tried; nothing was imported; try again');
+  }
+}
+
 // ---------------------------------------------------------------- export
 
-/** The framework's CASE associations as imported, in the package's order. */
-export function frameworkAssociations(db: Db, frameworkId: string): CaseAssociationRow[] {
-  return db
+/** What the framework's last import kept as given: its associations in the package's order, and its items' bodies by identifier. */
+export function keptAsGiven(db: Db, framework: FrameworkRow): { associations: CaseAssociationRow[]; items: Map<string, string> } {
+  const importId = framework.caseImportId;
+  if (!importId) return { associations: [], items: new Map() };
+  const associations = db
     .select()
     .from(competencyCaseAssociations)
-    .where(eq(competencyCaseAssociations.frameworkId, frameworkId))
+    .where(and(eq(competencyCaseAssociations.frameworkId, framework.id), eq(competencyCaseAssociations.importId, importId)))
     .orderBy(asc(competencyCaseAssociations.position))
     .all();
+  const items = db
+    .select({ identifier: competencyCaseItems.identifier, body: competencyCaseItems.body })
+    .from(competencyCaseItems)
+    .where(and(eq(competencyCaseItems.frameworkId, framework.id), eq(competencyCaseItems.importId, importId)))
+    .all();
+  return { associations, items: new Map(items.map((i) => [i.identifier, i.body])) };
 }
 
 type Json = Record<string, unknown>;
@@ -301,7 +393,8 @@ function keep(out: Json, given: Json, field: string, value: string | null, deriv
 const parsed = (text: string | null): Json | null => (text ? (JSON.parse(text) as Json) : null);
 
 /** The framework as a CASE 1.0 package: as it came, but for what was changed here; identifiers are the imported ones, or this server's ids. */
-export function exportCasePackage(framework: FrameworkRow, rows: CompetencyRow[], associations: CaseAssociationRow[], baseUrl: string) {
+export function exportCasePackage(framework: FrameworkRow, rows: CompetencyRow[], kept: ReturnType<typeof keptAsGiven>, baseUrl: string) {
+  const { associations } = kept;
   const docId = framework.caseIdentifier ?? framework.id;
   const docUri = framework.caseUri ?? `${baseUrl}/api/competencies/frameworks/${framework.id}`;
   const documentRef = { title: framework.title, identifier: docId, uri: docUri };
@@ -334,7 +427,7 @@ export function exportCasePackage(framework: FrameworkRow, rows: CompetencyRow[]
   }
 
   const CFItems = rows.map((c): Json => {
-    const given = parsed(c.caseItem);
+    const given = parsed(c.caseIdentifier !== null ? (kept.items.get(c.caseIdentifier) ?? null) : null);
     if (!given) {
       return {
         identifier: ref(c).identifier,

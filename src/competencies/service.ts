@@ -9,6 +9,7 @@ import {
   competencies,
   competencyAlignments,
   competencyCaseAssociations,
+  competencyCaseItems,
   competencyFrameworks,
   courseModules,
   courses,
@@ -22,6 +23,7 @@ import { pageBounds, sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../lib/ids';
 import { countAll, isUniqueViolation, likeContains, countRows, selectPage } from '../lib/sql';
 import { MAX_COMPETENCY_DEPTH } from './limits';
+import { frameworkWritten } from './writes';
 
 export type FrameworkRow = typeof competencyFrameworks.$inferSelect;
 export type CompetencyRow = typeof competencies.$inferSelect;
@@ -106,7 +108,9 @@ export function deleteFramework(db: Db, framework: FrameworkRow, cascade: boolea
     const held = countRows(tx, competencies, eq(competencies.frameworkId, framework.id));
     if (held > 0 && !cascade) throw conflict(`The framework holds ${held} competencies; delete them first or pass cascade=true`);
     const ids = tx.select({ id: competencies.id }).from(competencies).where(eq(competencies.frameworkId, framework.id)).all().map((r) => r.id);
+    frameworkWritten(tx, framework.id);
     tx.delete(competencyCaseAssociations).where(eq(competencyCaseAssociations.frameworkId, framework.id)).run();
+    tx.delete(competencyCaseItems).where(eq(competencyCaseItems.frameworkId, framework.id)).run();
     deleteCompetencyRows(tx, ids);
     tx.delete(competencyFrameworks).where(eq(competencyFrameworks.id, framework.id)).run();
   });
@@ -180,6 +184,7 @@ export function createCompetency(db: Db, clock: Clock, framework: FrameworkRow, 
       if (levelOf(parentsIn(tx, framework.id), input.parentId) + 1 > MAX_COMPETENCY_DEPTH) throw tooDeep();
     }
     const now = clock.now().toISOString();
+    frameworkWritten(tx, framework.id);
     try {
       return tx
         .insert(competencies)
@@ -256,6 +261,7 @@ export function updateCompetency(db: Db, clock: Clock, competency: CompetencyRow
       }
       if (levelOf(parents, changes.parentId) + heightOf(parents, competency.id) > MAX_COMPETENCY_DEPTH) throw tooDeep();
     }
+    frameworkWritten(tx, competency.frameworkId);
     try {
       return tx
         .update(competencies)
@@ -298,6 +304,7 @@ export function deleteCompetency(db: Db, competency: CompetencyRow, cascade: boo
       if (childCount > 0 || aligned > 0)
         throw conflict(`The competency has ${childCount} children and ${aligned} alignments; remove them first or pass cascade=true`);
     }
+    frameworkWritten(tx, competency.frameworkId);
     deleteCompetencyRows(tx, subtree);
   });
 }
@@ -313,6 +320,7 @@ function deleteCompetencyRows(tx: Db, ids: string[]): void {
       .where(and(inArray(competencies.id, slice), isNotNull(competencies.caseIdentifier)))
       .all();
     for (const frameworkId of new Set(named.map((n) => n.frameworkId))) {
+      frameworkWritten(tx, frameworkId);
       const identifiers = named.filter((n) => n.frameworkId === frameworkId).map((n) => n.identifier!);
       tx.delete(competencyCaseAssociations)
         .where(

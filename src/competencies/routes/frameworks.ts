@@ -1,7 +1,7 @@
 // Frameworks: list, create, change and delete them (admins), and IMS CASE 1.0 import and export.
 import { authedRoute, errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent } from '../../http/openapi';
 import { pageOf, pageOfRows, paginationQuery } from '../../http/pagination';
-import { exportCasePackage, frameworkAssociations, importCasePackage } from '../case';
+import { exportCasePackage, importCasePackage, keptAsGiven } from '../case';
 import { authorizeCompetencies } from '../policy';
 import { presentFramework } from '../present';
 import { caseImportBody, casePackageSchema, cascadeQuery, frameworkBody, frameworkPatch, frameworkSchema, importResultSchema } from '../schemas';
@@ -159,6 +159,6 @@ export const frameworkRoutes = newRouter()
       const { db } = c.var.deps;
       authorizeCompetencies(c.var.actor, 'read');
       const framework = getFramework(db, c.var.actor.tenantId, c.req.valid('param').id);
-      return c.json(exportCasePackage(framework, frameworkCompetencies(db, framework), frameworkAssociations(db, framework.id), publicOrigin(c)) as never, 200);
+      return c.json(exportCasePackage(framework, frameworkCompetencies(db, framework), keptAsGiven(db, framework), publicOrigin(c)) as never, 200);
     },
   );
