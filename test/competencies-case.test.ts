@@ -225,6 +225,28 @@ describe('CASE packages leave as they came', () => {
   });
 });
 
+describe('CASE import bodies', () => {
+  it('a body that is not UTF-8 (small, or large and read in a worker thread) or not JSON is a 400, and nothing is imported', async () => {
+    const count = () => t.db.select({ n: sql<number>`count(*)` }).from(competencyFrameworks).get()!.n;
+    const before = count();
+    const small = JSON.stringify(renamed(fullPackage(), uuid(4, 1)));
+    const large = JSON.stringify(renamed(bigPackage(0), uuid(5, 1)));
+    for (const [label, text] of [['small', small], ['large', large]] as const) {
+      const at = text.indexOf('Statement') >= 0 ? text.indexOf('Statement') : text.indexOf('statement');
+      for (const bytes of [[0xed, 0xa0, 0x80], [0xff]]) {
+        const body = Buffer.concat([Buffer.from(text.slice(0, at)), Buffer.from(bytes), Buffer.from(text.slice(at))]);
+        const res = await t.call('POST', '/api/competencies/frameworks/import', { as: admin, rawBody: new Uint8Array(body), headers: { 'Content-Type': 'application/json' } });
+        expectProblem(res, 400, 'validation_failed', `${label} ${JSON.stringify(bytes)}`);
+        expect(res.body.detail).toMatch(/UTF-8/);
+      }
+      const res = await t.call('POST', '/api/competencies/frameworks/import', { as: admin, rawBody: text.slice(0, -2), headers: { 'Content-Type': 'application/json' } });
+      expectProblem(res, 400, 'validation_failed', `${label}, cut short`);
+    }
+    expectProblem(await t.call('POST', '/api/competencies/frameworks/import', { as: admin, body: { CFDocument: 'no', CFItems: [] } }), 400, 'validation_failed');
+    expect(count()).toBe(before);
+  }, 120_000);
+});
+
 // ---------------------------------------------------------------- 20,000 items
 
 const N = 20_000;

@@ -284,11 +284,20 @@ export function parseCasePackage(body: unknown): ParsedPackage {
   return { document, rest: Object.keys(rest).length > 0 ? JSON.stringify(rest) : null, items: [...items.values()], associations };
 }
 
-/** The request body's bytes (UTF-8 already checked) to the package, or the first problem. */
+/** JSON bodies must be UTF-8 (as src/http/utf8.ts checks for other routes): a raw lone surrogate is refused, not turned into U+FFFD. */
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The request body's bytes to the package, or the first problem. */
 export function readCasePackage(bytes: Uint8Array | ArrayBuffer): ParseOutcome {
+  let text: string;
+  try {
+    text = strictUtf8.decode(bytes);
+  } catch {
+    return { ok: false, status: 400, detail: 'The request body is not valid UTF-8', errors: [] };
+  }
   let body: unknown;
   try {
-    body = JSON.parse(Buffer.from(bytes instanceof ArrayBuffer ? new Uint8Array(bytes) : bytes).toString('utf8'));
+    body = JSON.parse(text);
   } catch {
     return { ok: false, status: 400, detail: 'Malformed JSON in request body', errors: [] };
   }

@@ -72,7 +72,7 @@ export const frameworkRoutes = newRouter()
     async (c) => {
       const actor = c.var.actor;
       authorizeCompetencies(actor, 'manage');
-      // The body's bytes (read already, UTF-8 checked): parsed with the package, off the event loop when large.
+      // The body's bytes: decoded (strictly UTF-8) and parsed with the package, off the event loop when large.
       const bytes = new Uint8Array(await c.req.arrayBuffer());
       const result = await importCasePackage(c.var.deps, actor.tenantId, actor.userId, bytes);
       const body = {
