@@ -61,7 +61,10 @@ export interface ImportResult {
 /** The body read and checked: on the event loop when small, in a worker thread otherwise. */
 async function readPackage(workers: WorkerPool, bytes: Uint8Array): Promise<PackedPackage> {
   const outcome: ParseOutcome =
-    bytes.byteLength <= INLINE_MAX_BYTES ? readCasePackage(bytes) : await workers.run<ParseOutcome>(PARSE_TASK, { bytes });
+    bytes.byteLength <= INLINE_MAX_BYTES
+      ? readCasePackage(bytes)
+      : // Moved, not copied: the body is not read here again.
+        await workers.run<ParseOutcome>(PARSE_TASK, { bytes }, [bytes.buffer as ArrayBuffer]);
   if (outcome.ok) return outcome.pkg;
   throw outcome.status === 400 ? badRequest(outcome.detail, outcome.errors) : unprocessable(outcome.detail, outcome.errors);
 }
