@@ -42,7 +42,8 @@ export function createApp(deps: Deps): OpenAPIHono<AppEnv> {
   app.use('*', requestBodies(deps.config.bodyLimitBytes, [...documentBodies, ...areaBodies]));
   app.use('/api/*', authenticate);
   app.use('/competencies/*', authenticate);
-  app.use('*', utf8JsonBodies());
+  // The CASE import decodes its body strictly itself, in a worker thread when large (src/competencies/case-parse.ts).
+  app.use('*', utf8JsonBodies([{ method: 'POST', pattern: /^\/api\/competencies\/frameworks\/import$/ }]));
   app.use('*', urlText());
 
   for (const area of areas) app.route('/', area.router);

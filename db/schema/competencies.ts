@@ -2,7 +2,7 @@
 // their competencies as a tree, and the alignments that say which course content (an activity, a
 // module or a gradebook assignment) evidences a competency, with a weight. Mastery is not stored:
 // it is computed from live grades and completions (src/competencies/mastery.ts).
-import { index, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 import { tenants, users } from './core';
 import { courses } from './courses';
 
@@ -23,6 +23,19 @@ export const competencyFrameworks = sqliteTable(
     caseUri: text('case_uri'),
     /** CASE `lastChangeDateTime` of the imported document, as the package said it. */
     caseLastChangeAt: text('case_last_change_at'),
+    /**
+     * The imported CFDocument as given (JSON): its fields without a column here (subject, language,
+     * adoptionStatus, …) leave again as they came, and those with one leave as given unless changed here.
+     */
+    caseDocument: text('case_document'),
+    /** The rest of the imported package as given (JSON object): CFDefinitions, CFRubrics and any other top-level member. */
+    casePackage: text('case_package'),
+    /**
+     * The import whose CFItems and CFAssociations as given (competency_case_items, _associations)
+     * are the framework's: an import writes its own beside the last one's, a few at a time, and
+     * makes them the framework's by changing this in the transaction that stores the competencies.
+     */
+    caseImportId: text('case_import_id'),
     createdBy: text('created_by')
       .notNull()
       .references(() => users.id),
@@ -70,6 +83,60 @@ export const competencies = sqliteTable(
     index('competencies_parent_idx').on(t.parentId),
     // Search ranks by code within the tenant.
     index('competencies_tenant_code_idx').on(t.tenantId, t.code),
+  ],
+);
+
+/**
+ * The CFItems of an imported framework as given (JSON), by import (see
+ * competency_frameworks.case_import_id): educationalLevel, language, listEnumeration,
+ * CFItemTypeURI, … leave as they came.
+ */
+export const competencyCaseItems = sqliteTable(
+  'competency_case_items',
+  {
+    /** No foreign key: an import writes these before the transaction that creates a new framework's row. */
+    frameworkId: text('framework_id').notNull(),
+    importId: text('import_id').notNull(),
+    identifier: text('identifier').notNull(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id),
+    body: text('body').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.frameworkId, t.importId, t.identifier] }), index('competency_case_items_tenant_idx').on(t.tenantId)],
+);
+
+/**
+ * The CFAssociations of an imported framework, as given and in the package's order: every type
+ * (isChildOf, precedes, isRelatedTo, exactMatchOf, …) with its own identifier. The tree itself is
+ * `competencies.parent_id`; an isChildOf association here leaves again only while it still says
+ * what the tree says (a competency moved or authored here gets one made for it).
+ */
+export const competencyCaseAssociations = sqliteTable(
+  'competency_case_associations',
+  {
+    id: text('id').primaryKey(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id),
+    /** No foreign key: an import writes these before the transaction that creates a new framework's row. */
+    frameworkId: text('framework_id').notNull(),
+    /** The import that gave it (see competency_frameworks.case_import_id). */
+    importId: text('import_id').notNull(),
+    /** The association's place in the package. */
+    position: integer('position').notNull(),
+    identifier: text('identifier').notNull(),
+    associationType: text('association_type').notNull(),
+    originIdentifier: text('origin_identifier').notNull(),
+    destinationIdentifier: text('destination_identifier').notNull(),
+    /** The association as given (JSON). */
+    body: text('body').notNull(),
+  },
+  (t) => [
+    index('competency_case_associations_framework_idx').on(t.frameworkId, t.importId, t.position),
+    index('competency_case_associations_origin_idx').on(t.frameworkId, t.originIdentifier),
+    index('competency_case_associations_destination_idx').on(t.frameworkId, t.destinationIdentifier),
+    index('competency_case_associations_tenant_idx').on(t.tenantId),
   ],
 );
 

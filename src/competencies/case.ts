@@ -1,174 +1,52 @@
 // IMS CASE 1.0 (Competencies and Academic Standards Exchange) packages: import a framework from a
-// package's CFDocument, CFItems and CFAssociations, and export a framework in the same shape.
+// package, and export a framework in the same shape, as it came.
 //
 // Mapping: CFDocument → framework (identifier kept as case_identifier; title, creator, version,
 // description); CFItem → competency (identifier kept; humanCodingScheme → code, or the identifier
-// when an item has none; fullStatement → title; abbreviatedStatement/notes → description;
+// when an item has none; fullStatement → title; notes, else abbreviatedStatement → description;
 // CFItemType → item_type); an `isChildOf` association (origin = the child item, destination = the
-// parent item, or the CFDocument for a top-level item) → parent_id. Other association types are
-// kept out of the tree and ignored.
+// parent item, or the CFDocument for a top-level item) → parent_id. What has no column is kept as
+// given: the CFDocument and each CFItem whole (JSON), every CFAssociation of every type with its
+// identifier (competency_case_associations), and the package's other members (CFDefinitions,
+// CFRubrics). An export gives them back as they came; only what was changed here differs.
 //
 // A re-import finds the framework by CFDocument.identifier and each competency by its item's
-// identifier, and updates them in place (alignments stay). Items that left the package are kept
-// (an import never deletes what instructors may have aligned); the answer counts them. A package
-// that does not hold together is a 422 naming the offending item; nothing is written then: the
-// whole import is one transaction.
-import { and, eq } from 'drizzle-orm';
-import { createHash } from 'node:crypto';
+// identifier, and updates them in place (alignments stay); the package's associations replace the
+// framework's. Items that left the package are kept (an import never deletes what instructors may
+// have aligned); the answer counts them.
+//
+// Off the event loop (issue 41: 20,000 items held it 5.5 s): a large package is read and checked
+// in a worker thread (case-parse.ts); its rows are then staged in TEMP tables of the connection, a
+// few milliseconds a turn (other requests run between the turns; nothing of the main database is
+// written yet, so they read the framework as it was); then one transaction moves them in with a
+// handful of set-wise statements. A package that does not hold together is a 422 naming the
+// offending item, and nothing is written: the moving in is one transaction, rolled back whole.
+import { and, asc, eq } from 'drizzle-orm';
+import type Database from 'better-sqlite3';
 import { inTransaction, type Db } from '../../db/client';
-import { competencies, competencyFrameworks, DEFAULT_MASTERY_THRESHOLD } from '../../db/schema';
+import { competencyCaseAssociations, competencyCaseItems, competencyFrameworks, DEFAULT_MASTERY_THRESHOLD } from '../../db/schema';
 import type { Clock } from '../lib/clock';
-import { unprocessable } from '../http/errors';
-import { textRefusal } from '../http/text';
+import { badRequest, conflict, unprocessable } from '../http/errors';
+import { yieldToEventLoop } from '../lib/event-loop';
 import { newId } from '../lib/ids';
 import { isUniqueViolation } from '../lib/sql';
-import { MAX_COMPETENCY_DEPTH, type CompetencyRow, type FrameworkRow } from './service';
+import type { WorkerPool } from '../lib/worker-pool';
+import { ASSOCIATION_FIELDS, associationId, FieldReader, ITEM_FIELDS, readCasePackage, type PackedPackage, type ParseOutcome } from './case-parse';
+import { frameworkVersion, frameworkWritten } from './writes';
+import type { CompetencyRow, FrameworkRow } from './service';
 
-export interface CaseNodeRef {
-  identifier: string;
-  uri?: string;
-  title?: string;
-}
+export type CaseAssociationRow = typeof competencyCaseAssociations.$inferSelect;
 
-interface ParsedItem {
-  identifier: string;
-  uri: string | null;
-  code: string;
-  title: string;
-  description: string | null;
-  itemType: string | null;
-  lastChange: string | null;
-  parent: string | null;
-}
+const PARSE_TASK = new URL('./case-parse.ts', import.meta.url);
 
-interface ParsedPackage {
-  document: { identifier: string; uri: string | null; title: string; creator: string | null; version: string | null; description: string | null; lastChange: string | null };
-  items: ParsedItem[];
-}
-
-const MAX_TEXT = 10_000;
-
-const fail = (path: string, message: string): never => {
-  throw unprocessable(`The CASE package is not acceptable: ${path}: ${message}; nothing was imported`, [{ path, message }]);
-};
-
-/**
- * A text field of the package, under the rules of REST bodies (src/http/text.ts): free text
- * (statements, notes, descriptions) may hold tabs and line breaks, names and identifiers not.
- */
-function text(value: unknown, path: string, required: boolean, max = MAX_TEXT, kind: 'single-line' | 'multi-line' = 'single-line'): string | null {
-  if (value === undefined || value === null || (typeof value === 'string' && value.trim() === '')) {
-    if (required) fail(path, 'is required');
-    return null;
-  }
-  if (typeof value !== 'string') return fail(path, 'must be a string');
-  if (value.length > max) fail(path, `is longer than ${max} characters`);
-  const problem = textRefusal(value, { multiLine: kind === 'multi-line' });
-  if (problem) fail(path, problem);
-  return value.trim();
-}
-
-const freeText = (value: unknown, path: string, required: boolean, max = MAX_TEXT) => text(value, path, required, max, 'multi-line');
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** Validates the whole package before anything is written; the first problem is a 422 naming the item. */
-export function parseCasePackage(body: unknown): ParsedPackage {
-  if (!isObject(body)) return fail('(body)', 'must be a CASE package object');
-  const doc = body.CFDocument;
-  if (!isObject(doc)) return fail('CFDocument', 'is required and must be an object');
-  const document = {
-    identifier: text(doc.identifier, 'CFDocument.identifier', true, 200)!,
-    uri: text(doc.uri, 'CFDocument.uri', false, 2000),
-    title: text(doc.title, 'CFDocument.title', true, 500)!,
-    creator: text(doc.creator, 'CFDocument.creator', false, 500),
-    version: text(doc.version, 'CFDocument.version', false, 100),
-    description: freeText(doc.description, 'CFDocument.description', false),
-    lastChange: text(doc.lastChangeDateTime, 'CFDocument.lastChangeDateTime', false, 100),
-  };
-  if (!Array.isArray(body.CFItems)) return fail('CFItems', 'is required and must be an array');
-  if (body.CFAssociations !== undefined && !Array.isArray(body.CFAssociations)) return fail('CFAssociations', 'must be an array');
-  if (body.CFItems.length > 20_000) fail('CFItems', 'holds more than 20000 items');
-
-  const items = new Map<string, ParsedItem>();
-  const codes = new Map<string, string>();
-  body.CFItems.forEach((raw: unknown, i: number) => {
-    const at = `CFItems[${i}]`;
-    if (!isObject(raw)) return fail(at, 'must be an object');
-    const identifier = text(raw.identifier, `${at}.identifier`, true, 200)!;
-    const named = `${at} (identifier ${identifier})`;
-    if (identifier === document.identifier) fail(named, 'uses the CFDocument identifier');
-    if (items.has(identifier)) fail(named, 'repeats an identifier of an earlier item');
-    const code = text(raw.humanCodingScheme, `${named}.humanCodingScheme`, false, 200) ?? identifier;
-    const other = codes.get(code.toLowerCase());
-    if (other) fail(named, `humanCodingScheme ${code} is already used by item ${other}`);
-    codes.set(code.toLowerCase(), identifier);
-    items.set(identifier, {
-      identifier,
-      uri: text(raw.uri, `${named}.uri`, false, 2000),
-      code,
-      title: freeText(raw.fullStatement, `${named}.fullStatement`, true, 2000)!,
-      description: freeText(raw.notes, `${named}.notes`, false) ?? freeText(raw.abbreviatedStatement, `${named}.abbreviatedStatement`, false),
-      itemType: text(raw.CFItemType, `${named}.CFItemType`, false, 200),
-      lastChange: text(raw.lastChangeDateTime, `${named}.lastChangeDateTime`, false, 100),
-      parent: null,
-    });
-  });
-
-  const associations = (body.CFAssociations ?? []) as unknown[];
-  associations.forEach((raw, i) => {
-    const at = `CFAssociations[${i}]`;
-    if (!isObject(raw)) return fail(at, 'must be an object');
-    const type = text(raw.associationType, `${at}.associationType`, true, 100);
-    if (type !== 'isChildOf') return;
-    const origin = raw.originNodeURI;
-    const destination = raw.destinationNodeURI;
-    const id = typeof raw.identifier === 'string' ? ` (identifier ${raw.identifier})` : '';
-    if (!isObject(origin)) return fail(`${at}${id}.originNodeURI`, 'is required and must be an object');
-    if (!isObject(destination)) return fail(`${at}${id}.destinationNodeURI`, 'is required and must be an object');
-    const child = text(origin.identifier, `${at}${id}.originNodeURI.identifier`, true, 200)!;
-    const parent = text(destination.identifier, `${at}${id}.destinationNodeURI.identifier`, true, 200)!;
-    const item = items.get(child);
-    if (!item) return fail(`${at}${id}.originNodeURI`, `names ${child}, which is not an item of the package`);
-    if (parent !== document.identifier && !items.has(parent))
-      return fail(`${at}${id}.destinationNodeURI`, `names ${parent}, which is neither an item nor the CFDocument of the package`);
-    if (parent === child) return fail(`${at}${id}`, `makes item ${child} its own parent`);
-    const newParent = parent === document.identifier ? null : parent;
-    if (item.parent !== null && item.parent !== newParent) return fail(`${at}${id}`, `gives item ${child} a second parent`);
-    item.parent = newParent;
-  });
-
-  // A cycle of isChildOf would leave a part of the tree hanging from nothing.
-  const state = new Map<string, 'walking' | 'done'>();
-  for (const item of items.values()) {
-    const path: ParsedItem[] = [];
-    for (let at: ParsedItem | undefined = item; at && state.get(at.identifier) !== 'done'; at = at.parent ? items.get(at.parent) : undefined) {
-      if (state.get(at.identifier) === 'walking') fail(`CFItems (identifier ${at.identifier})`, 'is its own ancestor through isChildOf associations');
-      state.set(at.identifier, 'walking');
-      path.push(at);
-    }
-    for (const p of path) state.set(p.identifier, 'done');
-  }
-  // Levels, each item's from its parent's: walked up to the first item whose level is known.
-  const levels = new Map<string, number>();
-  for (const item of items.values()) {
-    const path: ParsedItem[] = [];
-    let at: ParsedItem | undefined = item;
-    while (at && !levels.has(at.identifier)) {
-      path.push(at);
-      at = at.parent ? items.get(at.parent) : undefined;
-    }
-    let level = at ? levels.get(at.identifier)! : 0;
-    for (let i = path.length - 1; i >= 0; i--) {
-      levels.set(path[i]!.identifier, ++level);
-      if (level > MAX_COMPETENCY_DEPTH) {
-        const index = body.CFItems.findIndex((raw: unknown) => isObject(raw) && raw.identifier === path[i]!.identifier);
-        fail(`CFItems[${index}] (identifier ${path[i]!.identifier})`, `sits deeper than ${MAX_COMPETENCY_DEPTH} levels through isChildOf associations`);
-      }
-    }
-  }
-  return { document, items: [...items.values()] };
-}
+/** Bodies up to this size are read on the event loop (a worker's hand-over would cost more than it saves). */
+const INLINE_MAX_BYTES = 256 * 1024;
+/** How long one turn of staging may work before letting other work run. */
+const SLICE_MS = 4;
+/** Rows the clean-up deletes a turn. */
+const DELETE_SLICE = 500;
+/** Stagings an import tries before giving up when the framework keeps being written meanwhile. */
+const ATTEMPTS = 3;
 
 export interface ImportResult {
   framework: FrameworkRow;
@@ -180,144 +58,433 @@ export interface ImportResult {
   notInPackage: number;
 }
 
-export function importCasePackage(db: Db, clock: Clock, tenantId: string, userId: string, body: unknown): ImportResult {
-  const pkg = parseCasePackage(body);
-  const now = clock.now().toISOString();
-  return inTransaction(db, (tx) => {
-    const fields = {
-      title: pkg.document.title,
-      description: pkg.document.description,
-      creator: pkg.document.creator,
-      version: pkg.document.version,
-      caseUri: pkg.document.uri,
-      caseLastChangeAt: pkg.document.lastChange,
-      updatedAt: now,
-    };
-    const existing = tx
-      .select()
-      .from(competencyFrameworks)
-      .where(and(eq(competencyFrameworks.tenantId, tenantId), eq(competencyFrameworks.caseIdentifier, pkg.document.identifier)))
-      .get();
-    const framework = existing
-      ? tx.update(competencyFrameworks).set(fields).where(eq(competencyFrameworks.id, existing.id)).returning().get()!
-      : tx
-          .insert(competencyFrameworks)
-          .values({ id: newId(), tenantId, caseIdentifier: pkg.document.identifier, createdBy: userId, createdAt: now, ...fields })
-          .returning()
-          .get();
+/** The body read and checked: on the event loop when small, in a worker thread otherwise. */
+async function readPackage(workers: WorkerPool, bytes: Uint8Array): Promise<PackedPackage> {
+  const outcome: ParseOutcome =
+    bytes.byteLength <= INLINE_MAX_BYTES
+      ? readCasePackage(bytes)
+      : // Moved, not copied: the body is not read here again.
+        await workers.run<ParseOutcome>(PARSE_TASK, { bytes }, [bytes.buffer as ArrayBuffer]);
+  if (outcome.ok) return outcome.pkg;
+  throw outcome.status === 400 ? badRequest(outcome.detail, outcome.errors) : unprocessable(outcome.detail, outcome.errors);
+}
 
-    const current = tx.select().from(competencies).where(eq(competencies.frameworkId, framework.id)).all();
-    const byCase = new Map(current.filter((c) => c.caseIdentifier !== null).map((c) => [c.caseIdentifier!, c]));
-    const idOf = new Map<string, string>();
-    const matched = pkg.items.filter((i) => byCase.has(i.identifier)).map((i) => byCase.get(i.identifier)!.id);
-    // Codes may swap between items of a re-import: the matched rows let go of theirs first.
-    for (let i = 0; i < matched.length; i += 500) {
-      const slice = matched.slice(i, i + 500);
-      for (const id of slice) tx.update(competencies).set({ code: `\u0001${id}` }).where(eq(competencies.id, id)).run();
-    }
-    let created = 0;
-    let updated = 0;
-    pkg.items.forEach((item, i) => {
-      const values = {
-        code: item.code,
-        title: item.title,
-        description: item.description,
-        itemType: item.itemType,
-        caseUri: item.uri,
-        caseLastChangeAt: item.lastChange,
-      };
-      const row = byCase.get(item.identifier);
-      try {
-        if (row) {
-          const wantedParent = item.parent ? (byCase.get(item.parent)?.id ?? null) : null;
-          const moved = item.parent ? wantedParent === null || wantedParent !== row.parentId : row.parentId !== null;
-          const changed = moved || (Object.keys(values) as (keyof typeof values)[]).some((k) => values[k] !== row[k]);
-          tx.update(competencies).set({ ...values, ...(changed ? { updatedAt: now } : {}) }).where(eq(competencies.id, row.id)).run();
-          if (changed) updated++;
-          idOf.set(item.identifier, row.id);
-        } else {
-          const id = newId();
-          tx.insert(competencies)
-            .values({
-              id,
-              tenantId,
-              frameworkId: framework.id,
-              caseIdentifier: item.identifier,
-              masteryThreshold: DEFAULT_MASTERY_THRESHOLD,
-              createdAt: now,
-              updatedAt: now,
-              ...values,
-            })
-            .run();
-          idOf.set(item.identifier, id);
-          created++;
-        }
-      } catch (err) {
-        if (isUniqueViolation(err))
-          fail(`CFItems[${i}] (identifier ${item.identifier})`, `humanCodingScheme ${item.code} is already used by a competency of this framework`);
-        throw err;
-      }
+// ---------------------------------------------------------------- statements
+
+/** The competencies an import creates or changes, staged on this connection only (TEMP). */
+const STAGE_TABLE = `CREATE TEMP TABLE IF NOT EXISTS case_stage_items (
+    stage TEXT NOT NULL, position INTEGER NOT NULL, identifier TEXT NOT NULL,
+    row_id TEXT NOT NULL, matched INTEGER NOT NULL, code_changed INTEGER NOT NULL, parent_changed INTEGER NOT NULL,
+    parent_id TEXT, code TEXT NOT NULL, title TEXT NOT NULL, description TEXT, item_type TEXT,
+    case_uri TEXT, case_last_change_at TEXT,
+    PRIMARY KEY (stage, position)
+  ) WITHOUT ROWID`;
+
+const statementsBySqlite = new WeakMap<Database.Database, ReturnType<typeof prepareStatements>>();
+
+function prepareStatements(sqlite: Database.Database) {
+  sqlite.exec(STAGE_TABLE);
+  return {
+    findFramework: sqlite.prepare('SELECT id FROM competency_frameworks WHERE tenant_id = ? AND case_identifier = ?'),
+    current: sqlite.prepare(
+      'SELECT id, parent_id, code, title, description, item_type, case_uri, case_last_change_at FROM competencies WHERE framework_id = ? AND case_identifier = ?',
+    ),
+    stageItem: sqlite.prepare(
+      `INSERT INTO temp.case_stage_items (stage, position, identifier, row_id, matched, code_changed, parent_changed, parent_id, code, title, description, item_type, case_uri, case_last_change_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    keepItem: sqlite.prepare('INSERT INTO competency_case_items (framework_id, import_id, identifier, tenant_id, body) VALUES (?, ?, ?, ?, ?)'),
+    keepAssociation: sqlite.prepare(
+      `INSERT INTO competency_case_associations (id, tenant_id, framework_id, import_id, position, identifier, association_type, origin_identifier, destination_identifier, body)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    dropStage: sqlite.prepare('DELETE FROM temp.case_stage_items WHERE stage = ?'),
+    // Codes may swap between items of a re-import: the rows whose code changes let go of theirs first.
+    releaseCodes: sqlite.prepare(
+      `UPDATE competencies SET code = char(1) || id
+       WHERE id IN (SELECT row_id FROM temp.case_stage_items WHERE stage = ? AND matched AND code_changed)`,
+    ),
+    // Only the columns that changed, each with its own statement: an UPDATE rewrites every index
+    // that holds a column it sets, changed or not.
+    updateTexts: sqlite.prepare(
+      `UPDATE competencies SET title = s.title, description = s.description, item_type = s.item_type, case_uri = s.case_uri,
+         case_last_change_at = s.case_last_change_at, updated_at = :now
+       FROM temp.case_stage_items s WHERE s.stage = :stage AND s.matched AND competencies.id = s.row_id`,
+    ),
+    updateCodes: sqlite.prepare(
+      `UPDATE competencies SET code = s.code FROM temp.case_stage_items s
+       WHERE s.stage = :stage AND s.matched AND s.code_changed AND competencies.id = s.row_id`,
+    ),
+    updateParents: sqlite.prepare(
+      `UPDATE competencies SET parent_id = s.parent_id FROM temp.case_stage_items s
+       WHERE s.stage = :stage AND s.matched AND s.parent_changed AND competencies.id = s.row_id`,
+    ),
+    insert: sqlite.prepare(
+      `INSERT INTO competencies (id, tenant_id, framework_id, parent_id, code, title, description, item_type, case_identifier, case_uri,
+         case_last_change_at, mastery_threshold, created_at, updated_at)
+       SELECT row_id, :tenant, :framework, parent_id, code, title, description, item_type, identifier, case_uri,
+         case_last_change_at, :threshold, :now, :now
+       FROM temp.case_stage_items WHERE stage = :stage AND NOT matched ORDER BY position`,
+    ),
+    count: sqlite.prepare('SELECT count(*) AS n FROM competencies WHERE framework_id = ?'),
+    // The first staged item whose code a competency outside the package holds already.
+    codeClash: sqlite.prepare(
+      `SELECT s.position, s.identifier, s.code FROM temp.case_stage_items s
+       JOIN competencies c ON c.framework_id = :framework AND c.code = s.code AND c.id <> s.row_id
+       WHERE s.stage = :stage ORDER BY s.position LIMIT 1`,
+    ),
+    // Clean-up, a slice at a time: one import's rows (it did not move in), or every other import's (it did).
+    dropImportItems: sqlite.prepare(
+      `DELETE FROM competency_case_items WHERE rowid IN
+         (SELECT rowid FROM competency_case_items WHERE framework_id = :framework AND import_id = :importId LIMIT ${DELETE_SLICE})`,
+    ),
+    dropOtherItems: sqlite.prepare(
+      `DELETE FROM competency_case_items WHERE rowid IN
+         (SELECT rowid FROM competency_case_items WHERE framework_id = :framework AND import_id <> :importId LIMIT ${DELETE_SLICE})`,
+    ),
+    dropImportAssociations: sqlite.prepare(
+      `DELETE FROM competency_case_associations WHERE id IN
+         (SELECT id FROM competency_case_associations WHERE framework_id = :framework AND import_id = :importId LIMIT ${DELETE_SLICE})`,
+    ),
+    dropOtherAssociations: sqlite.prepare(
+      `DELETE FROM competency_case_associations WHERE id IN
+         (SELECT id FROM competency_case_associations WHERE framework_id = :framework AND import_id <> :importId LIMIT ${DELETE_SLICE})`,
+    ),
+  };
+}
+
+type Statements = ReturnType<typeof prepareStatements>;
+
+function statementsFor(sqlite: Database.Database): Statements {
+  let statements = statementsBySqlite.get(sqlite);
+  if (!statements) statementsBySqlite.set(sqlite, (statements = prepareStatements(sqlite)));
+  return statements;
+}
+
+const sqliteOf = (db: Db): Database.Database => (db as Db & { $client: Database.Database }).$client;
+
+/** Runs `step(i)` for i < count in turns of the event loop, each about SLICE_MS long and one transaction. */
+async function inSlices(db: Db, count: number, step: (i: number) => void): Promise<void> {
+  let i = 0;
+  while (i < count) {
+    const started = performance.now();
+    inTransaction(db, () => {
+      do {
+        const end = Math.min(count, i + 32);
+        for (; i < end; i++) step(i);
+      } while (i < count && performance.now() - started < SLICE_MS);
     });
-    // Parents once every item has its row.
-    const currentParent = new Map(current.map((c) => [c.id, c.parentId]));
-    for (const item of pkg.items) {
-      const id = idOf.get(item.identifier)!;
-      const parentId = item.parent ? idOf.get(item.parent)! : null;
-      if (currentParent.get(id) === parentId) continue;
-      tx.update(competencies).set({ parentId }).where(eq(competencies.id, id)).run();
-    }
-    const listed = new Set(idOf.values());
-    return { framework, isNew: !existing, created, updated, notInPackage: current.filter((c) => !listed.has(c.id)).length };
+    if (i < count) await yieldToEventLoop();
+  }
+}
+
+/** Deletes rows `DELETE_SLICE` a turn until none is left. */
+async function deleteInSlices(statement: Database.Statement, params: Record<string, unknown>): Promise<void> {
+  while (statement.run(params).changes > 0) await yieldToEventLoop();
+}
+
+// ---------------------------------------------------------------- import
+
+interface Staged {
+  frameworkId: string;
+  existed: boolean;
+  /** The framework's write counter when staging began (writes.ts). */
+  version: number;
+  created: number;
+  updated: number;
+}
+
+interface Current {
+  id: string;
+  parent_id: string | null;
+  code: string;
+  title: string;
+  description: string | null;
+  item_type: string | null;
+  case_uri: string | null;
+  case_last_change_at: string | null;
+}
+
+/**
+ * Stages the package a few rows a turn: the competencies it creates or changes in the TEMP table
+ * (compared with the competencies as they are now), its CFItems and CFAssociations as given under
+ * this import's id (not the framework's until the move-in says so).
+ */
+async function stage(db: Db, st: Statements, importId: string, pkg: PackedPackage, tenantId: string): Promise<Staged> {
+  const existing = st.findFramework.get(tenantId, pkg.document.identifier) as { id: string } | undefined;
+  const frameworkId = existing?.id ?? newId();
+  const version = frameworkVersion(db, frameworkId);
+  // Pass 1: each item's fields, its row (the competency with its identifier, or a new one), its given body kept.
+  const n = pkg.itemCount;
+  const fields: (string | null)[][] = new Array(n);
+  const currents: (Current | undefined)[] = new Array(n);
+  const rowIdOf = new Map<string, string>();
+  const reader = new FieldReader(pkg.items);
+  await inSlices(db, n, (i) => {
+    const f: (string | null)[] = [];
+    for (let k = 0; k < ITEM_FIELDS; k++) f.push(reader.next());
+    const identifier = f[0]!;
+    const current = existing ? (st.current.get(frameworkId, identifier) as Current | undefined) : undefined;
+    st.keepItem.run(frameworkId, importId, identifier, tenantId, f[8]);
+    f[8] = null;
+    fields[i] = f;
+    currents[i] = current;
+    rowIdOf.set(identifier, current?.id ?? newId());
   });
+  // Pass 2: what is new or changed, staged for the move-in.
+  let created = 0;
+  let updated = 0;
+  await inSlices(db, n, (i) => {
+    const [identifier, uri, code, title, description, itemType, lastChange, parent] = fields[i]!;
+    const current = currents[i];
+    const parentId = parent ? rowIdOf.get(parent)! : null;
+    const codeChanged = current !== undefined && current.code !== code;
+    const parentChanged = current !== undefined && current.parent_id !== parentId;
+    const changed =
+      current === undefined ||
+      codeChanged ||
+      parentChanged ||
+      current.title !== title ||
+      current.description !== description ||
+      current.item_type !== itemType ||
+      current.case_uri !== uri ||
+      current.case_last_change_at !== lastChange;
+    if (!changed) return;
+    if (current) updated++;
+    else created++;
+    st.stageItem.run(importId, i, identifier, rowIdOf.get(identifier!)!, current ? 1 : 0, codeChanged ? 1 : 0, parentChanged ? 1 : 0, parentId, code, title, description, itemType, uri, lastChange);
+  });
+  const associations = new FieldReader(pkg.associations);
+  await inSlices(db, pkg.associationCount, (i) => {
+    const [identifier, type, origin, destination, body] = Array.from({ length: ASSOCIATION_FIELDS }, () => associations.next());
+    st.keepAssociation.run(newId(), tenantId, frameworkId, importId, i, identifier, type, origin, destination, body);
+  });
+  return { frameworkId, existed: existing !== undefined, version, created, updated };
 }
 
-/** A stable identifier for an exported association (the same child and parent give the same one). */
-function associationId(child: string, parent: string): string {
-  const h = createHash('sha1').update(`${child}\u0000${parent}`).digest('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${((parseInt(h.slice(16, 18), 16) & 0x3f) | 0x80).toString(16)}${h.slice(18, 20)}-${h.slice(20, 32)}`;
+/**
+ * Moves the staged import in, in one transaction: the framework row (now naming this import's
+ * items and associations as given) and the competencies staged. Null when the framework was
+ * written since staging began (the staging no longer says what changes).
+ */
+function moveIn(db: Db, clock: Clock, st: Statements, importId: string, pkg: PackedPackage, staged: Staged, tenantId: string, userId: string): ImportResult | null {
+  const now = clock.now().toISOString();
+  const sqlite = sqliteOf(db);
+  const { frameworkId } = staged;
+  try {
+    return inTransaction(db, () => {
+      const doc = pkg.document;
+      const existing = st.findFramework.get(tenantId, doc.identifier) as { id: string } | undefined;
+      if ((existing?.id ?? null) !== (staged.existed ? frameworkId : null) || frameworkVersion(db, frameworkId) !== staged.version) return null;
+      const fields = {
+        title: doc.title,
+        description: doc.description,
+        creator: doc.creator,
+        version: doc.version,
+        case_uri: doc.uri,
+        case_last_change_at: doc.lastChange,
+        case_document: doc.given,
+        case_package: pkg.rest,
+        case_import_id: importId,
+        updated_at: now,
+      };
+      if (existing) {
+        const sets = Object.keys(fields).map((k) => `${k} = @${k}`).join(', ');
+        sqlite.prepare(`UPDATE competency_frameworks SET ${sets} WHERE id = @id`).run({ ...fields, id: frameworkId });
+      } else {
+        const values = { ...fields, id: frameworkId, tenant_id: tenantId, case_identifier: doc.identifier, created_by: userId, created_at: now };
+        const columns = Object.keys(values);
+        sqlite.prepare(`INSERT INTO competency_frameworks (${columns.join(', ')}) VALUES (${columns.map((k) => `@${k}`).join(', ')})`).run(values);
+      }
+      if (staged.updated > 0) {
+        st.releaseCodes.run(importId);
+        st.updateTexts.run({ stage: importId, now });
+        st.updateCodes.run({ stage: importId });
+        st.updateParents.run({ stage: importId });
+      }
+      if (staged.created > 0) st.insert.run({ stage: importId, framework: frameworkId, tenant: tenantId, now, threshold: DEFAULT_MASTERY_THRESHOLD });
+      frameworkWritten(db, frameworkId);
+      const held = (st.count.get(frameworkId) as { n: number }).n;
+      const framework = db.select().from(competencyFrameworks).where(eq(competencyFrameworks.id, frameworkId)).get()!;
+      return { framework, isNew: !existing, created: staged.created, updated: staged.updated, notInPackage: held - pkg.itemCount };
+    });
+  } catch (err) {
+    if (!isUniqueViolation(err)) throw err;
+    // Rolled back whole; now say which item's code is taken.
+    const clash = st.codeClash.get({ stage: importId, framework: frameworkId }) as { position: number; identifier: string; code: string } | undefined;
+    if (!clash) throw err;
+    const path = `CFItems[${clash.position}] (identifier ${clash.identifier})`;
+    const message = `humanCodingScheme ${clash.code} is already used by a competency of this framework`;
+    throw unprocessable(`The CASE package is not acceptable: ${path}: ${message}; nothing was imported`, [{ path, message }]);
+  }
 }
 
-/** The framework as a CASE 1.0 package; identifiers are the imported ones, or this server's ids. */
-export function exportCasePackage(framework: FrameworkRow, rows: CompetencyRow[], baseUrl: string) {
+/**
+ * Imports a CASE package (the request body's bytes): read and checked off the event loop, staged a
+ * few milliseconds a turn, moved in at once. Resolves once the framework is stored; a problem is a
+ * 400 or a 422 with nothing changed.
+ */
+export async function importCasePackage(
+  deps: { db: Db; clock: Clock; workers: WorkerPool },
+  tenantId: string,
+  userId: string,
+  bytes: Uint8Array,
+): Promise<ImportResult> {
+  const { db, clock } = deps;
+  const pkg = await readPackage(deps.workers, bytes);
+  const st = statementsFor(sqliteOf(db));
+  for (let attempt = 1; ; attempt++) {
+    const importId = newId();
+    let result: ImportResult | null = null;
+    let frameworkId: string | undefined;
+    try {
+      const staged = await stage(db, st, importId, pkg, tenantId);
+      frameworkId = staged.frameworkId;
+      result = moveIn(db, clock, st, importId, pkg, staged, tenantId, userId);
+    } finally {
+      await yieldToEventLoop();
+      st.dropStage.run(importId);
+      // What this import kept as given goes when it did not move in; the earlier imports' when it did.
+      if (frameworkId !== undefined) {
+        const params = { framework: frameworkId, importId };
+        await deleteInSlices(result ? st.dropOtherItems : st.dropImportItems, params);
+        await deleteInSlices(result ? st.dropOtherAssociations : st.dropImportAssociations, params);
+      }
+    }
+    if (result) return result;
+    if (attempt >= ATTEMPTS) throw conflict('The framework was changed during the import each time it was tried; nothing was imported; try again');
+  }
+}
+
+// ---------------------------------------------------------------- export
+
+/** What the framework's last import kept as given: its associations in the package's order, and its items' bodies by identifier. */
+export function keptAsGiven(db: Db, framework: FrameworkRow): { associations: CaseAssociationRow[]; items: Map<string, string> } {
+  const importId = framework.caseImportId;
+  if (!importId) return { associations: [], items: new Map() };
+  const associations = db
+    .select()
+    .from(competencyCaseAssociations)
+    .where(and(eq(competencyCaseAssociations.frameworkId, framework.id), eq(competencyCaseAssociations.importId, importId)))
+    .orderBy(asc(competencyCaseAssociations.position))
+    .all();
+  const items = db
+    .select({ identifier: competencyCaseItems.identifier, body: competencyCaseItems.body })
+    .from(competencyCaseItems)
+    .where(and(eq(competencyCaseItems.frameworkId, framework.id), eq(competencyCaseItems.importId, importId)))
+    .all();
+  return { associations, items: new Map(items.map((i) => [i.identifier, i.body])) };
+}
+
+type Json = Record<string, unknown>;
+
+/** A text as an import reads it (trimmed; empty is none): to tell whether a column still says what the package said. */
+const read = (value: unknown): string | null => (typeof value === 'string' && value.trim() !== '' ? value.trim() : null);
+
+/**
+ * `out[field]` made to say `value` when the package's `given` said otherwise (an import would read
+ * a different value): left as given otherwise. Returns whether it changed.
+ */
+function keep(out: Json, given: Json, field: string, value: string | null, derived: string | null, absent: 'delete' | 'empty' = 'delete'): boolean {
+  if (value === derived) return false;
+  if (value !== null) out[field] = value;
+  else if (absent === 'empty') out[field] = '';
+  else delete out[field];
+  return given[field] !== out[field];
+}
+
+const parsed = (text: string | null): Json | null => (text ? (JSON.parse(text) as Json) : null);
+
+/** The framework as a CASE 1.0 package: as it came, but for what was changed here; identifiers are the imported ones, or this server's ids. */
+export function exportCasePackage(framework: FrameworkRow, rows: CompetencyRow[], kept: ReturnType<typeof keptAsGiven>, baseUrl: string) {
+  const { associations } = kept;
   const docId = framework.caseIdentifier ?? framework.id;
   const docUri = framework.caseUri ?? `${baseUrl}/api/competencies/frameworks/${framework.id}`;
   const documentRef = { title: framework.title, identifier: docId, uri: docUri };
   const ref = (c: CompetencyRow) => ({ title: c.title, identifier: c.caseIdentifier ?? c.id, uri: c.caseUri ?? `${baseUrl}/api/competencies/${c.id}` });
   const byId = new Map(rows.map((r) => [r.id, r]));
-  const lastChange = (at: string | null, fallback: string) => at ?? fallback;
-  return {
-    CFDocument: {
+
+  const givenDocument = parsed(framework.caseDocument);
+  let CFDocument: Json;
+  if (givenDocument) {
+    const out: Json = { ...givenDocument, identifier: docId };
+    let changed = keep(out, givenDocument, 'title', framework.title, read(givenDocument.title));
+    changed = keep(out, givenDocument, 'creator', framework.creator, read(givenDocument.creator), 'empty') || changed;
+    changed = keep(out, givenDocument, 'version', framework.version, read(givenDocument.version)) || changed;
+    changed = keep(out, givenDocument, 'description', framework.description, read(givenDocument.description)) || changed;
+    out.uri ??= docUri;
+    out.lastChangeDateTime = changed || givenDocument.lastChangeDateTime === undefined ? framework.updatedAt : givenDocument.lastChangeDateTime;
+    out.CFPackageURI ??= { ...documentRef, uri: `${baseUrl}/api/competencies/frameworks/${framework.id}/case` };
+    CFDocument = out;
+  } else {
+    CFDocument = {
       identifier: docId,
       uri: docUri,
       creator: framework.creator ?? '',
       title: framework.title,
-      lastChangeDateTime: lastChange(framework.caseLastChangeAt, framework.updatedAt),
+      lastChangeDateTime: framework.caseLastChangeAt ?? framework.updatedAt,
       ...(framework.version ? { version: framework.version } : {}),
       ...(framework.description ? { description: framework.description } : {}),
       CFPackageURI: { ...documentRef, uri: `${baseUrl}/api/competencies/frameworks/${framework.id}/case` },
-    },
-    CFItems: rows.map((c) => ({
-      identifier: ref(c).identifier,
-      uri: ref(c).uri,
-      fullStatement: c.title,
-      humanCodingScheme: c.code,
-      ...(c.itemType ? { CFItemType: c.itemType } : {}),
-      ...(c.description ? { notes: c.description } : {}),
-      CFDocumentURI: documentRef,
-      lastChangeDateTime: lastChange(c.caseLastChangeAt, c.updatedAt),
-    })),
-    CFAssociations: rows.map((c) => {
-      const parent = c.parentId ? byId.get(c.parentId) : undefined;
-      const destination = parent ? ref(parent) : documentRef;
-      return {
-        identifier: associationId(ref(c).identifier, destination.identifier),
-        associationType: 'isChildOf' as const,
-        originNodeURI: ref(c),
-        destinationNodeURI: destination,
-        CFDocumentURI: documentRef,
-        lastChangeDateTime: lastChange(c.caseLastChangeAt, c.updatedAt),
-      };
-    }),
-  };
-}
+    };
+  }
 
+  const CFItems = rows.map((c): Json => {
+    const given = parsed(c.caseIdentifier !== null ? (kept.items.get(c.caseIdentifier) ?? null) : null);
+    if (!given) {
+      return {
+        identifier: ref(c).identifier,
+        uri: ref(c).uri,
+        fullStatement: c.title,
+        humanCodingScheme: c.code,
+        ...(c.itemType ? { CFItemType: c.itemType } : {}),
+        ...(c.description ? { notes: c.description } : {}),
+        CFDocumentURI: documentRef,
+        lastChangeDateTime: c.caseLastChangeAt ?? c.updatedAt,
+      };
+    }
+    const out: Json = { ...given, identifier: ref(c).identifier };
+    const identifier = read(given.identifier);
+    let changed = keep(out, given, 'humanCodingScheme', c.code, read(given.humanCodingScheme) ?? identifier);
+    changed = keep(out, given, 'fullStatement', c.title, read(given.fullStatement)) || changed;
+    changed = keep(out, given, 'notes', c.description, read(given.notes) ?? read(given.abbreviatedStatement)) || changed;
+    changed = keep(out, given, 'CFItemType', c.itemType, read(given.CFItemType)) || changed;
+    out.uri ??= ref(c).uri;
+    out.CFDocumentURI ??= documentRef;
+    out.lastChangeDateTime = changed || given.lastChangeDateTime === undefined ? c.updatedAt : given.lastChangeDateTime;
+    return out;
+  });
+
+  // The tree as it is: each competency's parent's identifier (the CFDocument's for a root).
+  const byIdentifier = new Map(rows.map((r) => [ref(r).identifier, r]));
+  const parentOf = (c: CompetencyRow) => {
+    const parent = c.parentId ? byId.get(c.parentId) : undefined;
+    return parent ? ref(parent) : documentRef;
+  };
+  const placed = new Set<string>();
+  const CFAssociations: Json[] = [];
+  for (const a of associations) {
+    if (a.associationType === 'isChildOf') {
+      // Given while it still says what the tree says; a competency moved here gets one made below.
+      const child = byIdentifier.get(a.originIdentifier);
+      if (!child || parentOf(child).identifier !== a.destinationIdentifier) continue;
+      placed.add(child.id);
+    }
+    const out = JSON.parse(a.body) as Json;
+    out.identifier = a.identifier;
+    CFAssociations.push(out);
+  }
+  for (const c of rows) {
+    if (placed.has(c.id)) continue;
+    const destination = parentOf(c);
+    CFAssociations.push({
+      identifier: associationId(ref(c).identifier, 'isChildOf', destination.identifier),
+      associationType: 'isChildOf',
+      originNodeURI: ref(c),
+      destinationNodeURI: destination,
+      CFDocumentURI: documentRef,
+      lastChangeDateTime: c.caseLastChangeAt ?? c.updatedAt,
+    });
+  }
+  return { CFDocument, CFItems, CFAssociations, ...(parsed(framework.casePackage) ?? {}) };
+}

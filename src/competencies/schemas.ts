@@ -73,55 +73,83 @@ export const searchHitSchema = competencySchema
   .extend({ rank: z.number().int().openapi({ description: '0 exact code, 1 code prefix, 2 title prefix, 3 contains' }) })
   .openapi('CompetencySearchHit');
 
-const nodeRef = z.object({ identifier: z.string(), uri: z.string(), title: z.string() });
+const nodeRef = z.looseObject({ identifier: z.string(), uri: z.string(), title: z.string().optional() });
+const given = 'and every other member the imported package gave it, as given';
 export const casePackageSchema = z
-  .object({
-    CFDocument: z.object({
-      identifier: z.string(),
-      uri: z.string(),
-      creator: z.string(),
-      title: z.string(),
-      lastChangeDateTime: z.string(),
-      version: z.string().optional(),
-      description: z.string().optional(),
-      CFPackageURI: nodeRef,
-    }),
-    CFItems: z.array(
-      z.object({
+  .looseObject({
+    CFDocument: z
+      .looseObject({
         identifier: z.string(),
         uri: z.string(),
-        fullStatement: z.string(),
-        humanCodingScheme: z.string(),
-        CFItemType: z.string().optional(),
-        notes: z.string().optional(),
-        CFDocumentURI: nodeRef,
+        creator: z.string(),
+        title: z.string(),
         lastChangeDateTime: z.string(),
-      }),
+        version: z.string().optional(),
+        description: z.string().optional(),
+        CFPackageURI: nodeRef,
+      })
+      .openapi({ description: `The framework, ${given} (subject, language, adoptionStatus, …)` }),
+    CFItems: z.array(
+      z
+        .looseObject({
+          identifier: z.string(),
+          uri: z.string(),
+          fullStatement: z.string(),
+          humanCodingScheme: z.string().optional(),
+          CFItemType: z.string().optional(),
+          notes: z.string().optional(),
+          CFDocumentURI: nodeRef,
+          lastChangeDateTime: z.string(),
+        })
+        .openapi({ description: `A competency, ${given} (educationalLevel, language, listEnumeration, CFItemTypeURI, …)` }),
     ),
     CFAssociations: z.array(
-      z.object({
-        identifier: z.string(),
-        associationType: z.literal('isChildOf'),
-        originNodeURI: nodeRef,
-        destinationNodeURI: nodeRef,
-        CFDocumentURI: nodeRef,
-        lastChangeDateTime: z.string(),
-      }),
+      z
+        .looseObject({
+          identifier: z.string(),
+          associationType: z.string().openapi({ description: 'isChildOf, precedes, isRelatedTo, exactMatchOf, isPartOf, replacedBy, exemplar, hasSkillLevel, isPeerOf, …' }),
+          originNodeURI: nodeRef,
+          destinationNodeURI: nodeRef,
+        })
+        .openapi({
+          description:
+            'Every association the imported package gave, as given with its identifier (an isChildOf while the tree still says the same), and an isChildOf for each competency placed here',
+        }),
     ),
+    CFDefinitions: z.record(z.string(), z.unknown()).optional().openapi({ description: 'As the imported package gave it (CFConcepts, CFSubjects, CFLicenses, CFItemTypes, CFAssociationGroupings)' }),
   })
   .openapi('CasePackage');
 
-/** The package as sent: its items are checked one by one, so that a 422 names the offending one. */
-export const caseImportBody = z
-  .looseObject({
-    CFDocument: z.record(z.string(), z.unknown()).openapi({ description: 'identifier, title (required), uri, creator, version, description, lastChangeDateTime' }),
-    CFItems: z.array(z.unknown()).openapi({ description: 'identifier and fullStatement required; humanCodingScheme (the code), CFItemType, notes, uri, lastChangeDateTime' }),
-    CFAssociations: z
-      .array(z.unknown())
-      .optional()
-      .openapi({ description: "isChildOf associations give the tree: originNodeURI.identifier (the child) under destinationNodeURI.identifier (an item or the CFDocument); other types are ignored" }),
-  })
-  .openapi('CaseImport');
+/**
+ * The package as sent, for the OpenAPI document only: the body is read and checked item by item
+ * off the event loop (case-parse.ts), so that a 422 names the offending one; no zod schema would
+ * parse it on the event loop first.
+ */
+export const caseImportBody = {
+  type: 'object' as const,
+  required: ['CFDocument', 'CFItems'],
+  additionalProperties: true,
+  properties: {
+    CFDocument: {
+      type: 'object' as const,
+      additionalProperties: true,
+      description: 'identifier, title (required), uri, creator, version, description, lastChangeDateTime; every other member kept as given',
+    },
+    CFItems: {
+      type: 'array' as const,
+      maxItems: 20_000,
+      items: {},
+      description: 'identifier and fullStatement required; humanCodingScheme (the code), CFItemType, notes, uri, lastChangeDateTime; every other member kept as given',
+    },
+    CFAssociations: {
+      type: 'array' as const,
+      items: {},
+      description:
+        'Every type is kept as given, with its identifier. isChildOf associations give the tree: originNodeURI.identifier (the child) under destinationNodeURI.identifier (an item or the CFDocument)',
+    },
+    CFDefinitions: { type: 'object' as const, additionalProperties: true, description: 'Kept as given' },
+  },
+};
 
 export const importResultSchema = z
   .object({

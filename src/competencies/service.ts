@@ -2,12 +2,14 @@
 // within a framework (parent in the same framework, no cycles, code unique per framework), the
 // nested tree, ranked search, and alignments of a competency to course content. Every query is
 // scoped to the caller's tenant; another tenant's framework or competency is not found.
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNotNull, or, sql } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import {
   activities,
   competencies,
   competencyAlignments,
+  competencyCaseAssociations,
+  competencyCaseItems,
   competencyFrameworks,
   courseModules,
   courses,
@@ -20,6 +22,8 @@ import { conflict, notFound, unprocessable } from '../http/errors';
 import { pageBounds, sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../lib/ids';
 import { countAll, isUniqueViolation, likeContains, countRows, selectPage } from '../lib/sql';
+import { MAX_COMPETENCY_DEPTH } from './limits';
+import { frameworkWritten } from './writes';
 
 export type FrameworkRow = typeof competencyFrameworks.$inferSelect;
 export type CompetencyRow = typeof competencies.$inferSelect;
@@ -104,6 +108,9 @@ export function deleteFramework(db: Db, framework: FrameworkRow, cascade: boolea
     const held = countRows(tx, competencies, eq(competencies.frameworkId, framework.id));
     if (held > 0 && !cascade) throw conflict(`The framework holds ${held} competencies; delete them first or pass cascade=true`);
     const ids = tx.select({ id: competencies.id }).from(competencies).where(eq(competencies.frameworkId, framework.id)).all().map((r) => r.id);
+    frameworkWritten(tx, framework.id);
+    tx.delete(competencyCaseAssociations).where(eq(competencyCaseAssociations.frameworkId, framework.id)).run();
+    tx.delete(competencyCaseItems).where(eq(competencyCaseItems.frameworkId, framework.id)).run();
     deleteCompetencyRows(tx, ids);
     tx.delete(competencyFrameworks).where(eq(competencyFrameworks.id, framework.id)).run();
   });
@@ -135,11 +142,7 @@ function checkParent(db: Db, framework: { id: string; tenantId: string }, parent
   return parent;
 }
 
-/**
- * How many levels a competency tree may have (a root is level 1): more than any published
- * framework uses, and few enough that no reader of a tree has to fear its depth.
- */
-export const MAX_COMPETENCY_DEPTH = 64;
+export { MAX_COMPETENCY_DEPTH };
 
 const tooDeep = () =>
   unprocessable(`parent_id would put a competency deeper than ${MAX_COMPETENCY_DEPTH} levels`, [
@@ -181,6 +184,7 @@ export function createCompetency(db: Db, clock: Clock, framework: FrameworkRow, 
       if (levelOf(parentsIn(tx, framework.id), input.parentId) + 1 > MAX_COMPETENCY_DEPTH) throw tooDeep();
     }
     const now = clock.now().toISOString();
+    frameworkWritten(tx, framework.id);
     try {
       return tx
         .insert(competencies)
@@ -257,6 +261,7 @@ export function updateCompetency(db: Db, clock: Clock, competency: CompetencyRow
       }
       if (levelOf(parents, changes.parentId) + heightOf(parents, competency.id) > MAX_COMPETENCY_DEPTH) throw tooDeep();
     }
+    frameworkWritten(tx, competency.frameworkId);
     try {
       return tx
         .update(competencies)
@@ -299,6 +304,7 @@ export function deleteCompetency(db: Db, competency: CompetencyRow, cascade: boo
       if (childCount > 0 || aligned > 0)
         throw conflict(`The competency has ${childCount} children and ${aligned} alignments; remove them first or pass cascade=true`);
     }
+    frameworkWritten(tx, competency.frameworkId);
     deleteCompetencyRows(tx, subtree);
   });
 }
@@ -307,6 +313,24 @@ function deleteCompetencyRows(tx: Db, ids: string[]): void {
   // In slices: SQLite limits the number of bound parameters of one statement.
   for (let i = 0; i < ids.length; i += 500) {
     const slice = ids.slice(i, i + 500);
+    // The CASE associations that name an imported item go with it.
+    const named = tx
+      .select({ frameworkId: competencies.frameworkId, identifier: competencies.caseIdentifier })
+      .from(competencies)
+      .where(and(inArray(competencies.id, slice), isNotNull(competencies.caseIdentifier)))
+      .all();
+    for (const frameworkId of new Set(named.map((n) => n.frameworkId))) {
+      frameworkWritten(tx, frameworkId);
+      const identifiers = named.filter((n) => n.frameworkId === frameworkId).map((n) => n.identifier!);
+      tx.delete(competencyCaseAssociations)
+        .where(
+          and(
+            eq(competencyCaseAssociations.frameworkId, frameworkId),
+            or(inArray(competencyCaseAssociations.originIdentifier, identifiers), inArray(competencyCaseAssociations.destinationIdentifier, identifiers)),
+          ),
+        )
+        .run();
+    }
     tx.delete(competencyAlignments).where(inArray(competencyAlignments.competencyId, slice)).run();
     tx.delete(competencies).where(inArray(competencies.id, slice)).run();
   }

@@ -33,8 +33,12 @@ export class WorkerPool {
     this.maxQueue = options.maxQueue ?? DEFAULT_MAX_QUEUE;
   }
 
-  /** Runs the default export of `module` (a file URL) on `input` in a worker thread; its result is structured-cloned back. */
-  run<T>(module: URL, input: unknown): Promise<T> {
+  /**
+   * Runs the default export of `module` (a file URL) on `input` in a worker thread; its result is
+   * structured-cloned back. `transfer`: buffers of `input` moved to the thread rather than copied
+   * (they are unusable here afterwards).
+   */
+  run<T>(module: URL, input: unknown, transfer: ArrayBuffer[] = []): Promise<T> {
     if (this.closed) return Promise.reject(new Error('the worker threads are closed'));
     this.pool ??= new Piscina({
       filename: new URL('./worker-entry.mjs', import.meta.url).href,
@@ -48,7 +52,7 @@ export class WorkerPool {
       execArgv: [],
     });
     if (this.pool.queueSize >= this.maxQueue) return Promise.reject(new WorkersBusyError());
-    return this.pool.run({ module: module.href, input }) as Promise<T>;
+    return this.pool.run({ module: module.href, input }, transfer.length > 0 ? { transferList: transfer } : undefined) as Promise<T>;
   }
 
   /** Ends the threads; tasks still queued or running are rejected. */

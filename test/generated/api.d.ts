@@ -913,7 +913,7 @@ export interface paths {
         put?: never;
         /**
          * Import a framework from an IMS CASE 1.0 JSON package (admin)
-         * @description CFDocument becomes the framework, each CFItem a competency (humanCodingScheme its code, fullStatement its title), and each isChildOf association places an item under its parent (an item or the CFDocument). A re-import of the same CFDocument identifier updates the framework and its competencies in place by CASE identifier (alignments stay). A package that does not hold together (a missing identifier or fullStatement, a repeated code, an association naming an unknown item, a second parent, a cycle) is 422 naming the offending item, and nothing is imported. 201 for a new framework, 200 for a re-import.
+         * @description CFDocument becomes the framework, each CFItem a competency (humanCodingScheme its code, fullStatement its title), and each isChildOf association places an item under its parent (an item or the CFDocument). A re-import of the same CFDocument identifier updates the framework and its competencies in place by CASE identifier (alignments stay). A package that does not hold together (a missing identifier or fullStatement, a repeated code, an association naming an unknown item, a second parent, a cycle) is 422 naming the offending item, and nothing is imported; so is text that REST bodies refuse (control characters, lone surrogates) anywhere in the package, and a tree deeper than 64 levels. What has no column here (other CFDocument and CFItem members, every association with its identifier, CFDefinitions) is kept as given and exported again. The answer comes once the framework is stored, in one transaction: meanwhile reads see the framework as it was. 201 for a new framework, 200 for a re-import.
          */
         post: operations["importCompetencyFramework"];
         delete?: never;
@@ -950,7 +950,7 @@ export interface paths {
         };
         /**
          * The framework as an IMS CASE 1.0 JSON package
-         * @description Imported items keep their CASE identifiers and URIs; competencies made here use their ids and URLs of this server. Every item has one isChildOf association (to its parent, or to the CFDocument).
+         * @description An imported framework leaves as it came: every CFDocument and CFItem member, every association of every type with its identifier, and the CFDefinitions, as given; only what was changed here differs (a changed item or document gets the time of its change as lastChangeDateTime; a competency moved or made here gets an isChildOf association of its own). Competencies made here use their ids and URLs of this server.
          */
         get: operations["exportCompetencyFramework"];
         put?: never;
@@ -3987,19 +3987,8 @@ export interface components {
             /** @description Competencies of an earlier import that this package no longer lists; kept */
             not_in_package: number;
         };
-        CaseImport: {
-            /** @description identifier, title (required), uri, creator, version, description, lastChangeDateTime */
-            CFDocument: {
-                [key: string]: unknown;
-            };
-            /** @description identifier and fullStatement required; humanCodingScheme (the code), CFItemType, notes, uri, lastChangeDateTime */
-            CFItems: unknown[];
-            /** @description isChildOf associations give the tree: originNodeURI.identifier (the child) under destinationNodeURI.identifier (an item or the CFDocument); other types are ignored */
-            CFAssociations?: unknown[];
-        } & {
-            [key: string]: unknown;
-        };
         CasePackage: {
+            /** @description The framework, and every other member the imported package gave it, as given (subject, language, adoptionStatus, …) */
             CFDocument: {
                 identifier: string;
                 uri: string;
@@ -4011,44 +4000,58 @@ export interface components {
                 CFPackageURI: {
                     identifier: string;
                     uri: string;
-                    title: string;
+                    title?: string;
+                } & {
+                    [key: string]: unknown;
                 };
+            } & {
+                [key: string]: unknown;
             };
-            CFItems: {
+            CFItems: ({
                 identifier: string;
                 uri: string;
                 fullStatement: string;
-                humanCodingScheme: string;
+                humanCodingScheme?: string;
                 CFItemType?: string;
                 notes?: string;
                 CFDocumentURI: {
                     identifier: string;
                     uri: string;
-                    title: string;
+                    title?: string;
+                } & {
+                    [key: string]: unknown;
                 };
                 lastChangeDateTime: string;
-            }[];
-            CFAssociations: {
+            } & {
+                [key: string]: unknown;
+            })[];
+            CFAssociations: ({
                 identifier: string;
-                /** @enum {string} */
-                associationType: "isChildOf";
+                /** @description isChildOf, precedes, isRelatedTo, exactMatchOf, isPartOf, replacedBy, exemplar, hasSkillLevel, isPeerOf, … */
+                associationType: string;
                 originNodeURI: {
                     identifier: string;
                     uri: string;
-                    title: string;
+                    title?: string;
+                } & {
+                    [key: string]: unknown;
                 };
                 destinationNodeURI: {
                     identifier: string;
                     uri: string;
-                    title: string;
+                    title?: string;
+                } & {
+                    [key: string]: unknown;
                 };
-                CFDocumentURI: {
-                    identifier: string;
-                    uri: string;
-                    title: string;
-                };
-                lastChangeDateTime: string;
-            }[];
+            } & {
+                [key: string]: unknown;
+            })[];
+            /** @description As the imported package gave it (CFConcepts, CFSubjects, CFLicenses, CFItemTypes, CFAssociationGroupings) */
+            CFDefinitions?: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
         };
         CompetencyTree: {
             framework: components["schemas"]["CompetencyFramework"];
@@ -10484,7 +10487,22 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["CaseImport"];
+                "application/json": {
+                    /** @description identifier, title (required), uri, creator, version, description, lastChangeDateTime; every other member kept as given */
+                    CFDocument: {
+                        [key: string]: unknown;
+                    };
+                    /** @description identifier and fullStatement required; humanCodingScheme (the code), CFItemType, notes, uri, lastChangeDateTime; every other member kept as given */
+                    CFItems: unknown[];
+                    /** @description Every type is kept as given, with its identifier. isChildOf associations give the tree: originNodeURI.identifier (the child) under destinationNodeURI.identifier (an item or the CFDocument) */
+                    CFAssociations?: unknown[];
+                    /** @description Kept as given */
+                    CFDefinitions?: {
+                        [key: string]: unknown;
+                    };
+                } & {
+                    [key: string]: unknown;
+                };
             };
         };
         responses: {
@@ -10553,6 +10571,15 @@ export interface operations {
             };
             /** @description Well-formed but not acceptable (validation_failed) */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

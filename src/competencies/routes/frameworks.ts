@@ -1,7 +1,7 @@
 // Frameworks: list, create, change and delete them (admins), and IMS CASE 1.0 import and export.
 import { authedRoute, errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent } from '../../http/openapi';
 import { pageOf, pageOfRows, paginationQuery } from '../../http/pagination';
-import { exportCasePackage, importCasePackage } from '../case';
+import { exportCasePackage, importCasePackage, keptAsGiven } from '../case';
 import { authorizeCompetencies } from '../policy';
 import { presentFramework } from '../present';
 import { caseImportBody, casePackageSchema, cascadeQuery, frameworkBody, frameworkPatch, frameworkSchema, importResultSchema } from '../schemas';
@@ -58,19 +58,23 @@ export const frameworkRoutes = newRouter()
         'isChildOf association places an item under its parent (an item or the CFDocument). A re-import of the same CFDocument identifier ' +
         'updates the framework and its competencies in place by CASE identifier (alignments stay). A package that does not hold together ' +
         '(a missing identifier or fullStatement, a repeated code, an association naming an unknown item, a second parent, a cycle) is 422 ' +
-        'naming the offending item, and nothing is imported. 201 for a new framework, 200 for a re-import.',
-      request: jsonBody(caseImportBody),
+        'naming the offending item, and nothing is imported; so is text that REST bodies refuse (control characters, lone surrogates) ' +
+        'anywhere in the package, and a tree deeper than 64 levels. What has no column here (other CFDocument and CFItem members, every ' +
+        'association with its identifier, CFDefinitions) is kept as given and exported again. The answer comes once the framework is ' +
+        'stored, in one transaction: meanwhile reads see the framework as it was. 201 for a new framework, 200 for a re-import.',
+      request: { body: { required: true, content: { 'application/json': { schema: caseImportBody } } } },
       responses: {
         200: jsonContent(importResultSchema, 'The framework, updated'),
         201: jsonContent(importResultSchema, 'The framework, created'),
-        ...errorResponses(403, 422),
+        ...errorResponses(400, 403, 413, 422, 503),
       },
     }),
-    (c) => {
-      const { db, clock } = c.var.deps;
+    async (c) => {
       const actor = c.var.actor;
       authorizeCompetencies(actor, 'manage');
-      const result = importCasePackage(db, clock, actor.tenantId, actor.userId, c.req.valid('json'));
+      // The body's bytes: decoded (strictly UTF-8) and parsed with the package, off the event loop when large.
+      const bytes = new Uint8Array(await c.req.arrayBuffer());
+      const result = await importCasePackage(c.var.deps, actor.tenantId, actor.userId, bytes);
       const body = {
         framework: presentFramework(result.framework, countOf(c, result.framework.id)),
         created: result.created,
@@ -143,7 +147,11 @@ export const frameworkRoutes = newRouter()
       operationId: 'exportCompetencyFramework',
       tags,
       summary: 'The framework as an IMS CASE 1.0 JSON package',
-      description: 'Imported items keep their CASE identifiers and URIs; competencies made here use their ids and URLs of this server. Every item has one isChildOf association (to its parent, or to the CFDocument).',
+      description:
+        'An imported framework leaves as it came: every CFDocument and CFItem member, every association of every type with its identifier, ' +
+        'and the CFDefinitions, as given; only what was changed here differs (a changed item or document gets the time of its change as ' +
+        'lastChangeDateTime; a competency moved or made here gets an isChildOf association of its own). Competencies made here use their ids ' +
+        'and URLs of this server.',
       request: { params: idParams },
       responses: { 200: jsonContent(casePackageSchema, 'The package'), ...errorResponses(404) },
     }),
@@ -151,6 +159,6 @@ export const frameworkRoutes = newRouter()
       const { db } = c.var.deps;
       authorizeCompetencies(c.var.actor, 'read');
       const framework = getFramework(db, c.var.actor.tenantId, c.req.valid('param').id);
-      return c.json(exportCasePackage(framework, frameworkCompetencies(db, framework), publicOrigin(c)), 200);
+      return c.json(exportCasePackage(framework, frameworkCompetencies(db, framework), keptAsGiven(db, framework), publicOrigin(c)) as never, 200);
     },
   );
