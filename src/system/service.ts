@@ -55,7 +55,7 @@ export async function features(deps: Deps) {
       sequencing: true,
       webhooks: true,
       lti: false,
-      saml: false,
+      saml: true,
       oidc: true,
       migration: false,
     },
