@@ -102,12 +102,13 @@ const child = (el: Element | undefined, ns: string, name: string): Element | und
 const attr = (el: Element | undefined, name: string): string | null => (el?.hasAttribute(name) ? el.getAttribute(name) : null);
 
 /** A refusal for what node-saml threw: the reason by what it says, its message in the log. */
-function libraryRefusal(err: unknown): SsoRefusal {
+function libraryRefusal(err: unknown, encrypted: boolean): SsoRefusal {
   const message = (err as Error).message ?? String(err);
   if (err instanceof SamlStatusError) return new SsoRefusal('idp_error', message);
-  if (/decrypt|EncryptedAssertion|padding|key/i.test(message)) return new SsoRefusal('decryption_failed', message);
   if (/audience/i.test(message)) return new SsoRefusal('audience_mismatch', message);
   if (/signature|signed|assertions/i.test(message)) return new SsoRefusal('signature_invalid', message);
+  // What xml-encryption and OpenSSL say of a key or content they cannot decrypt varies ("oaep decoding error", "unsupported state").
+  if (encrypted) return new SsoRefusal('decryption_failed', message);
   return new SsoRefusal('response_invalid', message);
 }
 
@@ -143,7 +144,7 @@ export async function validateSamlResponse(row: ConnectionRow, sp: ServiceProvid
   try {
     ({ profile } = await serviceProvider(row, sp).validatePostResponseAsync({ SAMLResponse: samlResponse }));
   } catch (err) {
-    throw libraryRefusal(err);
+    throw libraryRefusal(err, children(response, ASSERTION, 'EncryptedAssertion').length > 0);
   }
   if (!profile?.getAssertionXml) throw new SsoRefusal('response_invalid', 'no assertion');
 
