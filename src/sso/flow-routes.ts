@@ -118,7 +118,8 @@ function connectionOf(c: Context<AppEnv>, slug: string, id: string): ConnectionR
 
 /** The connection's provider, discovered once per version of the connection (OidcProviderCache). */
 const providerOf = (c: Context<AppEnv>, row: ConnectionRow) =>
-  c.var.deps.oidcProviders.get({ id: row.id, version: row.updatedAt }, c.var.deps.clock.now().getTime(), () =>
+  // The version: what discovery and the client depend on, and when the row last changed.
+  c.var.deps.oidcProviders.get({ id: row.id, version: [row.updatedAt, row.issuer, row.clientId, row.clientSecretEncrypted].join('\n') }, c.var.deps.clock.now().getTime(), () =>
     discoverProvider(row.issuer!, row.clientId!, c.var.deps.secretBox.open(row.clientSecretEncrypted!), c.var.deps.outbound),
   );
 

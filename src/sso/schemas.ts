@@ -117,3 +117,17 @@ export const connectionSchema = z
     updated_at: timestamp,
   })
   .openapi('SsoConnection');
+
+export const ssoSettingsBody = z
+  .object({
+    member_password_sign_in: z.boolean().openapi({ description: 'false: members sign in through single sign-on only; admins keep their password' }),
+  })
+  .strict()
+  .openapi('SsoSettingsUpdate');
+
+export const ssoSettingsSchema = z
+  .object({
+    member_password_sign_in: z.boolean(),
+    updated_at: timestamp.nullable(),
+  })
+  .openapi('SsoSettings');
