@@ -1,6 +1,7 @@
 // The browser-facing sign-in endpoints (outside /api, no credential): login starts a sign-in at the
-// IdP, the OIDC callback finishes it and redirects to `return_to` with a one-time `code` (or an
-// `error`). Refusals are logged with their reason and connection; a person sees a plain page (an API
+// IdP (OIDC: authorization request; SAML: AuthnRequest by HTTP-Redirect), the OIDC callback or the
+// SAML ACS finishes it and redirects to `return_to` with a one-time `code` (or an `error`); our
+// SAML SP metadata is served per connection. Refusals are logged with their reason and connection; a person sees a plain page (an API
 // caller a problem+json), or, once `return_to` is known, is sent back there with `?error=`.
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
