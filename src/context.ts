@@ -18,6 +18,7 @@ import type { MetricsSink } from './metrics/registry';
 import type { PdfExporter } from '../export/pdf';
 import type { WorkerPool } from './lib/worker-pool';
 import type { TargetPolicy } from './http/outbound';
+import type { OidcProviderCache } from './sso/oidc';
 import type { SecretBox } from './sso/secret-box';
 import type { BodyLimitRule } from './http/body-rules';
 import type { JobKind, JobRunner } from './jobs/runner';
@@ -81,6 +82,8 @@ export interface Deps {
   outbound: TargetPolicy;
   /** Seals secrets stored in the database (SSO client secrets). */
   secretBox: SecretBox;
+  /** OpenID providers discovered per SSO connection (src/sso/oidc.ts). */
+  oidcProviders: OidcProviderCache;
   /** Background jobs (imports, rosters, mail): the server starts it, tests drive it with runDue()/drain(). */
   jobs: JobRunner;
 }

@@ -26,6 +26,7 @@ import { bootstrap } from './tenants/service';
 import { WebhookWorker, type WebhookWorkerOptions } from './webhooks/delivery';
 import { systemResolver } from './http/outbound';
 import { SecretBox } from './sso/secret-box';
+import { OidcProviderCache } from './sso/oidc';
 
 export async function buildDeps(opts: {
   database: Database_;
@@ -110,6 +111,7 @@ export async function buildDeps(opts: {
     backups: new Backups({ sqlite, dataDir: config.dataDir, keep: config.backupKeep, clock, logger }),
     outbound: { allowHttp: config.outboundAllowHttp, allowPrivate: config.outboundAllowPrivateTargets, resolver: opts.webhooks?.resolver ?? systemResolver },
     secretBox: new SecretBox({ secretKey: config.ssoSecretKey, dataDir: config.dataDir }),
+    oidcProviders: new OidcProviderCache(),
     jobs: new JobRunner({ db, clock, logger, concurrency: config.jobConcurrency }),
   };
   for (const area of areas) {

@@ -189,7 +189,7 @@ describe('OIDC sign-in', () => {
     expect((await t.call('GET', '/api/users/me', { as: t.admin })).status).toBe(200);
   });
 
-  it('refuses a return_to outside PUBLIC_URL and FRONTEND_ORIGINS, an unknown or disabled connection, and SAML sign-in (not offered yet)', async () => {
+  it('refuses a return_to outside PUBLIC_URL and FRONTEND_ORIGINS, an unknown or disabled connection, and a SAML connection at the OIDC callback', async () => {
     const handles = t.db.select().from(ssoHandles).all().length;
     const evil = await t.call('GET', `/sso/default/${jit}/login?return_to=${encodeURIComponent('https://evil.example.com/steal')}`, { headers: browser });
     expect(evil.status).toBe(400);
@@ -203,9 +203,9 @@ describe('OIDC sign-in', () => {
       as: t.admin,
       body: { protocol: 'saml', name: 'SAML', idp_entity_id: 'urn:idp', idp_sso_url: 'https://idp.example.edu/sso', idp_certificates: [(await keypair()).certBase64] },
     });
-    const samlLogin = await t.call('GET', `/sso/default/${saml.body.id}/login`, { headers: browser });
-    expect(samlLogin.status).toBe(400);
-    expect(samlLogin.text).toContain('does not offer sign-in through this kind of connection');
+    const samlCallback = await t.call('GET', `/sso/default/${saml.body.id}/oidc/callback?state=x&code=y`, { headers: browser });
+    expect(samlCallback.status).toBe(400);
+    expect(samlCallback.text).toContain('does not offer this step of signing in');
     expect(t.db.select().from(ssoHandles).all().length).toBe(handles + 1);
   });
 

@@ -2,7 +2,7 @@
 // bad credentials and across tenants. Only tenant admins manage their tenant's connections (members
 // 403); another tenant's connection is 404.
 import { expect } from 'vitest';
-import { ssoConnections } from '../db/schema';
+import { ssoConnections, ssoSettings } from '../db/schema';
 import { countRows, readAs, securityMatrix, sharedFixture, useCast, type Cast, type Side } from './helpers/security';
 import { keypair, type Keypair } from './helpers/sso';
 
@@ -78,4 +78,21 @@ securityMatrix(cast, {
   request: (f) => ({ method: 'DELETE', path: `/api/sso/connections/${f.id}` }),
   snapshot: connectionState,
   roles: adminsOnly(204),
+});
+
+securityMatrix(cast, {
+  name: 'GET /api/sso/settings',
+  crossTenant: false,
+  setup: async () => ({}),
+  request: () => ({ method: 'GET', path: '/api/sso/settings' }),
+  roles: ownTenantAdmins(200),
+});
+
+securityMatrix(cast, {
+  name: 'PATCH /api/sso/settings',
+  crossTenant: false,
+  setup: async () => ({}),
+  request: () => ({ method: 'PATCH', path: '/api/sso/settings', body: { member_password_sign_in: true } }),
+  snapshot: (_f, c) => countRows(c, ssoSettings),
+  roles: ownTenantAdmins(200),
 });

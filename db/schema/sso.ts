@@ -32,6 +32,10 @@ export const ssoConnections = sqliteTable(
     issuer: text('issuer'),
     clientId: text('client_id'),
     clientSecretEncrypted: text('client_secret_encrypted'),
+    // SAML: our own key pair for this connection (signs AuthnRequests, decrypts encrypted assertions):
+    // the self-signed certificate (base64 DER) that our SP metadata shows, the private key sealed (PKCS#8 PEM).
+    spCertificate: text('sp_certificate'),
+    spPrivateKeyEncrypted: text('sp_private_key_encrypted'),
     createdBy: text('created_by').references(() => users.id),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
@@ -63,7 +67,7 @@ export const ssoLinks = sqliteTable(
   ],
 );
 
-export const ssoHandleKinds = ['oidc_state', 'saml_request', 'code'] as const;
+export const ssoHandleKinds = ['oidc_state', 'saml_request', 'saml_assertion', 'code'] as const;
 export type SsoHandleKind = (typeof ssoHandleKinds)[number];
 
 /** One-time handles: found by the SHA-256 of the value, used once (`used_at`), dead after `expires_at`. */
@@ -86,3 +90,13 @@ export const ssoHandles = sqliteTable(
   },
   (t) => [index('sso_handles_expires_idx').on(t.expiresAt), index('sso_handles_connection_idx').on(t.connectionId), index('sso_handles_tenant_idx').on(t.tenantId)],
 );
+
+/** A tenant's sign-in policy: whether its members (non-admins) may still sign in with a password. */
+export const ssoSettings = sqliteTable('sso_settings', {
+  tenantId: text('tenant_id')
+    .primaryKey()
+    .references(() => tenants.id),
+  /** false: only admins sign in with a password; everyone else through the tenant's identity provider. */
+  memberPasswordSignIn: integer('member_password_sign_in', { mode: 'boolean' }).notNull().default(true),
+  updatedAt: text('updated_at').notNull(),
+});

@@ -11,6 +11,7 @@ import { normaliseEmail } from '../lib/email';
 import { forgetInitialPassword } from './initial-password';
 import { makeDummyHash, verifyPassword } from './passwords';
 import { randomToken, sha256 } from './secrets';
+import { checkPasswordSignInAllowed } from './sign-in-policy';
 import { redeemSsoCode } from './sso-codes';
 
 /** A user as sign-in reads it: the auth side of the users table (the users area manages the people). */
@@ -117,6 +118,8 @@ export async function passwordGrant(
     ]);
   }
   attempts.succeeded();
+  // Checked once the password is known to be right: a guesser learns nothing of the tenant's policy.
+  checkPasswordSignInAllowed(deps.db, opened[0]!);
   forgetInitialPassword(deps.db, deps.config.dataDir, opened[0]!.id);
   return issueTokens(deps, opened[0]!, { withRefresh: true, ip });
 }

@@ -12,6 +12,7 @@ export const errorCodes = {
   validation_failed: 400,
   unauthorized: 401,
   forbidden: 403,
+  password_sign_in_disabled: 403,
   not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,

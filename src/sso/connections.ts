@@ -1,7 +1,7 @@
 // SSO connections of a tenant: what an admin configures (create, read, change, delete). A SAML
 // connection is read from the IdP's metadata or fields; an OIDC one is checked by discovery (through
 // the outbound guard) before it is stored, and its client secret is sealed (secret-box.ts).
-import { and, asc, eq } from 'drizzle-orm';
+import { and, asc, eq, isNull } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { ssoConnections } from '../../db/schema';
 import { unprocessable } from '../http/errors';
@@ -15,10 +15,13 @@ import { discoverProvider } from './oidc';
 import { SamlInputRefused, normalizeCertificate, parseIdpMetadata } from './saml-metadata';
 import type { CreateConnectionInput, UpdateConnectionInput } from './schemas';
 import type { SecretBox } from './secret-box';
+import { newSpKeyPair } from './sp-keys';
 
 export type ConnectionRow = typeof ssoConnections.$inferSelect;
 
 export interface AttributeMapping {
+  /** SAML: the attribute that identifies the person (default: the NameID, unless transient). */
+  subject?: string;
   email: string;
   name: string;
   role?: string;
@@ -103,7 +106,13 @@ export async function createConnection(ctx: SsoContext, tenantId: string, create
   };
   let specific: Partial<ConnectionRow>;
   if (input.protocol === 'saml') {
-    specific = { ...samlIdp(input), allowIdpInitiated: input.allow_idp_initiated ?? false };
+    const sp = await newSpKeyPair(`SAML SP ${common.id}`, ctx.clock.now());
+    specific = {
+      ...samlIdp(input),
+      allowIdpInitiated: input.allow_idp_initiated ?? false,
+      spCertificate: sp.certificate,
+      spPrivateKeyEncrypted: ctx.secrets.seal(sp.privateKeyPem),
+    };
   } else {
     await checkDiscovery(ctx, input.issuer, input.client_id, input.client_secret);
     specific = { issuer: input.issuer, clientId: input.client_id, clientSecretEncrypted: ctx.secrets.seal(input.client_secret) };
@@ -148,6 +157,23 @@ export async function updateConnection(ctx: SsoContext, row: ConnectionRow, chan
     Object.assign(set, { issuer, clientId, clientSecretEncrypted: ctx.secrets.seal(secret) });
   }
   return ctx.db.update(ssoConnections).set(set).where(eq(ssoConnections.id, row.id)).returning().get()!;
+}
+
+/**
+ * A SAML connection's own key pair: made with the connection; one stored before this server made
+ * them gets its own on first use (the first writer wins, so every process uses the same pair).
+ */
+export async function spKeysOf(ctx: Pick<SsoContext, 'db' | 'clock' | 'secrets'>, row: ConnectionRow): Promise<{ privateKeyPem: string; certificate: string }> {
+  if (row.spCertificate === null || row.spPrivateKeyEncrypted === null) {
+    const sp = await newSpKeyPair(`SAML SP ${row.id}`, ctx.clock.now());
+    ctx.db
+      .update(ssoConnections)
+      .set({ spCertificate: sp.certificate, spPrivateKeyEncrypted: ctx.secrets.seal(sp.privateKeyPem) })
+      .where(and(eq(ssoConnections.id, row.id), isNull(ssoConnections.spCertificate)))
+      .run();
+    row = ctx.db.select().from(ssoConnections).where(eq(ssoConnections.id, row.id)).get()!;
+  }
+  return { privateKeyPem: ctx.secrets.open(row.spPrivateKeyEncrypted!), certificate: row.spCertificate! };
 }
 
 /** Its links and pending handles go with it (ON DELETE CASCADE): its users keep their accounts. */

@@ -1,6 +1,7 @@
 // The browser-facing sign-in endpoints (outside /api, no credential): login starts a sign-in at the
-// IdP, the OIDC callback finishes it and redirects to `return_to` with a one-time `code` (or an
-// `error`). Refusals are logged with their reason and connection; a person sees a plain page (an API
+// IdP (OIDC: authorization request; SAML: AuthnRequest by HTTP-Redirect), the OIDC callback or the
+// SAML ACS finishes it and redirects to `return_to` with a one-time `code` (or an `error`); our
+// SAML SP metadata is served per connection. Refusals are logged with their reason and connection; a person sees a plain page (an API
 // caller a problem+json), or, once `return_to` is known, is sent back there with `?error=`.
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
@@ -10,8 +11,9 @@ import { clientIp } from '../http/client-ip';
 import { problemResponse, problemSchema } from '../http/errors';
 import { type ApiTag, newRouter, publicRoute, uuidParam } from '../http/openapi';
 import { getTenantBySlug } from '../tenants/service';
-import { failureReason, type ConnectionRow } from './connections';
-import { takeHandle, storeHandle } from './handles';
+import { failureReason, spKeysOf, type ConnectionRow } from './connections';
+import { recordAssertion, takeHandle, storeHandle } from './handles';
+import { samlLoginUrl, spMetadata, validateSamlResponse, type ServiceProvider } from './saml';
 import { discoverProvider, finishAuthorization, startAuthorization } from './oidc';
 import { refusalPage, setPageHeaders } from './pages';
 import { connectionUrls } from './present';
@@ -19,6 +21,9 @@ import { completeSignIn, refusalReasons, SsoRefusal, type RefusalReason } from '
 import { getConnection } from './connections';
 
 const tags: [ApiTag] = ['Single sign-on'];
+
+/** The largest SAMLResponse taken (base64): encrypted assertions with many attributes stay far below. */
+export const ACS_MAX_BYTES = 512 * 1024;
 
 const flowParams = z.object({
   tenant_slug: z
@@ -41,6 +46,7 @@ const refusalStatus: Partial<Record<RefusalReason, 400 | 403 | 404 | 429>> = {
   no_account: 403,
   email_domain_not_allowed: 403,
   email_not_verified: 403,
+  idp_initiated_refused: 403,
 };
 
 interface OidcState {
@@ -111,8 +117,23 @@ function connectionOf(c: Context<AppEnv>, slug: string, id: string): ConnectionR
   return row;
 }
 
+/** The connection's provider, discovered once per version of the connection (OidcProviderCache). */
 const providerOf = (c: Context<AppEnv>, row: ConnectionRow) =>
-  discoverProvider(row.issuer!, row.clientId!, c.var.deps.secretBox.open(row.clientSecretEncrypted!), c.var.deps.outbound);
+  // The version: what discovery and the client depend on, and when the row last changed.
+  c.var.deps.oidcProviders.get({ id: row.id, version: [row.updatedAt, row.issuer, row.clientId, row.clientSecretEncrypted].join('\n') }, c.var.deps.clock.now().getTime(), () =>
+    discoverProvider(row.issuer!, row.clientId!, c.var.deps.secretBox.open(row.clientSecretEncrypted!), c.var.deps.outbound),
+  );
+
+/** Our side of a SAML connection: entity ID (the metadata URL), ACS URL and the connection's key pair. */
+async function serviceProviderOf(c: Context<AppEnv>, row: ConnectionRow, tenantSlug: string): Promise<ServiceProvider> {
+  const urls = connectionUrls(c.var.deps.config.publicUrl, tenantSlug, row.id);
+  const keys = await spKeysOf({ db: c.var.deps.db, clock: c.var.deps.clock, secrets: c.var.deps.secretBox }, row);
+  return { entityId: urls.metadata, acsUrl: urls.acs, ...keys };
+}
+
+interface SamlRequestData {
+  return_to: string;
+}
 
 export const ssoFlowRouter = newRouter()
   .openapi(
@@ -123,13 +144,14 @@ export const ssoFlowRouter = newRouter()
       tags,
       summary: "Start signing in through a connection (a browser navigates here): a redirect to the identity provider",
       description:
+        'SAML: a signed AuthnRequest by the HTTP-Redirect binding, `RelayState` carrying `return_to`. ' +
         'OIDC: the authorization code flow with PKCE, `state` and `nonce`. `return_to` must be on the origin of PUBLIC_URL or one of FRONTEND_ORIGINS ' +
         '(default: PUBLIC_URL); the sign-in ends in a redirect there with `?code=` (for POST /api/auth/token, `grant_type: "sso_code"`) or `?error=`. ' +
         'Refusals are plain pages to a browser (Accept: text/html), problem+json to other callers.',
       request: { params: flowParams, query: z.object({ return_to: z.string().max(2000).optional() }) },
       responses: {
         302: redirect('To the identity provider'),
-        400: htmlPage('Refused: the return address, or a connection of a kind not offered'),
+        400: htmlPage('Refused: the return address'),
         404: htmlPage('No such enabled connection'),
         429: htmlPage('Too many failed sign-ins from this address'),
       },
@@ -145,7 +167,12 @@ export const ssoFlowRouter = newRouter()
       try {
         const row = connectionOf(c, tenant_slug, connection_id);
         const returnTo = checkedReturnTo(c, c.req.valid('query').return_to);
-        if (row.protocol !== 'oidc') throw new SsoRefusal('protocol_unavailable', row.protocol);
+        if (row.protocol === 'saml') {
+          // RelayState carries return_to to the IdP and back; the one kept with the request is the one used.
+          const { url, requestId } = await samlLoginUrl(row, await serviceProviderOf(c, row, tenant_slug), returnTo);
+          storeHandle(c.var.deps.db, c.var.deps.clock, 'saml_request', requestId, { tenantId: row.tenantId, connectionId: row.id }, { return_to: returnTo } satisfies SamlRequestData);
+          return c.redirect(url, 302);
+        }
         let start;
         try {
           start = await startAuthorization(await providerOf(c, row), connectionUrls(c.var.deps.config.publicUrl, tenant_slug, row.id).callback);
@@ -223,6 +250,111 @@ export const ssoFlowRouter = newRouter()
         return c.redirect(withParam(state.return_to, 'code', code), 302);
       } catch (err) {
         if (err instanceof SsoRefusal) return refuseTo(c, state.return_to, err, row.id);
+        throw err;
+      }
+    },
+  )
+  .openapi(
+    publicRoute({
+      method: 'get',
+      path: '/sso/{tenant_slug}/{connection_id}/saml/metadata',
+      operationId: 'getSamlMetadata',
+      tags,
+      summary: 'Our SAML service provider metadata for a connection: entity ID, ACS URL (HTTP-POST) and our certificate',
+      description: 'Give this URL (or its content) to the identity provider. Our entity ID is this URL. Served for disabled connections too, so that the IdP can be set up first.',
+      request: { params: flowParams },
+      responses: {
+        200: { description: 'The metadata (an EntityDescriptor)', content: { 'application/samlmetadata+xml': { schema: z.string() } } },
+        404: htmlPage('No such SAML connection'),
+      },
+    }),
+    async (c) => {
+      const { tenant_slug, connection_id } = c.req.valid('param');
+      const tenant = getTenantBySlug(c.var.deps.db, tenant_slug);
+      let row: ConnectionRow | undefined;
+      try {
+        row = tenant ? getConnection(c.var.deps.db, tenant.id, connection_id) : undefined;
+      } catch {
+        row = undefined;
+      }
+      if (!row || row.protocol !== 'saml') {
+        setPageHeaders(c);
+        const refusal = new SsoRefusal('connection_unavailable', `${tenant_slug}/${connection_id}`);
+        if (!/text\/html/.test(c.req.header('Accept') ?? '')) return problemResponse(404, 'not_found', `${refusal.message} (${refusal.reason})`);
+        return c.html(refusalPage('Not found', refusal.message), 404);
+      }
+      const xml = spMetadata(await serviceProviderOf(c, row, tenant_slug));
+      return c.body(xml, 200, { 'Content-Type': 'application/samlmetadata+xml; charset=utf-8', 'Cache-Control': 'no-cache' });
+    },
+  )
+  .openapi(
+    publicRoute({
+      method: 'post',
+      path: '/sso/{tenant_slug}/{connection_id}/saml/acs',
+      operationId: 'finishSamlLogin',
+      tags,
+      summary: "Our Assertion Consumer Service: the identity provider's response (HTTP-POST binding); a redirect to `return_to` with `?code=` or `?error=`",
+      description:
+        'Accepted only when the response or its assertion is signed by one of the connection certificates (no signature wrapping), ' +
+        '`InResponseTo` names an AuthnRequest of ours of the last 5 minutes not answered before (or, without it, the connection allows IdP-initiated sign-in), ' +
+        "the audience is our entity ID, `Recipient` and `Destination` are this URL, and the times hold with at most 3 minutes of skew. " +
+        `Refusals of the response are pages (problem+json to callers that do not accept text/html); refusals of the person go to return_to with \`?error=\`. The reasons: ${Object.keys(refusalReasons).join(', ')}.`,
+      request: {
+        params: flowParams,
+        body: {
+          required: true,
+          content: {
+            'application/x-www-form-urlencoded': {
+              schema: z.object({ SAMLResponse: z.string().min(1).max(ACS_MAX_BYTES), RelayState: z.string().max(2000).optional() }),
+            },
+          },
+        },
+      },
+      responses: {
+        302: redirect('To return_to, with code or error'),
+        400: htmlPage('Refused: the response failed a check (its reason says which)'),
+        403: htmlPage('Refused: an IdP-initiated response, not allowed by the connection'),
+        404: htmlPage('No such enabled connection'),
+        429: htmlPage('Too many failed sign-ins from this address'),
+      },
+    }),
+    async (c) => {
+      const { tenant_slug, connection_id } = c.req.valid('param');
+      const form = c.req.valid('form');
+      setPageHeaders(c);
+      const deps = c.var.deps;
+      try {
+        checkSignInBudget(deps, clientIp(c, deps.config.trustProxy));
+      } catch {
+        return refuse(c, new SsoRefusal('rate_limited'), connection_id);
+      }
+      let row: ConnectionRow;
+      let identity;
+      let returnTo: string;
+      try {
+        row = connectionOf(c, tenant_slug, connection_id);
+        if (row.protocol !== 'saml') throw new SsoRefusal('protocol_unavailable', row.protocol);
+        const result = await validateSamlResponse(row, await serviceProviderOf(c, row, tenant_slug), form.SAMLResponse, deps.clock.now());
+        const owner = { tenantId: row.tenantId, connectionId: row.id };
+        if (result.inResponseTo !== null) {
+          const taken = takeHandle<SamlRequestData>(deps.db, deps.clock, 'saml_request', result.inResponseTo, row.id);
+          if (taken.status !== 'ok') throw new SsoRefusal(`request_${taken.status}`, result.inResponseTo);
+          returnTo = taken.data.return_to;
+        } else {
+          if (!row.allowIdpInitiated) throw new SsoRefusal('idp_initiated_refused');
+          returnTo = checkedReturnTo(c, form.RelayState || undefined);
+        }
+        if (!recordAssertion(deps.db, deps.clock, owner, result.assertionId, result.validUntil)) throw new SsoRefusal('assertion_replayed', result.assertionId);
+        identity = result.identity;
+      } catch (err) {
+        if (err instanceof SsoRefusal) return refuse(c, err, connection_id);
+        throw err;
+      }
+      try {
+        const { code } = completeSignIn(deps.db, deps.clock, row, identity);
+        return c.redirect(withParam(returnTo, 'code', code), 302);
+      } catch (err) {
+        if (err instanceof SsoRefusal) return refuseTo(c, returnTo, err, row.id);
         throw err;
       }
     },

@@ -36,3 +36,27 @@ export function takeHandle<T>(db: Db, clock: Clock, kind: SsoHandleKind, value: 
   const row = db.select().from(ssoHandles).where(where).get();
   return { status: !row ? 'unknown' : row.usedAt ? 'used' : 'expired' };
 }
+
+/**
+ * Records that an assertion (by its ID, per connection) was used, kept until it could no longer be
+ * presented; false when it was already recorded: a replay, IdP-initiated ones included.
+ */
+export function recordAssertion(db: Db, clock: Clock, owner: { tenantId: string; connectionId: string }, assertionId: string, validUntil: Date): boolean {
+  const now = clock.now();
+  const inserted = db
+    .insert(ssoHandles)
+    .values({
+      hash: sha256(`${owner.connectionId}\n${assertionId}`),
+      kind: 'saml_assertion',
+      tenantId: owner.tenantId,
+      connectionId: owner.connectionId,
+      data: '{}',
+      expiresAt: new Date(Math.max(validUntil.getTime(), now.getTime() + FLOW_HANDLE_TTL_MS)).toISOString(),
+      usedAt: now.toISOString(),
+      createdAt: now.toISOString(),
+    })
+    .onConflictDoNothing()
+    .returning({ hash: ssoHandles.hash })
+    .get();
+  return inserted !== undefined;
+}

@@ -4,6 +4,7 @@
 // signature). Every request goes through the outbound guard.
 import * as client from 'openid-client';
 import { outboundFetch, type TargetPolicy } from '../http/outbound';
+import { BoundedMap } from '../lib/bounded-map';
 
 export type OidcConfiguration = client.Configuration;
 
@@ -71,4 +72,27 @@ export async function finishAuthorization(
   const claims = tokens.claims();
   if (!claims) throw new Error('no id_token');
   return claims as Record<string, unknown>;
+}
+
+/**
+ * Discovered providers per connection, so that a sign-in does not fetch discovery again: an entry
+ * serves while the connection is unchanged (its `updated_at`, read with the row on every sign-in,
+ * is the version) and for at most an hour, after which the provider's metadata is read again. A
+ * failed discovery is not kept.
+ */
+export class OidcProviderCache {
+  private readonly entries = new BoundedMap<string, { version: string; at: number; config: Promise<OidcConfiguration> }>(1000);
+
+  constructor(private readonly ttlMs = 3600_000) {}
+
+  get(connection: { id: string; version: string }, now: number, discover: () => Promise<OidcConfiguration>): Promise<OidcConfiguration> {
+    const hit = this.entries.get(connection.id);
+    if (hit && hit.version === connection.version && now - hit.at < this.ttlMs) return hit.config;
+    const config = discover();
+    this.entries.set(connection.id, { version: connection.version, at: now, config });
+    config.catch(() => {
+      if (this.entries.get(connection.id)?.config === config) this.entries.delete(connection.id);
+    });
+    return config;
+  }
 }

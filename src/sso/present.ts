@@ -1,6 +1,6 @@
 // Connection rows → public JSON, with the URLs an admin hands to the IdP. The client secret is
 // never part of it.
-import { certificateInfo } from './saml-metadata';
+import { certificateInfo, toPem } from './saml-metadata';
 import { certificatesOf, domainsOf, mappingOf, type ConnectionRow } from './connections';
 
 /** Where a connection's browser-facing endpoints are, under PUBLIC_URL. */
@@ -36,6 +36,7 @@ export function presentConnection(row: ConnectionRow, publicUrl: string, tenantS
             sp_entity_id: urls.metadata,
             acs_url: urls.acs,
             metadata_url: urls.metadata,
+            sp_certificate: row.spCertificate === null ? null : toPem(row.spCertificate),
           }
         : null,
     oidc: row.protocol === 'oidc' ? { issuer: row.issuer!, client_id: row.clientId!, redirect_uri: urls.callback } : null,

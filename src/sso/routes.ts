@@ -9,7 +9,8 @@ import { getTenant } from '../tenants/service';
 import { createConnection, deleteConnection, getConnection, listConnections, updateConnection, type ConnectionRow, type SsoContext } from './connections';
 import { authorizeSso } from './policy';
 import { presentConnection } from './present';
-import { connectionSchema, createConnectionBody, updateConnectionBody } from './schemas';
+import { connectionSchema, createConnectionBody, ssoSettingsBody, ssoSettingsSchema, updateConnectionBody } from './schemas';
+import { getSsoSettings, updateSsoSettings } from './settings';
 
 const tags: [ApiTag] = ['Single sign-on'];
 
@@ -111,5 +112,37 @@ export const ssoConnectionsRouter = newRouter()
     (c) => {
       deleteConnection(c.var.deps.db, connectionFor(c, c.req.valid('param').id));
       return c.body(null, 204);
+    },
+  )
+  .openapi(
+    authedRoute({
+      method: 'get',
+      path: '/api/sso/settings',
+      operationId: 'getSsoSettings',
+      tags,
+      summary: "The tenant's sign-in policy (admin): whether members may still sign in with a password",
+      responses: { 200: jsonContent(ssoSettingsSchema, 'The settings'), ...errorResponses(403) },
+    }),
+    (c) => {
+      authorizeSso(c.var.actor);
+      return c.json(getSsoSettings(c.var.deps.db, c.var.actor.tenantId), 200);
+    },
+  )
+  .openapi(
+    authedRoute({
+      method: 'patch',
+      path: '/api/sso/settings',
+      operationId: 'updateSsoSettings',
+      tags,
+      summary: "Change the tenant's sign-in policy (admin)",
+      description:
+        '`member_password_sign_in: false`: members (everyone but admins) sign in through the tenant\'s identity provider only; the password grant ' +
+        'answers them 403 `password_sign_in_disabled`. Admins keep their password, so that a broken IdP cannot lock the tenant out.',
+      request: jsonBody(ssoSettingsBody),
+      responses: { 200: jsonContent(ssoSettingsSchema, 'The settings'), ...errorResponses(403) },
+    }),
+    (c) => {
+      authorizeSso(c.var.actor);
+      return c.json(updateSsoSettings(c.var.deps.db, c.var.deps.clock, c.var.actor.tenantId, c.req.valid('json')), 200);
     },
   );

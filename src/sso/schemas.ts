@@ -11,7 +11,11 @@ const claimName = singleLineText().trim().min(1).max(500);
 
 export const attributeMappingSchema = z
   .object({
-    email: claimName.openapi({ description: 'Claim or attribute holding the email address', example: 'email' }),
+    subject: claimName.optional().openapi({
+      description: 'SAML only: the attribute that identifies the person (a persistent id such as `urn:oasis:names:tc:SAML:attribute:subject-id`); default: the NameID, refused when transient',
+      example: 'urn:oasis:names:tc:SAML:attribute:subject-id',
+    }),
+    email: claimName.openapi({ description: 'Claim or attribute holding the email address (SAML: `NameID` reads the NameID)', example: 'email' }),
     name: claimName.openapi({ description: 'Claim or attribute holding the display name', example: 'name' }),
     role: claimName.optional().openapi({ description: 'Claim or attribute (often groups) deciding the role of a user created on first sign-in', example: 'groups' }),
     admin_values: z.array(singleLineText().min(1).max(500)).max(50).optional().openapi({ description: 'Values of `role` that make the new user an admin; any other value: a member', example: ['lms-admins'] }),
@@ -99,6 +103,7 @@ export const connectionSchema = z
         sp_entity_id: z.string().openapi({ description: 'Our entity ID: give it to the IdP' }),
         acs_url: z.string().openapi({ description: 'Our Assertion Consumer Service (HTTP-POST): give it to the IdP' }),
         metadata_url: z.string().openapi({ description: 'Our SP metadata' }),
+        sp_certificate: z.string().nullable().openapi({ description: "Our certificate for this connection (PEM): the IdP checks our AuthnRequests' signatures with it and encrypts assertions to it" }),
       })
       .nullable(),
     oidc: z
@@ -112,3 +117,17 @@ export const connectionSchema = z
     updated_at: timestamp,
   })
   .openapi('SsoConnection');
+
+export const ssoSettingsBody = z
+  .object({
+    member_password_sign_in: z.boolean().openapi({ description: 'false: members sign in through single sign-on only; admins keep their password' }),
+  })
+  .strict()
+  .openapi('SsoSettingsUpdate');
+
+export const ssoSettingsSchema = z
+  .object({
+    member_password_sign_in: z.boolean(),
+    updated_at: timestamp.nullable(),
+  })
+  .openapi('SsoSettings');

@@ -9,11 +9,12 @@ import type { Clock } from '../lib/clock';
 import { normaliseEmail } from '../lib/email';
 import { newId } from '../lib/ids';
 import { insertUser } from '../users/service';
-import { domainsOf, mappingOf, type ConnectionRow } from './connections';
+import { isUniqueViolation } from '../lib/sql';
+import { domainsOf, mappingOf, type AttributeMapping, type ConnectionRow } from './connections';
 
 export const refusalReasons = {
   connection_unavailable: 'This sign-in is not available: the connection does not exist or is disabled.',
-  protocol_unavailable: 'This server does not offer sign-in through this kind of connection yet.',
+  protocol_unavailable: 'This connection does not offer this step of signing in.',
   return_to_refused: 'The address to return to after signing in is not one this server may send you to.',
   rate_limited: 'Too many failed sign-ins from this address; try again later.',
   state_unknown: 'This sign-in was not started here, or its link was altered. Start again.',
@@ -21,6 +22,21 @@ export const refusalReasons = {
   state_expired: 'This sign-in took too long. Start again.',
   idp_error: 'The identity provider did not sign you in.',
   token_invalid: "The identity provider's answer could not be verified.",
+  response_invalid: "The identity provider's answer is not a SAML response this server can accept.",
+  signature_invalid: "The identity provider's answer is not signed with a certificate of this connection, or was altered.",
+  decryption_failed: "The identity provider's answer could not be decrypted with this connection's key.",
+  issuer_mismatch: "The identity provider's answer comes from another identity provider.",
+  audience_mismatch: "The identity provider's answer is meant for another service.",
+  recipient_mismatch: "The identity provider's answer is meant for another address.",
+  destination_mismatch: "The identity provider's answer was sent to another address.",
+  assertion_expired: "The identity provider's answer has expired. Start again.",
+  assertion_not_yet_valid: "The identity provider's answer is not valid yet; check the clocks.",
+  assertion_replayed: "The identity provider's answer has already been used. Start again.",
+  request_unknown: 'This answer does not match a sign-in started here. Start again.',
+  request_used: 'This sign-in has already been completed. Start again.',
+  request_expired: 'This sign-in took too long. Start again.',
+  idp_initiated_refused: 'Sign-in must start here, not at the identity provider.',
+  subject_missing: 'The identity provider did not say who you are in a way that stays the same from one sign-in to the next.',
   email_missing: 'The identity provider did not give an email address.',
   email_domain_not_allowed: 'Your email domain may not sign in here.',
   email_not_verified: 'The identity provider has not verified your email address, so it cannot be matched to an account here.',
@@ -63,6 +79,18 @@ export function completeSignIn(db: Db, clock: Clock, connection: ConnectionRow, 
   const domains = domainsOf(connection);
   if (domains && !domains.includes(email.slice(email.lastIndexOf('@') + 1))) throw new SsoRefusal('email_domain_not_allowed', email.slice(email.lastIndexOf('@') + 1));
 
+  // Immediate: of two first sign-ins of one person at once (two tabs, two processes), the second
+  // waits for the first's commit and then finds its link. Should a unique index still refuse the
+  // second's insert, it reads again and finds the first's.
+  try {
+    return resolveAndIssue(db, clock, connection, identity, email, mapping);
+  } catch (err) {
+    if (!isUniqueViolation(err)) throw err;
+    return resolveAndIssue(db, clock, connection, identity, email, mapping);
+  }
+}
+
+function resolveAndIssue(db: Db, clock: Clock, connection: ConnectionRow, identity: IdpIdentity, email: string, mapping: AttributeMapping): { code: string; userId: string } {
   return inTransaction(db, (tx) => {
     const linked = tx
       .select({ user: users })
@@ -92,5 +120,5 @@ export function completeSignIn(db: Db, clock: Clock, connection: ConnectionRow, 
       tx.insert(ssoLinks).values({ id: newId(), tenantId: connection.tenantId, connectionId: connection.id, subject: identity.subject, userId, createdAt: clock.now().toISOString() }).run();
     }
     return { code: issueSsoCode(tx, clock, { userId, tenantId: connection.tenantId, connectionId: connection.id }), userId };
-  });
+  }, { behavior: 'immediate' });
 }

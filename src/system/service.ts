@@ -56,7 +56,7 @@ export async function features(deps: Deps) {
       sequencing: true,
       webhooks: true,
       lti: false,
-      saml: false,
+      saml: true,
       oidc: true,
       oneroster: true,
       migration: false,

@@ -2602,6 +2602,27 @@ export interface paths {
         patch: operations["updateSsoConnection"];
         trace?: never;
     };
+    "/api/sso/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant's sign-in policy (admin): whether members may still sign in with a password */
+        get: operations["getSsoSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the tenant's sign-in policy (admin)
+         * @description `member_password_sign_in: false`: members (everyone but admins) sign in through the tenant's identity provider only; the password grant answers them 403 `password_sign_in_disabled`. Admins keep their password, so that a broken IdP cannot lock the tenant out.
+         */
+        patch: operations["updateSsoSettings"];
+        trace?: never;
+    };
     "/sso/{tenant_slug}/{connection_id}/login": {
         parameters: {
             query?: never;
@@ -2611,7 +2632,7 @@ export interface paths {
         };
         /**
          * Start signing in through a connection (a browser navigates here): a redirect to the identity provider
-         * @description OIDC: the authorization code flow with PKCE, `state` and `nonce`. `return_to` must be on the origin of PUBLIC_URL or one of FRONTEND_ORIGINS (default: PUBLIC_URL); the sign-in ends in a redirect there with `?code=` (for POST /api/auth/token, `grant_type: "sso_code"`) or `?error=`. Refusals are plain pages to a browser (Accept: text/html), problem+json to other callers.
+         * @description SAML: a signed AuthnRequest by the HTTP-Redirect binding, `RelayState` carrying `return_to`. OIDC: the authorization code flow with PKCE, `state` and `nonce`. `return_to` must be on the origin of PUBLIC_URL or one of FRONTEND_ORIGINS (default: PUBLIC_URL); the sign-in ends in a redirect there with `?code=` (for POST /api/auth/token, `grant_type: "sso_code"`) or `?error=`. Refusals are plain pages to a browser (Accept: text/html), problem+json to other callers.
          */
         get: operations["startSsoLogin"];
         put?: never;
@@ -2631,11 +2652,51 @@ export interface paths {
         };
         /**
          * Where the OpenID provider sends the browser back: a redirect to `return_to` with `?code=` or `?error=`
-         * @description The id_token is verified against the provider's JWKS (signature, iss, aud, exp, nonce). The error reasons: connection_unavailable, protocol_unavailable, return_to_refused, rate_limited, state_unknown, state_used, state_expired, idp_error, token_invalid, email_missing, email_domain_not_allowed, email_not_verified, account_deleted, linked_elsewhere, no_account.
+         * @description The id_token is verified against the provider's JWKS (signature, iss, aud, exp, nonce). The error reasons: connection_unavailable, protocol_unavailable, return_to_refused, rate_limited, state_unknown, state_used, state_expired, idp_error, token_invalid, response_invalid, signature_invalid, decryption_failed, issuer_mismatch, audience_mismatch, recipient_mismatch, destination_mismatch, assertion_expired, assertion_not_yet_valid, assertion_replayed, request_unknown, request_used, request_expired, idp_initiated_refused, subject_missing, email_missing, email_domain_not_allowed, email_not_verified, account_deleted, linked_elsewhere, no_account.
          */
         get: operations["finishOidcLogin"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sso/{tenant_slug}/{connection_id}/saml/metadata": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Our SAML service provider metadata for a connection: entity ID, ACS URL (HTTP-POST) and our certificate
+         * @description Give this URL (or its content) to the identity provider. Our entity ID is this URL. Served for disabled connections too, so that the IdP can be set up first.
+         */
+        get: operations["getSamlMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sso/{tenant_slug}/{connection_id}/saml/acs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Our Assertion Consumer Service: the identity provider's response (HTTP-POST binding); a redirect to `return_to` with `?code=` or `?error=`
+         * @description Accepted only when the response or its assertion is signed by one of the connection certificates (no signature wrapping), `InResponseTo` names an AuthnRequest of ours of the last 5 minutes not answered before (or, without it, the connection allows IdP-initiated sign-in), the audience is our entity ID, `Recipient` and `Destination` are this URL, and the times hold with at most 3 minutes of skew. Refusals of the response are pages (problem+json to callers that do not accept text/html); refusals of the person go to return_to with `?error=`. The reasons: connection_unavailable, protocol_unavailable, return_to_refused, rate_limited, state_unknown, state_used, state_expired, idp_error, token_invalid, response_invalid, signature_invalid, decryption_failed, issuer_mismatch, audience_mismatch, recipient_mismatch, destination_mismatch, assertion_expired, assertion_not_yet_valid, assertion_replayed, request_unknown, request_used, request_expired, idp_initiated_refused, subject_missing, email_missing, email_domain_not_allowed, email_not_verified, account_deleted, linked_elsewhere, no_account.
+         */
+        post: operations["finishSamlLogin"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5885,6 +5946,8 @@ export interface components {
                 acs_url: string;
                 /** @description Our SP metadata */
                 metadata_url: string;
+                /** @description Our certificate for this connection (PEM): the IdP checks our AuthnRequests' signatures with it and encrypts assertions to it */
+                sp_certificate: string | null;
             } | null;
             oidc: {
                 issuer: string;
@@ -5905,7 +5968,12 @@ export interface components {
         };
         SsoAttributeMapping: {
             /**
-             * @description Claim or attribute holding the email address
+             * @description SAML only: the attribute that identifies the person (a persistent id such as `urn:oasis:names:tc:SAML:attribute:subject-id`); default: the NameID, refused when transient
+             * @example urn:oasis:names:tc:SAML:attribute:subject-id
+             */
+            subject?: string;
+            /**
+             * @description Claim or attribute holding the email address (SAML: `NameID` reads the NameID)
              * @example email
              */
             email: string;
@@ -6033,6 +6101,18 @@ export interface components {
             client_id?: string;
             /** @description Stored encrypted; never shown again */
             client_secret?: string;
+        };
+        SsoSettings: {
+            member_password_sign_in: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            updated_at: string | null;
+        };
+        SsoSettingsUpdate: {
+            /** @description false: members sign in through single sign-on only; admins keep their password */
+            member_password_sign_in: boolean;
         };
         CourseFile: {
             /** Format: uuid */
@@ -18533,6 +18613,113 @@ export interface operations {
             };
         };
     };
+    getSsoSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The settings */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SsoSettings"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateSsoSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SsoSettingsUpdate"];
+            };
+        };
+        responses: {
+            /** @description The settings */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SsoSettings"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     startSsoLogin: {
         parameters: {
             query?: {
@@ -18555,7 +18742,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Refused: the return address, or a connection of a kind not offered */
+            /** @description Refused: the return address */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18628,6 +18815,135 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many failed sign-ins from this address */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSamlMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tenant_slug: string;
+                connection_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metadata (an EntityDescriptor) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/samlmetadata+xml": string;
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such SAML connection */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    finishSamlLogin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tenant_slug: string;
+                connection_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    SAMLResponse: string;
+                    RelayState?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description To return_to, with code or error */
+            302: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the response failed a check (its reason says which) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Refused: an IdP-initiated response, not allowed by the connection */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such enabled connection */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };

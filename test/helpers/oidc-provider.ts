@@ -17,6 +17,10 @@ export interface TestProvider {
   issuer: string;
   /** The account the next interaction signs in. */
   signInAs(account: Account): void;
+  /** How many times each path was asked for (discovery: `/.well-known/openid-configuration`). */
+  hits(path: string): number;
+  /** Rewrites the token endpoint's answers from now on (undefined: as the provider makes them). */
+  rewriteTokenResponse(rewrite: ((body: Record<string, unknown>) => Record<string, unknown>) | undefined): void;
   /** Registers a client (confidential, code flow) with these redirect URIs. */
   addClient(clientId: string, secret: string, redirectUris: string[]): void;
   close(): Promise<void>;
@@ -31,7 +35,11 @@ export async function startProvider(): Promise<TestProvider> {
   let provider: any;
   let issuer = '';
 
+  const hits = new Map<string, number>();
+  let tokenRewrite: ((body: Record<string, unknown>) => Record<string, unknown>) | undefined;
   const server = http.createServer(async (req, res) => {
+    const path = (req.url ?? '').split('?')[0]!;
+    hits.set(path, (hits.get(path) ?? 0) + 1);
     if (req.url?.startsWith('/interaction/')) {
       try {
         const details = await provider.interactionDetails(req, res);
@@ -67,12 +75,18 @@ export async function startProvider(): Promise<TestProvider> {
       features: { devInteractions: { enabled: false } },
       interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
     });
+    provider.use(async (ctx: { path: string; body: unknown }, next: () => Promise<void>) => {
+      await next();
+      if (ctx.path === '/token' && tokenRewrite && ctx.body && typeof ctx.body === 'object') ctx.body = tokenRewrite(ctx.body as Record<string, unknown>);
+    });
   };
   build();
 
   return {
     issuer,
     signInAs: (account) => (next = account),
+    hits: (path) => hits.get(path) ?? 0,
+    rewriteTokenResponse: (rewrite) => (tokenRewrite = rewrite),
     addClient: (client_id, client_secret, redirect_uris) => {
       clients.push({ client_id, client_secret, redirect_uris, grant_types: ['authorization_code'], response_types: ['code'] });
       // Static clients are read when the provider is made.
