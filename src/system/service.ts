@@ -57,7 +57,7 @@ export async function features(deps: Deps) {
       lti: false,
       saml: false,
       oidc: true,
-      migration: false,
+      migration: true,
     },
   };
 }
