@@ -8,8 +8,10 @@ import { dirOf, packagePath } from './manifest';
 
 /** A link to something of the package, until the import knows what it became: `lms-import:page:<path>` or `lms-import:file:<path>`. */
 export const PLACEHOLDER_SCHEME = 'lms-import';
-export const placeholder = (kind: 'page' | 'file', path: string) => `${PLACEHOLDER_SCHEME}:${kind}:${encodeURIComponent(path)}`;
-export const PLACEHOLDER_PATTERN = /lms-import:(page|file):([A-Za-z0-9%._~!*'()-]+)/g;
+export const placeholder = (kind: 'page' | 'file', path: string) =>
+  `${PLACEHOLDER_SCHEME}:${kind}:${encodeURIComponent(path).replace(/[!'()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`)}`;
+/** A placeholder in Markdown: its path is percent-encoded, parentheses included, so it never swallows the link's closing one. */
+export const PLACEHOLDER_PATTERN = /lms-import:(page|file):([A-Za-z0-9%._~-]+)/g;
 
 export interface ConvertedPage {
   title: string | undefined;
@@ -24,6 +26,21 @@ export interface ConvertedPage {
 export type PathKind = (path: string) => 'page' | 'file' | undefined;
 
 const turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-', emDelimiter: '_' });
+// List items as people write them (`- item`, `1. item`), not turndown's `-   item`: an exported
+// document read back gives the Markdown it was written in.
+turndown.addRule('listItem', {
+  filter: 'li',
+  replacement: (content, node) => {
+    const parent = node.parentNode as { nodeName: string; getAttribute(name: string): string | null; children: ArrayLike<unknown> } | null;
+    let prefix = '- ';
+    if (parent?.nodeName === 'OL') {
+      const start = Number(parent.getAttribute('start') ?? '1') || 1;
+      prefix = `${start + Array.prototype.indexOf.call(parent.children, node)}. `;
+    }
+    const body = content.replace(/^\n+/, '').replace(/\n+$/, '\n').replace(/\n/gm, `\n${' '.repeat(prefix.length)}`);
+    return prefix + body + (node.nextSibling && !/\n$/.test(body) ? '\n' : '');
+  },
+});
 
 const ALLOWED_TAGS = [
   ...sanitizeHtml.defaults.allowedTags.filter((tag) => tag !== 'style'),
