@@ -137,7 +137,8 @@ function readItem(node: Node, depth: number): OrgItem {
 export function readManifest(bytes: Buffer): Manifest {
   const raw = bytes.toString('utf8');
   const doc = parseCartridgeXml(bytes, 'imsmanifest.xml');
-  const manifest = doc.manifest as Node | undefined;
+  // An empty <manifest/> parses as an empty string.
+  const manifest = (doc.manifest === '' ? {} : doc.manifest) as Node | undefined;
   if (!manifest || typeof manifest !== 'object') throw new CartridgeRefused('imsmanifest.xml has no <manifest> root element');
   const metadata = (manifest.metadata ?? {}) as Node;
   const schema = textOf(metadata.schema) ?? '';
