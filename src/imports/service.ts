@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { and, desc, eq } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
-import { activities, courseModules, courseSections, documents, importMappings, jobs, users, type ImportTargetKind } from '../../db/schema';
+import { activities, courseModules, courseSections, documentContexts, documents, importMappings, jobs, users, type ImportTargetKind } from '../../db/schema';
 import type { Deps } from '../context';
 import { createCourse, getCourse } from '../courses/service';
 import { createModule, createSection, type CourseModuleRow } from '../courses/structure';
@@ -178,9 +178,16 @@ export function applyPlan(
       };
       activityTitles(plan.modules);
       for (const section of plan.sections) activityTitles(section.modules);
+      // A page of our own export is named after its document: imported back into the course it came from, it is that document.
+      const ownDocument = (key: string) => {
+        const id = /^page:pages\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.html$/.exec(key)?.[1];
+        return id && documentInCourse(tx, job.tenantId, course.id, id) ? documentRow(id) : undefined;
+      };
       for (const [key, title] of keys) {
+        // A page with no text (an activity exported with neither text nor address) makes no document.
+        if (!texts.get(key)!.markdown.trim()) continue;
         const known = maps.get('document', key);
-        const existing = known ? documentRow(known.targetId) : undefined;
+        const existing = known ? documentRow(known.targetId) : ownDocument(key);
         if (existing && !existing.trashedAt) {
           docIds.set(key, existing.id);
           continue;
@@ -230,6 +237,8 @@ export function applyPlan(
           const fields = { title: a.title, type: a.type, deepLinkUrl: a.deepLinkUrl ?? null, ...(a.assignment?.dueAt ? { dueAt: a.assignment.dueAt } : {}) };
           let activity;
           if (existing && existing.moduleId === module.id) {
+            // A page tells no more than "reading": an activity of another type keeps its own.
+            if (a.source === 'page' && existing.type !== 'discussion' && existing.type !== 'external') fields.type = existing.type;
             activity = updateActivity(tx, clock, existing, fields);
             report.updated.activities += 1;
           } else {
@@ -298,6 +307,20 @@ export function applyPlan(
 }
 
 const cleanDocTitle = (title: string) => title.slice(0, 500) || 'Untitled';
+
+/** Whether the document is linked to the course, or to one of its modules or activities. */
+function documentInCourse(tx: Db, tenantId: string, courseId: string, documentId: string): boolean {
+  const links = tx
+    .select({ type: documentContexts.contextType, id: documentContexts.contextId })
+    .from(documentContexts)
+    .where(and(eq(documentContexts.documentId, documentId), eq(documentContexts.tenantId, tenantId)))
+    .all();
+  return links.some((link) => {
+    if (link.type === 'course') return link.id === courseId;
+    const table = link.type === 'module' ? courseModules : activities;
+    return !!tx.select({ id: table.id }).from(table).where(and(eq(table.id, link.id), eq(table.courseId, courseId))).get();
+  });
+}
 
 /** After the commit: new bodies into the search index, changed ones replaced through the store. */
 export async function afterApply(deps: Deps, userId: string, applied: Applied, report: ImportReport): Promise<void> {
