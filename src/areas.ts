@@ -26,6 +26,7 @@ import { tenantsArea } from './tenants';
 import { usersArea } from './users';
 import { webhooksArea } from './webhooks';
 import { ssoArea } from './sso';
+import { filesArea } from './files';
 import { importsArea } from './imports';
 
 export const areas: readonly Area[] = [
@@ -53,6 +54,7 @@ export const areas: readonly Area[] = [
   exportArea,
   templatesArea,
   ssoArea,
+  filesArea,
   importsArea,
 ];
 

@@ -76,6 +76,8 @@ const configSchema = z.object({
   ssoSecretKey: z.string().min(32, 'must be at least 32 characters').optional(),
   /** Webhook deliveries in flight at once, over every subscription (each has at most one). */
   webhookConcurrency: wholeNumber(1, 1000).default(16),
+  /** Largest course file an upload may bring (413 above). */
+  fileMaxBytes: wholeNumber(1).default(100 * 1024 * 1024),
   /** Background jobs (imports, roster imports, mail) running at once. */
   jobConcurrency: wholeNumber(1, 64).default(2),
   /** The largest Common Cartridge file POST /api/imports accepts (compressed, as uploaded). */
@@ -141,6 +143,7 @@ const envNames: Record<ConfigKey, string> = {
   webhookAllowPrivateTargets: 'WEBHOOK_ALLOW_PRIVATE_TARGETS',
   webhookConcurrency: 'WEBHOOK_CONCURRENCY',
   jobConcurrency: 'JOB_CONCURRENCY',
+  fileMaxBytes: 'FILE_MAX_BYTES',
   importMaxBytes: 'IMPORT_MAX_BYTES',
   frontendOrigins: 'FRONTEND_ORIGINS',
   ssoSecretKey: 'SSO_SECRET_KEY',

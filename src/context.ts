@@ -19,7 +19,7 @@ import type { PdfExporter } from '../export/pdf';
 import type { WorkerPool } from './lib/worker-pool';
 import type { TargetPolicy } from './http/outbound';
 import type { SecretBox } from './sso/secret-box';
-import type { BodyLimitRule } from './http/body';
+import type { BodyLimitRule } from './http/body-rules';
 import type { JobKind, JobRunner } from './jobs/runner';
 
 /** What an area that hangs rows on a course module deletes with it, inside the module's transaction. */

@@ -79,21 +79,21 @@ describe('receiveUpload', () => {
 
     const noFile = new FormData();
     noFile.append('folder', 'x');
-    expect((await refusal(formRequest(noFile))).code).toBe('unprocessable');
+    expect((await refusal(formRequest(noFile))).code).toBe('validation_failed');
 
     const twoFiles = new FormData();
     twoFiles.append('file', new Blob(['a']), 'a.txt');
     twoFiles.append('file', new Blob(['b']), 'b.txt');
-    expect((await refusal(formRequest(twoFiles))).code).toBe('unprocessable');
+    expect((await refusal(formRequest(twoFiles))).code).toBe('validation_failed');
 
     const otherName = new FormData();
     otherName.append('attachment', new Blob(['a']), 'a.txt');
-    expect((await refusal(formRequest(otherName))).code).toBe('unprocessable');
+    expect((await refusal(formRequest(otherName))).code).toBe('validation_failed');
 
     const controlInField = new FormData();
     controlInField.append('folder', 'a\u0007b');
     controlInField.append('file', new Blob(['a']), 'a.txt');
-    expect((await refusal(formRequest(controlInField))).code).toBe('unprocessable');
+    expect((await refusal(formRequest(controlInField))).code).toBe('validation_failed');
   });
 
   it('answers 400 for a body cut off mid-file or without a boundary', async () => {

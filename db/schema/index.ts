@@ -12,4 +12,5 @@ export * from './webhooks';
 export * from './competencies';
 export * from './sso';
 export * from './jobs';
+export * from './files';
 export * from './imports';

@@ -46,7 +46,7 @@ const errorDescriptions: Record<number, string> = {
   503: 'Service unavailable',
 };
 
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 503;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 416 | 422 | 429 | 503;
 
 export function errorResponses<S extends ErrorStatus>(...statuses: S[]) {
   const out = {} as Record<S, { description: string; content: { 'application/problem+json': { schema: typeof problemSchema } } }>;
@@ -108,6 +108,7 @@ export const apiTags = [
   { name: 'Comments', description: 'Comment threads on documents, anchored to text that follows edits.' },
   { name: 'Export', description: 'A document as Markdown, HTML, plain text, Word, JSON or PDF.' },
   { name: 'Single sign-on', description: 'Connections to identity providers (SAML 2.0, OpenID Connect) that admins manage; people sign in through them and get this server\'s tokens.' },
+  { name: 'Course files', description: "Files of a course (PDFs, images, slides): stored once by content, served only to the course's members." },
   { name: 'Course migration', description: 'IMS Common Cartridge: import a course from another LMS (a background job with a report), export one as a cartridge.' },
   { name: 'Templates', description: "The tenant's document templates, their variables, rendering and new documents made from them." },
 ] as const satisfies ReadonlyArray<{ name: string; description: string }>;

@@ -10,7 +10,7 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import busboy from 'busboy';
-import { AppError } from './errors';
+import { AppError, unprocessable } from './errors';
 import { textRefusal } from './text';
 
 export interface UploadedFile {
@@ -52,7 +52,7 @@ export async function receiveUpload(request: Request, options: UploadOptions): P
   if (!/^multipart\/form-data\s*;/i.test(contentType)) {
     throw new AppError('unsupported_media_type', `Expected Content-Type: multipart/form-data, got ${contentType || 'none'}`);
   }
-  if (!request.body) throw new AppError('unprocessable', `The form has no "${fileField}" part`);
+  if (!request.body) throw unprocessable(`The form has no "${fileField}" part`);
   let parser: busboy.Busboy;
   try {
     parser = busboy({
@@ -81,15 +81,15 @@ export async function receiveUpload(request: Request, options: UploadOptions): P
   };
 
   parser.on('field', (name, value, info) => {
-    if (info.valueTruncated) return refuse(new AppError('unprocessable', `The form field "${name}" is too long`));
+    if (info.valueTruncated) return refuse(unprocessable(`The form field "${name}" is too long`));
     const bad = textRefusal(value);
-    if (bad) return refuse(new AppError('unprocessable', `The form field "${name}" ${bad}`));
+    if (bad) return refuse(unprocessable(`The form field "${name}" ${bad}`));
     fields[name] = value;
   });
   parser.on('file', (name, stream, info) => {
     if (name !== fileField || file) {
       stream.resume();
-      return refuse(new AppError('unprocessable', `Unexpected file part "${name}": send one file as "${fileField}"`));
+      return refuse(unprocessable(`Unexpected file part "${name}": send one file as "${fileField}"`));
     }
     const hash = createHash('sha256');
     let bytes = 0;
@@ -108,9 +108,9 @@ export async function receiveUpload(request: Request, options: UploadOptions): P
       file!.sha256 = hash.digest('hex');
     });
   });
-  parser.on('filesLimit', () => refuse(new AppError('unprocessable', `Send one file as "${fileField}"`)));
-  parser.on('fieldsLimit', () => refuse(new AppError('unprocessable', 'The form has too many fields')));
-  parser.on('partsLimit', () => refuse(new AppError('unprocessable', 'The form has too many parts')));
+  parser.on('filesLimit', () => refuse(unprocessable(`Send one file as "${fileField}"`)));
+  parser.on('fieldsLimit', () => refuse(unprocessable('The form has too many fields')));
+  parser.on('partsLimit', () => refuse(unprocessable('The form has too many parts')));
 
   try {
     await pipeline(Readable.fromWeb(request.body as WebReadableStream<Uint8Array>), parser);
@@ -124,7 +124,7 @@ export async function receiveUpload(request: Request, options: UploadOptions): P
   }
   if (refusal || !file) {
     await discard();
-    throw refusal ?? new AppError('unprocessable', `The form has no "${fileField}" part`);
+    throw refusal ?? unprocessable(`The form has no "${fileField}" part`);
   }
   return { file, fields };
 }

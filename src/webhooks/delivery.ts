@@ -8,6 +8,7 @@
 import type { Logger } from 'pino';
 import { Webhook } from 'standardwebhooks';
 import type { Db } from '../../db/client';
+import type { MetricsSink } from '../metrics/registry';
 import { lastEventSeq } from '../events/log';
 import type { Clock } from '../lib/clock';
 import { newId } from '../lib/ids';
@@ -27,8 +28,8 @@ export interface WebhookWorkerOptions {
   /** Jitter source for the retry waits; tests pin it. */
   random?: () => number;
   timeoutMs?: number;
-  /** Counts each attempt (GET /metrics), when metrics are on. */
-  metrics?: { attempted(ok: boolean, seconds: number): void };
+  /** Counts each attempt (GET /metrics; a no-op sink when metrics are off). */
+  metrics: MetricsSink['webhooks'];
 }
 
 /** The Standard Webhooks headers of one attempt: every current secret signs (two during a rotation). */
@@ -159,7 +160,7 @@ export class WebhookWorker {
       // Stopped mid-attempt: the delivery stays as it was, due again at the next start.
       if (this.abort.signal.aborted) return;
       const { delivery: recorded, disabled } = recordAttempt(db, clock, delivery, outcome, { random: this.options.random });
-      this.options.metrics?.attempted(outcome.ok, outcome.latencyMs / 1000);
+      this.options.metrics.attempted(outcome.ok, outcome.latencyMs / 1000);
       if (!outcome.ok) {
         logger.info(
           { webhookId: sub.id, deliveryId: delivery.id, attempts: recorded.attempts, status: recorded.status, statusCode: outcome.statusCode, error: outcome.error },

@@ -1,5 +1,9 @@
 // Builds the real app on a throwaway in-memory database, with a manual clock and fast password
 // hashing, plus small factories for users, tenants and tokens. Every API test starts here.
+import { randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { openDatabase } from '../../db/client';
 import { createApp } from '../../src/app';
 import { ManualClock } from '../../src/lib/clock';
@@ -79,7 +83,11 @@ export async function makeTestApp(
   } = {},
 ) {
   const clock = opts.clock ?? new ManualClock(new Date());
+  // A data directory of its own, made only when something writes there (course files, keys), and
+  // removed by close().
+  const ownDataDir = opts.config?.dataDir === undefined ? join(tmpdir(), `lms-test-${randomUUID()}`) : undefined;
   const config = buildConfig({
+    ...(ownDataDir ? { dataDir: ownDataDir } : {}),
     adminEmail: ADMIN_EMAIL,
     adminPassword: ADMIN_PASSWORD,
     scryptCost: 1024,
@@ -193,6 +201,7 @@ export async function makeTestApp(
       const workers = deps.workers.close();
       database.close();
       await Promise.all([workers, deps.pdf.close()]);
+      if (ownDataDir) await rm(ownDataDir, { recursive: true, force: true });
     },
   };
 }

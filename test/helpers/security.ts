@@ -184,6 +184,8 @@ export interface SecRequest {
   method: string;
   path: string;
   body?: unknown;
+  /** Sent as is (a multipart form, say), with its Content-Type in `headers`. */
+  rawBody?: string | Uint8Array;
   headers?: Record<string, string>;
 }
 
@@ -301,7 +303,7 @@ export function securityMatrix<F>(cast: () => Cast, spec: MatrixSpec<F>): void {
     });
 
     const send = (req: SecRequest, opts: { as?: Credential; headers?: Record<string, string> }) =>
-      cast().t.call(req.method, req.path, { as: opts.as, body: req.body, headers: { ...(req.headers ?? {}), ...(opts.headers ?? {}) } });
+      cast().t.call(req.method, req.path, { as: opts.as, body: req.body, rawBody: req.rawBody, headers: { ...(req.headers ?? {}), ...(opts.headers ?? {}) } });
 
     const requestFor = (f: F, role: string, side: Side) => {
       const req = spec.request(f, { role, side, cast: cast() });
