@@ -112,6 +112,13 @@ describe('POST /api/imports', () => {
       expect(introDoc.content).toContain('[out](https://example.org/)');
       expect(introDoc.content).not.toMatch(/script|alert|onclick|javascript|steal/);
       expect(moreDoc.content).toMatch(/## More\n\n- one\n- two/);
+      // The PDF is a course file, stored once however often it is linked, and the pages link to it.
+      const files = await t.call('GET', `/api/courses/${courseId}/files`, { as: instructor });
+      expect(files.body.data).toEqual([expect.objectContaining({ name: 'slides.pdf', folder: 'files', content_type: 'application/pdf' })]);
+      const fileId = files.body.data[0].id;
+      expect(introDoc.content).toContain(`[the slides](/api/files/${fileId}/content)`);
+      expect(moreDoc.content).toContain(`![slides](/api/files/${fileId}/content)`);
+      expect(done.report.imported.files).toBe(1);
 
       const talk = (await t.call('GET', `/api/courses/${courseId}/modules`, { as: instructor })).body.data.find((m: { title: string }) => m.title === 'Talk');
       const topic = (await t.call('GET', `/api/modules/${talk.id}/activities`, { as: instructor })).body.data[1];
@@ -147,6 +154,7 @@ describe('POST /api/imports', () => {
     expect(await outline(courseId)).toEqual(before);
     expect(await documentsOf(courseId)).toHaveLength(docsBefore.length);
     expect(countRows(t.db, importMappings)).toBe(mappings);
+    expect((await t.call('GET', `/api/courses/${courseId}/files`, { as: instructor })).body.data).toHaveLength(1);
 
     // A changed page and a changed title come through; still no copies.
     const changed = await zipOf({

@@ -7,7 +7,8 @@ import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Deps } from '../context';
 import { JobFailure, type JobContext, type JobKind, type JobRow } from '../jobs/runner';
-import { courseFilesAvailable, type StagedFile } from './course-files';
+import type { StagedFile } from './course-files';
+import { sniffContentType } from '../files/blobs';
 import { afterApply, applyPlan, emptyReport, type DocumentText, type ImportInput, type ImportReport } from './service';
 import type { ConvertResult, ExtractResult, ImportTask, Plan, Refusal } from './tasks';
 import { CartridgeRefused } from './zip';
@@ -51,10 +52,7 @@ async function runImport(deps: Deps, job: JobContext): Promise<unknown> {
     report.warnings.push(...plan.warnings);
     let inflated = plan.inflated;
     const pageBatches = chunks(plan.pages, PAGES_PER_TASK);
-    const fileBatches = courseFilesAvailable ? chunks(plan.files, FILES_PER_TASK) : [];
-    if (!courseFilesAvailable) {
-      for (const path of plan.files) report.skipped.push({ identifier: path, type: 'file', reason: 'course files are not available on this server' });
-    }
+    const fileBatches = chunks(plan.files, FILES_PER_TASK);
     const total = pageBatches.length + fileBatches.length + 2;
     let done = 1;
     job.progress(done, total);
@@ -99,7 +97,7 @@ async function runImport(deps: Deps, job: JobContext): Promise<unknown> {
         stagingDir: stagingDirOf(deps, job.id),
       });
       inflated = extracted.inflated;
-      staged.push(...extracted.files);
+      for (const file of extracted.files) staged.push({ ...file, contentType: await sniffContentType(file.staged) });
       job.progress(++done, total);
     }
 

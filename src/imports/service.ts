@@ -24,7 +24,7 @@ import type { JobRow } from '../jobs/runner';
 import { PLACEHOLDER_PATTERN } from './html';
 import type { InlineDocument, Plan, PlannedActivity, PlannedModule, Skipped } from './tasks';
 import type { ConvertedPage } from './html';
-import { keepCourseFile, type StagedFile } from './course-files';
+import { keepCourseFile, releasePlaced, type StagedFile } from './course-files';
 
 export const IMPORT_JOB = 'imports.cartridge';
 
@@ -146,163 +146,170 @@ export function applyPlan(
   const changed: Applied['changed'] = [];
   // Editors' queued changes are committed on their own, not with a transaction that may roll back.
   deps.documents.flush();
+  const placed = new Set<string>();
+  const replaced = new Set<string>();
 
-  const courseId = inTransaction(
-    db,
-    (tx) => {
-      const course = input.courseId
-        ? getCourse(tx, job.tenantId, input.courseId)
-        : createCourse(tx, clock, { tenantId: job.tenantId, createdBy: user.id, title: plan.title ?? input.filename.replace(/\.(imscc|zip)$/i, '') ?? 'Imported course' });
-      const maps = new Mappings(tx, job.tenantId, course.id, now);
+  let courseId: string;
+  try {
+    courseId = inTransaction(
+      db,
+      (tx) => {
+        const course = input.courseId
+          ? getCourse(tx, job.tenantId, input.courseId)
+          : createCourse(tx, clock, { tenantId: job.tenantId, createdBy: user.id, title: plan.title ?? input.filename.replace(/\.(imscc|zip)$/i, '') ?? 'Imported course' });
+        const maps = new Mappings(tx, job.tenantId, course.id, now);
 
-      // Course files first: documents link to them.
-      const fileIds = new Map<string, string>();
-      for (const file of staged) {
-        const known = maps.get('file', file.path);
-        const id = keepCourseFile(deps, tx, { courseId: course.id, tenantId: job.tenantId, userId: user.id, file, knownId: known?.targetId, knownHash: known?.sourceHash ?? undefined });
-        if (id) {
+        // Course files first: documents link to them.
+        const fileIds = new Map<string, string>();
+        for (const file of staged) {
+          const known = maps.get('file', file.path);
+          const id = keepCourseFile(deps, tx, { courseId: course.id, tenantId: job.tenantId, userId: user.id, file, knownId: known?.targetId, placed, replaced });
           fileIds.set(file.path, id);
           maps.set('file', file.path, id, file.sha256);
           report.imported.files += 1;
         }
-      }
 
-      // Documents: rows first (their ids are what links between pages become), bodies after.
-      const docIds = new Map<string, string>();
-      const pending: Array<{ doc: DocumentRow; key: string }> = [];
-      const documentRow = (id: string) => tx.select().from(documents).where(and(eq(documents.id, id), eq(documents.tenantId, job.tenantId))).get();
-      const keys = new Map<string, string>(); // key → title
-      for (const path of plan.pages) if (texts.has(`page:${path}`)) keys.set(`page:${path}`, texts.get(`page:${path}`)!.title ?? path.split('/').pop()!);
-      const activityTitles = (modules: PlannedModule[]) => {
-        for (const module of modules) for (const a of module.activities) if (a.document && texts.has(a.document.key)) keys.set(a.document.key, a.document.title);
-      };
-      activityTitles(plan.modules);
-      for (const section of plan.sections) activityTitles(section.modules);
-      // A page of our own export is named after its document: imported back into the course it came from, it is that document.
-      const ownDocument = (key: string) => {
-        const id = /^page:pages\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.html$/.exec(key)?.[1];
-        return id && documentInCourse(tx, job.tenantId, course.id, id) ? documentRow(id) : undefined;
-      };
-      for (const [key, title] of keys) {
-        // A page with no text (an activity exported with neither text nor address) makes no document.
-        if (!texts.get(key)!.markdown.trim()) continue;
-        const known = maps.get('document', key);
-        const existing = known ? documentRow(known.targetId) : ownDocument(key);
-        if (existing && !existing.trashedAt) {
-          docIds.set(key, existing.id);
-          continue;
-        }
-        const doc = insertDocument(svc, actor, { title: cleanDocTitle(title), category: null });
-        docIds.set(key, doc.id);
-        pending.push({ doc, key });
-      }
-      const resolve = (markdown: string) =>
-        markdown.replace(PLACEHOLDER_PATTERN, (whole, kind: string, encoded: string) => {
-          const path = decodeURIComponent(encoded);
-          if (kind === 'page') {
-            const id = docIds.get(`page:${path}`);
-            return id ? `/api/documents/${id}` : path;
+        // Documents: rows first (their ids are what links between pages become), bodies after.
+        const docIds = new Map<string, string>();
+        const pending: Array<{ doc: DocumentRow; key: string }> = [];
+        const documentRow = (id: string) => tx.select().from(documents).where(and(eq(documents.id, id), eq(documents.tenantId, job.tenantId))).get();
+        const keys = new Map<string, string>(); // key → title
+        for (const path of plan.pages) if (texts.has(`page:${path}`)) keys.set(`page:${path}`, texts.get(`page:${path}`)!.title ?? path.split('/').pop()!);
+        const activityTitles = (modules: PlannedModule[]) => {
+          for (const module of modules) for (const a of module.activities) if (a.document && texts.has(a.document.key)) keys.set(a.document.key, a.document.title);
+        };
+        activityTitles(plan.modules);
+        for (const section of plan.sections) activityTitles(section.modules);
+        // A page of our own export is named after its document: imported back into the course it came from, it is that document.
+        const ownDocument = (key: string) => {
+          const id = /^page:pages\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.html$/.exec(key)?.[1];
+          return id && documentInCourse(tx, job.tenantId, course.id, id) ? documentRow(id) : undefined;
+        };
+        for (const [key, title] of keys) {
+          // A page with no text (an activity exported with neither text nor address) makes no document.
+          if (!texts.get(key)!.markdown.trim()) continue;
+          const known = maps.get('document', key);
+          const existing = known ? documentRow(known.targetId) : ownDocument(key);
+          if (existing && !existing.trashedAt) {
+            docIds.set(key, existing.id);
+            continue;
           }
-          const id = fileIds.get(path);
-          return id ? `/api/files/${id}/content` : path;
-        });
-      const fresh = new Set(pending.map((p) => p.key));
-      for (const [key, id] of docIds) {
-        const text = texts.get(key)!;
-        const markdown = resolve(text.markdown);
-        const hash = sha256(markdown);
-        if (fresh.has(key)) {
-          deps.documents.createBody({ id, tenantId: job.tenantId }, markdown, user.id);
-          created.push({ id, markdown });
-          report.imported.documents += 1;
-        } else if (maps.get('document', key)?.sourceHash !== hash) {
-          changed.push({ document: { id, tenantId: job.tenantId }, markdown });
-          report.updated.documents += 1;
+          const doc = insertDocument(svc, actor, { title: cleanDocTitle(title), category: null });
+          docIds.set(key, doc.id);
+          pending.push({ doc, key });
         }
-        maps.set('document', key, id, hash);
-      }
+        const resolve = (markdown: string) =>
+          markdown.replace(PLACEHOLDER_PATTERN, (whole, kind: string, encoded: string) => {
+            const path = decodeURIComponent(encoded);
+            if (kind === 'page') {
+              const id = docIds.get(`page:${path}`);
+              return id ? `/api/documents/${id}` : path;
+            }
+            const id = fileIds.get(path);
+            return id ? `/api/files/${id}/content` : path;
+          });
+        const fresh = new Set(pending.map((p) => p.key));
+        for (const [key, id] of docIds) {
+          const text = texts.get(key)!;
+          const markdown = resolve(text.markdown);
+          const hash = sha256(markdown);
+          if (fresh.has(key)) {
+            deps.documents.createBody({ id, tenantId: job.tenantId }, markdown, user.id);
+            created.push({ id, markdown });
+            report.imported.documents += 1;
+          } else if (maps.get('document', key)?.sourceHash !== hash) {
+            changed.push({ document: { id, tenantId: job.tenantId }, markdown });
+            report.updated.documents += 1;
+          }
+          maps.set('document', key, id, hash);
+        }
 
-      // Structure.
-      const linkDoc = (docId: string, type: 'course' | 'activity', id: string) => {
-        const doc = documentRow(docId);
-        if (doc) linkContext(tx, clock, actor, doc, resolveContext(tx, actor, { type, id }));
-      };
-      const linked = new Set<string>();
-      const writeActivities = (module: CourseModuleRow, planned: PlannedActivity[]) => {
-        for (const [position, a] of planned.entries()) {
-          const known = maps.get('activity', a.identifier)?.targetId ?? exportedId('act', a.identifier);
-          const existing = known
-            ? tx.select().from(activities).where(and(eq(activities.id, known), eq(activities.courseId, course.id))).get()
-            : undefined;
-          const fields = { title: a.title, type: a.type, deepLinkUrl: a.deepLinkUrl ?? null, ...(a.assignment?.dueAt ? { dueAt: a.assignment.dueAt } : {}) };
-          let activity;
-          if (existing && existing.moduleId === module.id) {
-            // A page tells no more than "reading": an activity of another type keeps its own.
-            if (a.source === 'page' && existing.type !== 'discussion' && existing.type !== 'external') fields.type = existing.type;
-            activity = updateActivity(tx, clock, existing, fields);
-            report.updated.activities += 1;
-          } else {
-            activity = createActivity(tx, clock, module, user.id, { ...fields, position });
-          }
-          maps.set('activity', a.identifier, activity.id);
-          report.imported.activities += 1;
-          if (a.source === 'link') report.imported.links += 1;
-          if (a.source === 'lti') report.imported.lti_links += 1;
-          if (a.source === 'discussion') report.imported.discussions += 1;
-          const docId = a.document ? docIds.get(a.document.key) : undefined;
-          if (docId) {
-            linkDoc(docId, 'activity', activity.id);
-            linked.add(docId);
-          }
-          if (a.assignment) {
-            const offering = getOffering(tx, job.tenantId, course.id);
-            const knownAssignment = maps.get('assignment', a.identifier);
-            const current = knownAssignment
-              ? tx.select().from(gradebookAssignments).where(and(eq(gradebookAssignments.id, knownAssignment.targetId), eq(gradebookAssignments.courseId, course.id))).get()
+        // Structure.
+        const linkDoc = (docId: string, type: 'course' | 'activity', id: string) => {
+          const doc = documentRow(docId);
+          if (doc) linkContext(tx, clock, actor, doc, resolveContext(tx, actor, { type, id }));
+        };
+        const linked = new Set<string>();
+        const writeActivities = (module: CourseModuleRow, planned: PlannedActivity[]) => {
+          for (const [position, a] of planned.entries()) {
+            const known = maps.get('activity', a.identifier)?.targetId ?? exportedId('act', a.identifier);
+            const existing = known
+              ? tx.select().from(activities).where(and(eq(activities.id, known), eq(activities.courseId, course.id))).get()
               : undefined;
-            const values = { label: a.title, scoreMaximum: a.assignment.points, dueAt: a.assignment.dueAt ?? null, activityId: activity.id };
-            const assignment = current
-              ? updateAssignment(tx, clock, offering, current, values)
-              : createAssignment(tx, clock, offering, user.id, { ...values, tag: null, resourceId: a.identifier.slice(0, 200), weight: 1, category: 'Assignments', gradingType: 'points' });
-            maps.set('assignment', a.identifier, assignment.id);
-            report.imported.assignments += 1;
+            const fields = { title: a.title, type: a.type, deepLinkUrl: a.deepLinkUrl ?? null, ...(a.assignment?.dueAt ? { dueAt: a.assignment.dueAt } : {}) };
+            let activity;
+            if (existing && existing.moduleId === module.id) {
+              // A page tells no more than "reading": an activity of another type keeps its own.
+              if (a.source === 'page' && existing.type !== 'discussion' && existing.type !== 'external') fields.type = existing.type;
+              activity = updateActivity(tx, clock, existing, fields);
+              report.updated.activities += 1;
+            } else {
+              activity = createActivity(tx, clock, module, user.id, { ...fields, position });
+            }
+            maps.set('activity', a.identifier, activity.id);
+            report.imported.activities += 1;
+            if (a.source === 'link') report.imported.links += 1;
+            if (a.source === 'lti') report.imported.lti_links += 1;
+            if (a.source === 'discussion') report.imported.discussions += 1;
+            const docId = a.document ? docIds.get(a.document.key) : undefined;
+            if (docId) {
+              linkDoc(docId, 'activity', activity.id);
+              linked.add(docId);
+            }
+            if (a.assignment) {
+              const offering = getOffering(tx, job.tenantId, course.id);
+              const knownAssignment = maps.get('assignment', a.identifier);
+              const current = knownAssignment
+                ? tx.select().from(gradebookAssignments).where(and(eq(gradebookAssignments.id, knownAssignment.targetId), eq(gradebookAssignments.courseId, course.id))).get()
+                : undefined;
+              const values = { label: a.title, scoreMaximum: a.assignment.points, dueAt: a.assignment.dueAt ?? null, activityId: activity.id };
+              const assignment = current
+                ? updateAssignment(tx, clock, offering, current, values)
+                : createAssignment(tx, clock, offering, user.id, { ...values, tag: null, resourceId: a.identifier.slice(0, 200), weight: 1, category: 'Assignments', gradingType: 'points' });
+              maps.set('assignment', a.identifier, assignment.id);
+              report.imported.assignments += 1;
+            }
           }
+        };
+        const writeModule = (planned: PlannedModule, sectionId: string | null, position: number) => {
+          const known = maps.get('module', planned.identifier)?.targetId ?? exportedId('mod', planned.identifier);
+          const existing = known ? tx.select().from(courseModules).where(and(eq(courseModules.id, known), eq(courseModules.courseId, course.id))).get() : undefined;
+          let module: CourseModuleRow;
+          if (existing) {
+            module = tx.update(courseModules).set({ title: planned.title, updatedAt: now }).where(eq(courseModules.id, existing.id)).returning().get()!;
+            report.updated.modules += 1;
+          } else {
+            module = createModule(tx, clock, course, { title: planned.title, sectionId, position });
+          }
+          maps.set('module', planned.identifier, module.id);
+          report.imported.modules += 1;
+          writeActivities(module, planned.activities);
+        };
+        for (const [position, module] of plan.modules.entries()) writeModule(module, null, position);
+        for (const [position, planned] of plan.sections.entries()) {
+          const known = maps.get('section', planned.identifier)?.targetId ?? exportedId('sec', planned.identifier);
+          const existing = known ? tx.select().from(courseSections).where(and(eq(courseSections.id, known), eq(courseSections.courseId, course.id))).get() : undefined;
+          const section = existing
+            ? tx.update(courseSections).set({ title: planned.title, updatedAt: now }).where(eq(courseSections.id, existing.id)).returning().get()!
+            : createSection(tx, clock, course, { title: planned.title, position });
+          maps.set('section', planned.identifier, section.id);
+          report.imported.sections += 1;
+          for (const [index, module] of planned.modules.entries()) writeModule(module, section.id, index);
         }
-      };
-      const writeModule = (planned: PlannedModule, sectionId: string | null, position: number) => {
-        const known = maps.get('module', planned.identifier)?.targetId ?? exportedId('mod', planned.identifier);
-        const existing = known ? tx.select().from(courseModules).where(and(eq(courseModules.id, known), eq(courseModules.courseId, course.id))).get() : undefined;
-        let module: CourseModuleRow;
-        if (existing) {
-          module = tx.update(courseModules).set({ title: planned.title, updatedAt: now }).where(eq(courseModules.id, existing.id)).returning().get()!;
-          report.updated.modules += 1;
-        } else {
-          module = createModule(tx, clock, course, { title: planned.title, sectionId, position });
-        }
-        maps.set('module', planned.identifier, module.id);
-        report.imported.modules += 1;
-        writeActivities(module, planned.activities);
-      };
-      for (const [position, module] of plan.modules.entries()) writeModule(module, null, position);
-      for (const [position, planned] of plan.sections.entries()) {
-        const known = maps.get('section', planned.identifier)?.targetId ?? exportedId('sec', planned.identifier);
-        const existing = known ? tx.select().from(courseSections).where(and(eq(courseSections.id, known), eq(courseSections.courseId, course.id))).get() : undefined;
-        const section = existing
-          ? tx.update(courseSections).set({ title: planned.title, updatedAt: now }).where(eq(courseSections.id, existing.id)).returning().get()!
-          : createSection(tx, clock, course, { title: planned.title, position });
-        maps.set('section', planned.identifier, section.id);
-        report.imported.sections += 1;
-        for (const [index, module] of planned.modules.entries()) writeModule(module, section.id, index);
-      }
-      // Pages no activity shows (a wiki's other pages) still belong to the course.
-      for (const id of docIds.values()) if (!linked.has(id)) linkDoc(id, 'course', course.id);
+        // Pages no activity shows (a wiki's other pages) still belong to the course.
+        for (const id of docIds.values()) if (!linked.has(id)) linkDoc(id, 'course', course.id);
 
-      const result: ImportResult = { course_id: course.id, report };
-      tx.update(jobs).set({ result: JSON.stringify(result) }).where(eq(jobs.id, job.id)).run();
-      return course.id;
-    },
-    { behavior: 'immediate' },
-  );
+        const result: ImportResult = { course_id: course.id, report };
+        tx.update(jobs).set({ result: JSON.stringify(result) }).where(eq(jobs.id, job.id)).run();
+        return course.id;
+      },
+      { behavior: 'immediate' },
+    );
+  } catch (error) {
+    releasePlaced(deps, placed);
+    throw error;
+  }
+  releasePlaced(deps, replaced);
   return { result: { course_id: courseId, report }, created, changed };
 }
 
