@@ -50,6 +50,12 @@ beforeAll(async () => {
   await ok('POST', '/api/documents', { title: 'Welcome', content: welcomeText, context: { context_type: 'activity', context_id: welcome.id } });
   await ok('POST', '/api/documents', { title: 'Introduce yourself', content: 'Tell us _who_ you are.\n', context: { context_type: 'activity', context_id: forum.id } });
   await ok('POST', '/api/documents', { title: 'Course notes', content: '## Notes\n\n1. first\n2. second\n', context: { context_type: 'course', context_id: courseId } });
+  const form = new FormData();
+  form.append('folder', 'week1');
+  form.append('file', new Blob([Buffer.from('%PDF-1.4\n%handout\n')], { type: 'application/pdf' }), 'handout.pdf');
+  const built = new Request('http://localhost/', { method: 'POST', body: form });
+  const uploaded = await t.call('POST', `/api/courses/${courseId}/files`, { as: instructor, rawBody: new Uint8Array(await built.arrayBuffer()), headers: { 'Content-Type': built.headers.get('content-type')! } });
+  expect(uploaded.status, uploaded.text).toBe(201);
   texts.set('Syllabus', '# Syllabus\n\nGrading is **fair**.\n\n- quizzes\n- projects\n');
   texts.set('Introduce yourself', 'Tell us _who_ you are.\n');
   texts.set('Course notes', '## Notes\n\n1. first\n2. second\n');
@@ -147,8 +153,11 @@ describe('GET /api/courses/{id}/export?format=imscc', () => {
       expect(hrefs.length).toBeGreaterThan(0);
       for (const href of hrefs) expect(files.has(href), `${href} is in the package`).toBe(true);
       if (r['@type'] === 'webcontent') {
-        expect(hrefs).toContain(r['@href']);
-        expect(files.get(r['@href'])!.toString()).toMatch(/^<!DOCTYPE html>/);
+        // A launchable page names its file; a course file's resource is not launchable and has no href.
+        if (r['@href'] !== undefined) {
+          expect(hrefs).toContain(r['@href']);
+          expect(files.get(r['@href'])!.toString()).toMatch(/^<!DOCTYPE html>/);
+        } else expect(hrefs[0]).toMatch(/^web_resources\//);
       } else {
         expect(r['@href']).toBeUndefined();
         expect(hrefs).toHaveLength(1);
@@ -166,6 +175,9 @@ describe('GET /api/courses/{id}/export?format=imscc', () => {
       }
     }
     expect([...types].sort()).toEqual(['imsdt_xmlv1p3', 'imswl_xmlv1p3', 'webcontent']);
+    // Course files are web content too, under web_resources/ by folder.
+    expect(files.get('web_resources/week1/handout.pdf')!.toString()).toBe('%PDF-1.4\n%handout\n');
+    expect(resources.some((r) => r.file?.[0]?.['@href'] === 'web_resources/week1/handout.pdf')).toBe(true);
     // The link between two documents is a link between their pages.
     const welcome = [...files.entries()].find(([name, data]) => name.startsWith('pages/') && data.toString().includes('<title>Welcome</title>'))!;
     expect(welcome[1].toString()).toMatch(/<a href="[0-9a-f-]{36}\.html">the syllabus<\/a>/);
@@ -194,6 +206,8 @@ describe('GET /api/courses/{id}/export?format=imscc', () => {
     const courseDocs = (await ok('GET', `/api/documents?context_type=course&context_id=${done.course_id}&per_page=100`)).data as Array<{ id: string; title: string }>;
     const notes = courseDocs.find((d) => d.title === 'Course notes')!;
     expect((await ok('GET', `/api/documents/${notes.id}?include=content`)).content).toBe(texts.get('Course notes'));
+    const copiedFiles = (await ok('GET', `/api/courses/${done.course_id}/files`)).data;
+    expect(copiedFiles).toEqual([expect.objectContaining({ name: 'handout.pdf', folder: 'week1', content_type: 'application/pdf' })]);
   });
 
   it('imported back into its own course, the export changes nothing', async () => {

@@ -20,7 +20,7 @@ async function startImport(c: Cast, side: Side) {
   return res.body as { id: string };
 }
 
-securityMatrix(cast, {
+securityMatrix<{ course: Side['course']; form: Awaited<ReturnType<typeof importForm>> }>(cast, {
   name: 'POST /api/imports',
   setup: async (side) => ({ course: side.course, form: await importForm(await cartridge, { course_id: side.course.id }) }),
   request: (f) => ({ method: 'POST', path: '/api/imports', rawBody: f.form.rawBody, headers: f.form.headers }),
@@ -38,7 +38,7 @@ securityMatrix(cast, {
   },
 });
 
-securityMatrix(cast, {
+securityMatrix<{ job: { id: string } }>(cast, {
   name: 'GET /api/imports/{id}',
   setup: sharedFixture(async (side, c) => ({ job: await startImport(c, side) })),
   request: (f) => ({ method: 'GET', path: `/api/imports/${f.job.id}` }),
@@ -54,7 +54,7 @@ securityMatrix(cast, {
   },
 });
 
-securityMatrix(cast, {
+securityMatrix<{ job: { id: string } }>(cast, {
   name: 'GET /api/imports',
   setup: sharedFixture(async (side, c) => ({ job: await startImport(c, side) })),
   request: () => ({ method: 'GET', path: '/api/imports' }),
@@ -71,7 +71,7 @@ securityMatrix(cast, {
   },
 });
 
-securityMatrix(cast, {
+securityMatrix<{ course: Side['course'] }>(cast, {
   name: 'GET /api/courses/{id}/export',
   setup: sharedFixture((side) => ({ course: side.course })),
   request: (f) => ({ method: 'GET', path: `/api/courses/${f.course.id}/export?format=imscc` }),

@@ -13,6 +13,8 @@ import { listModuleActivities } from '../activities/service';
 import type { Deps } from '../context';
 import type { CourseRow } from '../courses/service';
 import { listCourseModules, listSections } from '../courses/structure';
+import { blobPath } from '../files/blobs';
+import { listCourseFiles, type CourseFileRow } from '../files/service';
 import { markdownToHtml } from '../../export/markdown';
 import { escapeHtml } from '../lib/html';
 import { yieldToEventLoop } from '../lib/event-loop';
@@ -87,14 +89,22 @@ function outline(deps: Deps, course: CourseRow) {
 
 type Resource =
   | { kind: 'page'; identifier: string; documentId: string; href: string }
+  | { kind: 'file'; identifier: string; href: string; blob: string }
   | { kind: 'link'; identifier: string; href: string; title: string; url: string }
   | { kind: 'topic'; identifier: string; href: string; title: string; documentId?: string };
 
 const pagePath = (documentId: string) => `pages/${documentId}.html`;
 
+/** Where a course file goes in the package: web_resources/<folder>/<name>, as Canvas writes them. */
+const filePath = (file: CourseFileRow) => ['web_resources', ...(file.folder ? file.folder.split('/') : []), file.name].join('/');
+
 /** The organization and resources of the course, and what each resource needs written. */
-function plan(course: CourseRow, shape: ReturnType<typeof outline>) {
+function plan(deps: Deps, course: CourseRow, shape: ReturnType<typeof outline>, files: CourseFileRow[]) {
   const resources = new Map<string, Resource>();
+  for (const file of files) {
+    const ref = `file_${file.id}`;
+    resources.set(ref, { kind: 'file', identifier: ref, href: filePath(file), blob: blobPath(deps.config.dataDir, file.sha256) });
+  }
   const itemXml = (a: ExportActivity): string => {
     let ref: string;
     if (a.type === 'discussion') {
@@ -125,6 +135,7 @@ function plan(course: CourseRow, shape: ReturnType<typeof outline>) {
   const resourceXml = [...resources.values()]
     .map((r) => {
       if (r.kind === 'page') return `<resource identifier="${r.identifier}" type="webcontent" href="${xml(r.href)}"><file href="${xml(r.href)}"/></resource>`;
+      if (r.kind === 'file') return `<resource identifier="${r.identifier}" type="webcontent"><file href="${xml(r.href)}"/></resource>`;
       if (r.kind === 'link') return `<resource identifier="${r.identifier}" type="imswl_xmlv1p3"><file href="${xml(r.href)}"/></resource>`;
       return `<resource identifier="${r.identifier}" type="imsdt_xmlv1p3"><file href="${xml(r.href)}"/></resource>`;
     })
@@ -163,18 +174,24 @@ const htmlPage = (title: string, body: string) =>
 /** The course as a Common Cartridge 1.3 zip, streamed. */
 export function exportCartridge(deps: Deps, course: CourseRow): Readable {
   const shape = outline(deps, course);
-  const { manifest, resources } = plan(course, shape);
+  const files = listCourseFiles(deps.db, course.tenantId, course.id, { page: 1, per_page: 1_000_000 }).rows;
+  const { manifest, resources } = plan(deps, course, shape, files);
+  const fileHref = new Map(files.map((f) => [f.id, `../${filePath(f).split('/').map(encodeURIComponent).join('/')}`]));
   const zip = new yazl.ZipFile();
   zip.addBuffer(Buffer.from(manifest), 'imsmanifest.xml');
   const exported = new Set(resources.flatMap((r) => (r.kind === 'page' && r.documentId ? [r.documentId] : [])));
   // Links between documents become links between their pages.
   const relink = (markdown: string) =>
-    markdown.replace(/\/api\/documents\/([0-9a-f-]{36})\b/g, (whole, id: string) => (exported.has(id) ? `${id}.html` : whole));
+    markdown
+      .replace(/\/api\/documents\/([0-9a-f-]{36})\b/g, (whole, id: string) => (exported.has(id) ? `${id}.html` : whole))
+      .replace(/\/api\/files\/([0-9a-f-]{36})\/content\b/g, (whole, id: string) => fileHref.get(id) ?? whole);
   const textOf = (documentId: string) => relink(deps.documents.getText(documentId));
   void (async () => {
     try {
       for (const resource of resources) {
-        if (resource.kind === 'page') {
+        if (resource.kind === 'file') {
+          zip.addFile(resource.blob, resource.href, { compress: false });
+        } else if (resource.kind === 'page') {
           const title = resource.documentId ? (shape.titles.get(resource.documentId) ?? '') : '';
           const body = resource.documentId ? markdownToHtml(textOf(resource.documentId)) : '';
           zip.addBuffer(Buffer.from(htmlPage(title, body)), resource.href);

@@ -20,6 +20,7 @@ import { gradebookAssignments } from '../../db/schema';
 import { newId } from '../lib/ids';
 import { pageBounds, type PageQuery } from '../http/pagination';
 import { selectPage } from '../lib/sql';
+import { yieldToEventLoop } from '../lib/event-loop';
 import type { JobRow } from '../jobs/runner';
 import { PLACEHOLDER_PATTERN } from './html';
 import type { InlineDocument, Plan, PlannedActivity, PlannedModule, Skipped } from './tasks';
@@ -332,7 +333,11 @@ function documentInCourse(tx: Db, tenantId: string, courseId: string, documentId
 /** After the commit: new bodies into the search index, changed ones replaced through the store. */
 export async function afterApply(deps: Deps, userId: string, applied: Applied, report: ImportReport): Promise<void> {
   const svc = documentServices(deps);
-  for (const doc of applied.created) await deps.search.writeInTurn(doc.id, doc.markdown);
+  // Each body in a turn of its own: two hundred pages indexed in one would hold the event loop.
+  for (const doc of applied.created) {
+    await deps.search.writeInTurn(doc.id, doc.markdown);
+    await yieldToEventLoop();
+  }
   for (const change of applied.changed) {
     try {
       await replaceContent(svc, change.document, change.markdown, userId);
