@@ -23,7 +23,7 @@ import { selectPage } from '../lib/sql';
 import { yieldToEventLoop } from '../lib/event-loop';
 import type { JobRow } from '../jobs/runner';
 import { PLACEHOLDER_PATTERN } from './html';
-import type { InlineDocument, Plan, PlannedActivity, PlannedModule, Skipped } from './tasks';
+import { cleanTitle, type InlineDocument, type Plan, type PlannedActivity, type PlannedModule, type Skipped } from './tasks';
 import type { ConvertedPage } from './html';
 import { keepCourseFile, releasePlaced, type StagedFile } from './course-files';
 
@@ -157,7 +157,7 @@ export function applyPlan(
       (tx) => {
         const course = input.courseId
           ? getCourse(tx, job.tenantId, input.courseId)
-          : createCourse(tx, clock, { tenantId: job.tenantId, createdBy: user.id, title: plan.title ?? input.filename.replace(/\.(imscc|zip)$/i, '') ?? 'Imported course' });
+          : createCourse(tx, clock, { tenantId: job.tenantId, createdBy: user.id, title: cleanTitle(plan.title ?? input.filename.replace(/\.(imscc|zip)$/i, ''), 'Imported course') });
         const maps = new Mappings(tx, job.tenantId, course.id, now);
 
         // Course files first: documents link to them.
