@@ -27,6 +27,8 @@ import { usersArea } from './users';
 import { webhooksArea } from './webhooks';
 import { ssoArea } from './sso';
 import { filesArea } from './files';
+import { rostersArea } from './rosters';
+import { mailArea } from './mail';
 import { importsArea } from './imports';
 
 export const areas: readonly Area[] = [
@@ -55,6 +57,8 @@ export const areas: readonly Area[] = [
   templatesArea,
   ssoArea,
   filesArea,
+  rostersArea,
+  mailArea,
   importsArea,
 ];
 

@@ -12,6 +12,18 @@ const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
 
+/** A header value: no line breaks (MAIL_FROM goes into a mail header). */
+const singleLine = z
+  .string()
+  .trim()
+  .min(1)
+  .refine((v) => !/[\r\n\0]/.test(v), 'must be one line');
+
+/** A web page people open from a mail: http(s), with no fragment (the token goes in the query). */
+const pageUrl = z
+  .url({ message: 'must be a URL such as https://app.example.org/accept-invitation' })
+  .refine((u) => /^https?:$/.test(new URL(u).protocol) && !u.includes('#'), 'must be an http(s) URL without a #fragment');
+
 const configSchema = z.object({
   port: wholeNumber(0, 65535).default(3000),
   host: z.string().min(1).default('0.0.0.0'),
@@ -92,19 +104,38 @@ const configSchema = z.object({
   pdfMaxPages: wholeNumber(1).default(200),
   /** Seat time: a gap between heartbeats longer than this earns nothing and ends the session. */
   complianceIdleTimeoutSeconds: wholeNumber(1, 86_400).default(300),
+  /** Outgoing mail (invitations, password resets): `smtp://user:pass@host:587` (STARTTLS when offered) or `smtps://…:465`; unset: no mail. */
+  smtpUrl: z
+    .url({ message: 'must be a URL such as smtp://user:password@mail.example.org:587' })
+    .refine((u) => /^smtps?:$/.test(new URL(u).protocol), 'must start with smtp:// or smtps://')
+    .optional(),
+  /** The sender of every mail, e.g. `School LMS <no-reply@lms.example.org>`; required with SMTP_URL. */
+  mailFrom: singleLine.optional(),
+  /** The page an invitation link opens (`?token=` is added); unset: PUBLIC_URL + /accept-invitation. */
+  invitationUrl: pageUrl.optional(),
+  /** The page a password-reset link opens (`?token=` is added); unset: PUBLIC_URL + /reset-password. */
+  passwordResetUrl: pageUrl.optional(),
+  /** Password-reset requests per email address, and per client address, in a window. */
+  passwordResetMaxPerAddress: wholeNumber(1).default(5),
+  passwordResetMaxPerIp: wholeNumber(1).default(30),
+  passwordResetWindowSeconds: wholeNumber(1).default(3600),
 });
 
 /**
  * What follows from other settings: PUBLIC_URL, or http://localhost:<PORT> when it is unset
  * (publicUrlSet false); the outbound settings, or their older WEBHOOK_ALLOW_* names when unset.
  */
-const withDerived = configSchema.transform((config) => ({
-  ...config,
-  publicUrl: config.publicUrl ?? `http://localhost:${config.port}`,
-  publicUrlSet: config.publicUrl !== undefined,
-  outboundAllowHttp: config.outboundAllowHttp ?? config.webhookAllowHttp,
-  outboundAllowPrivateTargets: config.outboundAllowPrivateTargets ?? config.webhookAllowPrivateTargets,
-}));
+const withDerived = configSchema
+  .superRefine((config, ctx) => {
+    if (config.smtpUrl && !config.mailFrom) ctx.addIssue({ code: 'custom', path: ['mailFrom'], message: 'is required when SMTP_URL is set (the sender of every mail)' });
+  })
+  .transform((config) => ({
+    ...config,
+    publicUrl: config.publicUrl ?? `http://localhost:${config.port}`,
+    publicUrlSet: config.publicUrl !== undefined,
+    outboundAllowHttp: config.outboundAllowHttp ?? config.webhookAllowHttp,
+    outboundAllowPrivateTargets: config.outboundAllowPrivateTargets ?? config.webhookAllowPrivateTargets,
+  }));
 
 export type Config = z.output<typeof withDerived>;
 
@@ -153,6 +184,13 @@ const envNames: Record<ConfigKey, string> = {
   pdfTimeoutMs: 'PDF_TIMEOUT_MS',
   pdfMaxPages: 'PDF_MAX_PAGES',
   complianceIdleTimeoutSeconds: 'COMPLIANCE_IDLE_TIMEOUT_SECONDS',
+  smtpUrl: 'SMTP_URL',
+  mailFrom: 'MAIL_FROM',
+  invitationUrl: 'INVITATION_URL',
+  passwordResetUrl: 'PASSWORD_RESET_URL',
+  passwordResetMaxPerAddress: 'PASSWORD_RESET_MAX_PER_ADDRESS',
+  passwordResetMaxPerIp: 'PASSWORD_RESET_MAX_PER_IP',
+  passwordResetWindowSeconds: 'PASSWORD_RESET_WINDOW_SECONDS',
 };
 
 export class ConfigError extends Error {}

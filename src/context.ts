@@ -54,6 +54,8 @@ export interface Deps {
   signer: TokenSigner;
   auth: Authenticator;
   signInLimiter: { account: FailureLimiter; ip: FailureLimiter };
+  /** Password-reset requests counted per email address and per client address (src/auth/password-reset.ts). */
+  passwordResetLimiter: { address: FailureLimiter; ip: FailureLimiter };
   /** The only writer of document bodies (Yjs), shared by REST and the WebSocket hub. */
   documents: DocumentStore;
   /** Full-text search over documents, following every body change from the start. */

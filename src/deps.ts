@@ -83,6 +83,10 @@ export async function buildDeps(opts: {
       account: new FailureLimiter(clock, config.signInMaxFailures, windowMs),
       ip: new FailureLimiter(clock, config.signInMaxFailuresPerIp, windowMs),
     },
+    passwordResetLimiter: {
+      address: new FailureLimiter(clock, config.passwordResetMaxPerAddress, config.passwordResetWindowSeconds * 1000),
+      ip: new FailureLimiter(clock, config.passwordResetMaxPerIp, config.passwordResetWindowSeconds * 1000),
+    },
     documents,
     search,
     workers,

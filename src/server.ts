@@ -171,6 +171,9 @@ function warnOfUnsafeSettings(config: Config, logger: Logger): void {
   if (config.outboundAllowHttp) {
     logger.warn({ setting: 'OUTBOUND_ALLOW_HTTP' }, 'OUTBOUND_ALLOW_HTTP (or WEBHOOK_ALLOW_HTTP) is on: webhook messages and sign-in exchanges may be sent unencrypted (http://)');
   }
+  if (config.smtpUrl && !config.publicUrlSet && (!config.invitationUrl || !config.passwordResetUrl)) {
+    logger.warn({ setting: 'PUBLIC_URL' }, `SMTP_URL is set but PUBLIC_URL is not: invitation and password-reset mails will link to ${config.publicUrl}; set PUBLIC_URL (or INVITATION_URL and PASSWORD_RESET_URL)`);
+  }
 }
 
 main().catch((err) => {

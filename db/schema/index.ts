@@ -13,4 +13,6 @@ export * from './competencies';
 export * from './sso';
 export * from './jobs';
 export * from './files';
+export * from './rosters';
+export * from './account-tokens';
 export * from './imports';

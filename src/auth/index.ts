@@ -1,5 +1,11 @@
-// Auth: sign-in, token refresh and sign-out; the authenticator every request and live connection goes through.
+// Auth: sign-in, token refresh and sign-out; invitations and password resets (the one-time account
+// links); the authenticator every request and live connection goes through.
 import type { Area } from '../context';
+import { PASSWORD_RESET_REQUEST, passwordResetRequestJob } from './account-links';
+import { accountLinksRouter } from './account-routes';
 import { authRouter } from './routes';
 
-export const authArea: Area = { router: authRouter };
+export const authArea: Area = {
+  router: authRouter.route('/', accountLinksRouter),
+  jobs: (deps) => ({ [PASSWORD_RESET_REQUEST]: passwordResetRequestJob(deps) }),
+};

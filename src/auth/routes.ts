@@ -7,7 +7,7 @@ import { apiKeyGrant, logout, passwordGrant, refresh, ssoCodeGrant } from './ser
 
 const tags: [ApiTag] = ['Authentication'];
 
-const tokenSchema = z
+export const tokenSchema = z
   .object({
     access_token: z.string(),
     token_type: z.literal('Bearer'),

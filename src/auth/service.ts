@@ -45,7 +45,7 @@ function throttled(seconds: number, what: string): AppError {
 
 type LimiterDeps = Pick<Deps, 'signInLimiter' | 'metrics'>;
 /** Which budget an attempt draws on, as the metrics count failures and refusals. */
-type AttemptKind = 'password' | 'api_key' | 'current_password' | 'sso';
+type AttemptKind = 'password' | 'api_key' | 'current_password' | 'sso' | 'account_link';
 
 function checkNotThrottled(deps: LimiterDeps, keys: { account?: string; ip: string }, what: string, kind: AttemptKind): void {
   const wait = Math.max(
@@ -152,6 +152,22 @@ export async function ssoCodeGrant(deps: AuthDeps, code: string, ip: string): Pr
 /** Whether a client address may try another sign-in now; throws 429 otherwise (the SSO flows ask it first). */
 export function checkSignInBudget(deps: LimiterDeps, ip: string): void {
   checkNotThrottled(deps, { ip }, 'sign-ins', 'sso');
+}
+
+/**
+ * Redeeming a one-time account link (invitation, password reset) with a token that opens nothing
+ * draws on the client address's sign-in budget, as a wrong password does.
+ */
+export function accountLinkAttempts(deps: LimiterDeps, ip: string) {
+  return {
+    check: () => checkNotThrottled(deps, { ip }, 'attempts', 'account_link'),
+    failed: () => recordFailure(deps, { ip }, 'account_link'),
+  };
+}
+
+/** Signs a user in as the password grant does: an access token and a refresh token of a new family. */
+export function sessionTokens(deps: AuthDeps, user: Pick<UserRow, 'id' | 'tenantId' | 'role'>, ip: string): Promise<TokenPair> {
+  return issueTokens(deps, user, { withRefresh: true, ip });
 }
 
 /** A failed SSO sign-in draws on the client address's budget. */

@@ -40,7 +40,7 @@ export function slugify(title: string): string {
 }
 
 /** `base` if free among the tenant's live courses, else the first free `base-2`, `base-3`, … */
-function freeSlug(tx: Db, tenantId: string, base: string): string {
+export function freeSlug(tx: Db, tenantId: string, base: string): string {
   // Every `base-…` sorts between `base-` and `base.` ('.' follows '-'): one index range read.
   const taken = new Set(
     tx

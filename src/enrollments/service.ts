@@ -227,11 +227,11 @@ export interface EnrollResult {
   created: boolean;
 }
 
-type EnrollmentEventType = 'enrollment.created' | 'enrollment.completed' | 'enrollment.dropped';
+export type EnrollmentEventType = 'enrollment.created' | 'enrollment.completed' | 'enrollment.dropped';
 type EnrollmentFacts = { id: string; tenantId: string; courseId: string; userId: string; role: EnrollmentRole };
 
-/** The event of an enrollment's change; the enrolled user sees it in their feed. */
-function enrollmentEvent(type: EnrollmentEventType, actorId: string | null, e: EnrollmentFacts): NewEvent<EnrollmentEventType> {
+/** The event of an enrollment's change; the enrolled user sees it in their feed (roster imports record theirs with it too). */
+export function enrollmentEvent(type: EnrollmentEventType, actorId: string | null, e: EnrollmentFacts): NewEvent<EnrollmentEventType> {
   return {
     tenantId: e.tenantId,
     type,

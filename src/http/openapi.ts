@@ -111,6 +111,7 @@ export const apiTags = [
   { name: 'Course files', description: "Files of a course (PDFs, images, slides): stored once by content, served only to the course's members." },
   { name: 'Course migration', description: 'IMS Common Cartridge: import a course from another LMS (a background job with a report), export one as a cartridge.' },
   { name: 'Templates', description: "The tenant's document templates, their variables, rendering and new documents made from them." },
+  { name: 'Rosters', description: 'OneRoster 1.2 CSV imports: users, classes (as courses) and enrollments kept in step with a student information system.' },
 ] as const satisfies ReadonlyArray<{ name: string; description: string }>;
 
 export type ApiTag = (typeof apiTags)[number]['name'];

@@ -118,6 +118,18 @@ export class JobRunner {
     return row;
   }
 
+  /**
+   * Replaces a job's stored input, for a handler whose input held something that must not outlive
+   * its use (a mail's link, once sent or given up).
+   */
+  replaceInput(id: string, input: unknown): void {
+    this.options.db
+      .update(jobs)
+      .set({ input: JSON.stringify(input ?? null), updatedAt: this.options.clock.now().toISOString() })
+      .where(eq(jobs.id, id))
+      .run();
+  }
+
   /** One job of a tenant, or undefined. */
   find(tenantId: string, id: string): JobRow | undefined {
     return this.options.db

@@ -121,8 +121,8 @@ export interface MetricsSink {
   readonly store: { updatesPersisted(rows: number, bytes: number): void; compacted(): void };
   readonly webhooks: { attempted(ok: boolean, seconds: number): void };
   checkpointed(seconds: number): void;
-  signInFailed(kind: 'password' | 'api_key' | 'current_password' | 'sso'): void;
-  rateLimitRefused(limiter: 'sign_in' | 'password_change'): void;
+  signInFailed(kind: 'password' | 'api_key' | 'current_password' | 'sso' | 'account_link'): void;
+  rateLimitRefused(limiter: 'sign_in' | 'password_change' | 'password_reset'): void;
   exposition(): Promise<string>;
   readonly contentType: string;
 }
@@ -361,11 +361,11 @@ export class Metrics implements MetricsSink {
     this.checkpointDuration.observe(seconds);
   }
 
-  signInFailed(kind: 'password' | 'api_key' | 'current_password' | 'sso'): void {
+  signInFailed(kind: 'password' | 'api_key' | 'current_password' | 'sso' | 'account_link'): void {
     this.signInFailures.inc({ kind });
   }
 
-  rateLimitRefused(limiter: 'sign_in' | 'password_change'): void {
+  rateLimitRefused(limiter: 'sign_in' | 'password_change' | 'password_reset'): void {
     this.rateLimited.inc({ limiter });
   }
 

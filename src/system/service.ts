@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { scriptsWithoutFonts } from '../../export/fonts';
 import type { Deps } from '../context';
+import { mailConfigured } from '../mail/transport';
 
 /** The repository's package.json: two folders up from this file, three from its build in dist/. */
 function readPackageJson(): { version: string } {
@@ -57,7 +58,10 @@ export async function features(deps: Deps) {
       lti: false,
       saml: false,
       oidc: true,
+      oneroster: true,
       migration: true,
+      /** Invitations and password resets go out by mail (SMTP_URL and MAIL_FROM set). */
+      email: mailConfigured(deps.config),
     },
   };
 }

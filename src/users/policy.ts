@@ -29,6 +29,9 @@ export function canUpdateUser(actor: Actor, targetId: string, fields: UserField[
 
 export const canDeleteUser = (actor: Actor): boolean => isTenantAdmin(actor);
 
+/** Admins send (and send again) invitations to set a password. */
+export const canInviteUser = (actor: Actor): boolean => isTenantAdmin(actor);
+
 /** The platform operator's account is theirs alone: another admin can neither change nor delete it. */
 export const protectsPlatformOperator = (actor: Actor, target: { id: string; isPlatformAdmin: boolean }): boolean =>
   target.isPlatformAdmin && actor.userId !== target.id;
@@ -46,7 +49,8 @@ export type UserAccess =
   | { action: 'search'; teachesACourse: () => boolean }
   | { action: 'view'; targetId: string; sharesACourse: () => boolean }
   | { action: 'update'; target: Target; fields: UserField[] }
-  | { action: 'delete'; target: Target };
+  | { action: 'delete'; target: Target }
+  | { action: 'invite'; target: Target };
 
 /**
  * The one entry the routes call, once the target (if any) is found: a user of another tenant is
@@ -78,6 +82,10 @@ export function authorizeUser(actor: Actor, access: UserAccess): void {
     case 'delete':
       if (!canDeleteUser(actor)) throw forbidden('Only admins can delete users');
       if (protectsPlatformOperator(actor, access.target)) throw forbidden('The platform operator account cannot be deleted by another admin');
+      return;
+    case 'invite':
+      if (!canInviteUser(actor)) throw forbidden('Only admins can invite users');
+      if (protectsPlatformOperator(actor, access.target)) throw forbidden('Only the platform operator can change their own account');
       return;
   }
 }

@@ -8,9 +8,12 @@ import { conflict } from '../http/errors';
 import { type ApiTag, authedRoute, errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent } from '../http/openapi';
 import { pageOf, pageOfRows } from '../http/pagination';
 import { authorizeUser, canSeeDeletedUsers, type UserField } from './policy';
-import { presentUser } from './present';
+import { createInvitedUser, resendInvitation, type Inviter } from './invitations';
+import { presentInvitation, presentUser } from './present';
 import {
+  createdUserSchema,
   createUserBody,
+  invitationSchema,
   listUsersQuery,
   permissionsSchema,
   searchUsersQuery,
@@ -21,6 +24,12 @@ import { createUser, getUser, listUsers, normaliseEmail, softDeleteUser, updateU
 
 const tags: [ApiTag] = ['Users'];
 const userDeps = (deps: Deps) => ({ db: deps.db, clock: deps.clock, scryptCost: deps.config.scryptCost });
+
+/** The caller, as an invitation mail names them. */
+const inviterOf = (deps: Deps, actor: { userId: string; tenantId: string }): Inviter => ({
+  id: actor.userId,
+  name: (deps.auth.profileOf(actor.userId) ?? getUser(deps.db, actor.tenantId, actor.userId)).name,
+});
 
 export const usersRouter = newRouter()
   .openapi(
@@ -46,15 +55,26 @@ export const usersRouter = newRouter()
       path: '/api/users',
       operationId: 'createUser',
       tags,
-      summary: 'Create a user (admin)',
+      summary: 'Create a user (admin); without a password, the user is invited',
+      description:
+        'Without `password` the user is invited: a one-time link valid 7 days lets them choose a password and sign in ' +
+        '(POST /api/auth/invitations/accept). It is mailed when the server sends mail (SMTP_URL); otherwise the answer ' +
+        'carries it as `invitation_url`, for the admin to pass on.',
       request: jsonBody(createUserBody),
-      responses: { 201: jsonContent(userSchema, 'The new user'), ...errorResponses(403, 409) },
+      responses: { 201: jsonContent(createdUserSchema, 'The new user (and their invitation)'), ...errorResponses(403, 409) },
     }),
     async (c) => {
       const actor = c.var.actor;
+      const deps = c.var.deps;
       authorizeUser(actor, { action: 'create' });
       const body = c.req.valid('json');
-      const user = await createUser(userDeps(c.var.deps), { tenantId: actor.tenantId, ...body });
+      if (body.password === undefined) {
+        const { user, invitation } = createInvitedUser(deps, { tenantId: actor.tenantId, ...body }, inviterOf(deps, actor));
+        c.header('Location', `/api/users/${user.id}`);
+        c.header('Cache-Control', 'no-store');
+        return c.json({ ...presentUser(user), ...presentInvitation(invitation) }, 201);
+      }
+      const user = await createUser(userDeps(deps), { tenantId: actor.tenantId, ...body });
       c.header('Location', `/api/users/${user.id}`);
       return c.json(presentUser(user), 201);
     },
@@ -184,6 +204,30 @@ export const usersRouter = newRouter()
         },
       );
       return c.json(presentUser(updated), 200);
+    },
+  )
+  .openapi(
+    authedRoute({
+      method: 'post',
+      path: '/api/users/{id}/invitation',
+      operationId: 'resendInvitation',
+      tags,
+      summary: 'Send the invitation again (admin): a new one-time link, valid 7 days; the previous link stops working',
+      description:
+        'For a user who has no password yet (created without one). The new link is mailed when the server sends mail ' +
+        '(SMTP_URL), otherwise it is in the answer (`invitation_url`). A user who already has a password is a 409: they can reset it.',
+      request: { params: idParams },
+      responses: { 200: jsonContent(invitationSchema, 'The new invitation'), ...errorResponses(403, 404, 409) },
+    }),
+    (c) => {
+      const actor = c.var.actor;
+      const deps = c.var.deps;
+      const { id } = c.req.valid('param');
+      const target = getUser(deps.db, actor.tenantId, id);
+      authorizeUser(actor, { action: 'invite', target });
+      const invitation = resendInvitation(deps, target, inviterOf(deps, actor));
+      c.header('Cache-Control', 'no-store');
+      return c.json(presentInvitation(invitation), 200);
     },
   )
   .openapi(

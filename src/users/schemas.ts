@@ -24,11 +24,30 @@ export const userSchema = z
   })
   .openapi('User');
 
+const invitationFields = {
+  invitation_expires_at: timestamp.openapi({ description: 'Until when the one-time invitation link works (7 days)' }),
+  invitation_mailed: z.boolean().openapi({ description: 'Whether the link went out by mail (SMTP configured); if not, `invitation_url` is in this answer' }),
+  invitation_url: z.url().optional().openapi({
+    description: 'The invitation link, for the admin to pass on: only when the server sends no mail (no SMTP_URL). It works once; sending the invitation again ends it',
+  }),
+};
+
+/** POST /api/users: the user, and, when created without a password, their invitation. */
+export const createdUserSchema = userSchema
+  .extend({
+    invitation_expires_at: invitationFields.invitation_expires_at.optional(),
+    invitation_mailed: invitationFields.invitation_mailed.optional(),
+    invitation_url: invitationFields.invitation_url,
+  })
+  .openapi('CreatedUser');
+
+export const invitationSchema = z.object(invitationFields).openapi('Invitation');
+
 export const createUserBody = z
   .object({
     email: emailAddress(),
     name: singleLineText().trim().min(1).max(200),
-    password: passwordField.optional(),
+    password: passwordField.optional().openapi({ description: 'Without it the user is invited: a one-time link (7 days) to choose a password, by mail when SMTP is configured, otherwise in the answer (`invitation_url`)' }),
     role: tenantRole.optional(),
   })
   .strict()

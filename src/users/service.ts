@@ -1,7 +1,7 @@
 // Users of a tenant: create, list, search, read, update, soft delete. Every query is tenant-scoped.
 import { and, asc, eq, isNull, or, sql, type SQL } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
-import { refreshTokens, users } from '../../db/schema';
+import { users } from '../../db/schema';
 import type { Clock } from '../lib/clock';
 import { hashPassword, verifyPassword } from '../auth/passwords';
 import { conflict, notFound, unprocessable } from '../http/errors';
@@ -10,6 +10,10 @@ import { newId } from '../lib/ids';
 import { preparedFor } from '../lib/prepared';
 import { ilike, isUniqueViolation, likeContains, selectPage } from '../lib/sql';
 import type { AccessChanges } from '../auth/access';
+import { revokeAccountTokensOf } from '../auth/account-tokens';
+import { revokeRefreshTokensOf } from '../auth/sessions';
+
+export { revokeRefreshTokensOf };
 import type { TenantRole } from '../auth/authenticator';
 import { normaliseEmail } from '../lib/email';
 import { canonicalTimeZone } from '../lib/timezone';
@@ -167,7 +171,11 @@ export async function updateUser(
         .where(and(eq(users.id, target.id), eq(users.tenantId, target.tenantId)))
         .returning()
         .get();
-      if (passwordHash !== undefined) revokeRefreshTokensOf(tx, target.id, now);
+      if (passwordHash !== undefined) {
+        revokeRefreshTokensOf(tx, target.id, now);
+        // An invitation or a reset link still out would set a password over this one.
+        revokeAccountTokensOf(tx, target.id, now);
+      }
       return row!;
     });
   } catch (err) {
@@ -185,13 +193,7 @@ export function softDeleteUser(db: Db, clock: Clock, access: AccessChanges, targ
   inTransaction(db, (tx) => {
     tx.update(users).set({ deletedAt: now, updatedAt: now }).where(eq(users.id, target.id)).run();
     revokeRefreshTokensOf(tx, target.id, now);
+    revokeAccountTokensOf(tx, target.id, now);
   });
   access.narrowed();
-}
-
-export function revokeRefreshTokensOf(tx: Db, userId: string, now: string): void {
-  tx.update(refreshTokens)
-    .set({ revokedAt: now })
-    .where(and(eq(refreshTokens.userId, userId), isNull(refreshTokens.revokedAt)))
-    .run();
 }

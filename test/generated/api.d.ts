@@ -124,6 +124,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/invitations/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invitation: choose a password (and a name) and sign in
+         * @description The token of an invitation link (valid 7 days, once). Answers the tokens of a new session, as the password grant of `POST /api/auth/token`. A token that is unknown, used, replaced by a newer invitation or expired is a 422 naming `token`; such failures count against the client address as failed sign-ins do (429).
+         */
+        post: operations["acceptInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/password-reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for a password-reset link by mail; always 202, the same whether or not the address has an account
+         * @description A mail with a one-time link (1 hour) goes to each account of the address (only the one of `tenant`, when named), when the server sends mail (SMTP_URL). The answer never says whether an account exists. Requests are counted per address and per client address (PASSWORD_RESET_MAX_PER_ADDRESS, PASSWORD_RESET_MAX_PER_IP over PASSWORD_RESET_WINDOW_SECONDS); past either, 429 with Retry-After, whatever the address.
+         */
+        post: operations["requestPasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/password-reset/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a new password with a reset link; every session of the account ends
+         * @description The token of a password-reset link (valid 1 hour, once). Refresh tokens of the account are revoked and access tokens issued before are refused; API keys go on. A token that is unknown, used or expired is a 422 naming `token` (counted against the client address as failed sign-ins are: 429).
+         */
+        post: operations["confirmPasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/users": {
         parameters: {
             query?: never;
@@ -134,7 +194,10 @@ export interface paths {
         /** List users of the tenant (admin) */
         get: operations["listUsers"];
         put?: never;
-        /** Create a user (admin) */
+        /**
+         * Create a user (admin); without a password, the user is invited
+         * @description Without `password` the user is invited: a one-time link valid 7 days lets them choose a password and sign in (POST /api/auth/invitations/accept). It is mailed when the server sends mail (SMTP_URL); otherwise the answer carries it as `invitation_url`, for the admin to pass on.
+         */
         post: operations["createUser"];
         delete?: never;
         options?: never;
@@ -213,6 +276,26 @@ export interface paths {
          * @description `timezone` is an IANA time zone (`Europe/Paris`), checked against the time-zone tables the server counts a learner's calendar days with (streaks, reminders); anything else is a 422. It is stored in its canonical form (`europe/paris` reads back `Europe/Paris`); null resets it to UTC.
          */
         patch: operations["updateUser"];
+        trace?: never;
+    };
+    "/api/users/{id}/invitation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send the invitation again (admin): a new one-time link, valid 7 days; the previous link stops working
+         * @description For a user who has no password yet (created without one). The new link is mailed when the server sends mail (SMTP_URL), otherwise it is in the answer (`invitation_url`). A user who already has a password is a 409: they can reset it.
+         */
+        post: operations["resendInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/tenants": {
@@ -2619,6 +2702,44 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/rosters/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant's roster imports, newest first (admin) */
+        get: operations["listRosterImports"];
+        put?: never;
+        /**
+         * Import a OneRoster 1.2 CSV bundle (admin): checked, then queued; 202 with the import to follow
+         * @description A multipart form with one part, `file`: a zip holding manifest.csv and the bundle's CSV files (orgs, academicSessions, courses, classes, users, enrollments; others are ignored). Its mode (bulk or delta) comes from the manifest's `file.*` entries. The zip may be 50 MiB; a zip that is not a bundle, holds more than 100 entries, a path that leaves its folder, more than 100 MiB once inflated or an entry that inflates more than 100 times its size is refused with 422 naming the reason, and nothing is written. The import then runs in the background (see docs/rosters.md).
+         */
+        post: operations["createRosterImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/rosters/imports/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One roster import: its status, progress and report of every rejected line (admin) */
+        get: operations["getRosterImport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/imports": {
         parameters: {
             query?: never;
@@ -3275,6 +3396,28 @@ export interface components {
             /** @description The `code` a single sign-on redirected to the front end with (60 s, once) */
             code: string;
         };
+        AcceptInvitation: {
+            /** @description The `token` of the link (its `?token=` query parameter) */
+            token: string;
+            password: string;
+            /** @description Replaces the name the admin gave */
+            name?: string;
+        };
+        PasswordResetAccepted: {
+            /** @enum {string} */
+            detail: "If an account with this address exists, a mail with a link to choose a new password is on its way. The link works once, for 1 hour.";
+        };
+        PasswordResetRequest: {
+            /** Format: email */
+            email: string;
+            /** @description Tenant slug: only the account of this tenant; without it, every account of the address gets a mail */
+            tenant?: string;
+        };
+        PasswordResetConfirm: {
+            /** @description The `token` of the link (its `?token=` query parameter) */
+            token: string;
+            password: string;
+        };
         User: {
             /** Format: uuid */
             id: string;
@@ -3312,10 +3455,26 @@ export interface components {
             total: number;
             total_pages: number;
         };
+        CreatedUser: components["schemas"]["User"] & {
+            /**
+             * Format: date-time
+             * @description Until when the one-time invitation link works (7 days)
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            invitation_expires_at?: string;
+            /** @description Whether the link went out by mail (SMTP configured); if not, `invitation_url` is in this answer */
+            invitation_mailed?: boolean;
+            /**
+             * Format: uri
+             * @description The invitation link, for the admin to pass on: only when the server sends no mail (no SMTP_URL). It works once; sending the invitation again ends it
+             */
+            invitation_url?: string;
+        };
         CreateUser: {
             /** Format: email */
             email: string;
             name: string;
+            /** @description Without it the user is invited: a one-time link (7 days) to choose a password, by mail when SMTP is configured, otherwise in the answer (`invitation_url`) */
             password?: string;
             /** @enum {string} */
             role?: "admin" | "member";
@@ -3342,6 +3501,21 @@ export interface components {
             current_password?: string;
             /** @description An IANA time zone such as `Europe/Paris` (422 for anything else), stored in its canonical form; null resets to UTC */
             timezone?: string | null;
+        };
+        Invitation: {
+            /**
+             * Format: date-time
+             * @description Until when the one-time invitation link works (7 days)
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            invitation_expires_at: string;
+            /** @description Whether the link went out by mail (SMTP configured); if not, `invitation_url` is in this answer */
+            invitation_mailed: boolean;
+            /**
+             * Format: uri
+             * @description The invitation link, for the admin to pass on: only when the server sends no mail (no SMTP_URL). It works once; sending the invitation again ends it
+             */
+            invitation_url?: string;
         };
         Tenant: {
             /** Format: uuid */
@@ -5938,6 +6112,107 @@ export interface components {
              */
             updated_at: string;
         };
+        RosterImport: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            status: "queued" | "running" | "succeeded" | "failed";
+            /** @enum {string} */
+            mode: "bulk" | "delta";
+            filename: string;
+            bytes: number;
+            sha256: string;
+            /** @description Bytes of the CSV files read so far, of all of them */
+            progress: {
+                done: number;
+                total: number;
+            };
+            /** @description Why a failed import failed (nothing was changed) */
+            error: string | null;
+            report: components["schemas"]["RosterReport"];
+            /** Format: uuid */
+            created_by: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            finished_at: string | null;
+        };
+        /** @description Once the import has ended (succeeded or failed); null while queued or running */
+        RosterReport: {
+            created: number;
+            updated: number;
+            /** @description Records ended: users soft-deleted, enrollments dropped, classes and metadata unlinked */
+            deleted: number;
+            unchanged: number;
+            /** @enum {string} */
+            mode: "bulk" | "delta";
+            by_type: {
+                orgs: {
+                    created: number;
+                    updated: number;
+                    /** @description Records ended: users soft-deleted, enrollments dropped, classes and metadata unlinked */
+                    deleted: number;
+                    unchanged: number;
+                };
+                academicSessions: {
+                    created: number;
+                    updated: number;
+                    /** @description Records ended: users soft-deleted, enrollments dropped, classes and metadata unlinked */
+                    deleted: number;
+                    unchanged: number;
+                };
+                courses: {
+                    created: number;
+                    updated: number;
+                    /** @description Records ended: users soft-deleted, enrollments dropped, classes and metadata unlinked */
+                    deleted: number;
+                    unchanged: number;
+                };
+                users: {
+                    created: number;
+                    updated: number;
+                    /** @description Records ended: users soft-deleted, enrollments dropped, classes and metadata unlinked */
+                    deleted: number;
+                    unchanged: number;
+                };
+                classes: {
+                    created: number;
+                    updated: number;
+                    /** @description Records ended: users soft-deleted, enrollments dropped, classes and metadata unlinked */
+                    deleted: number;
+                    unchanged: number;
+                };
+                enrollments: {
+                    created: number;
+                    updated: number;
+                    /** @description Records ended: users soft-deleted, enrollments dropped, classes and metadata unlinked */
+                    deleted: number;
+                    unchanged: number;
+                };
+            };
+            /** @description Every rejected line (the first 10,000); for a failed import, the problem that stopped it comes first */
+            errors: components["schemas"]["RosterProblem"][];
+            errors_total: number;
+        } | null;
+        RosterProblem: {
+            /** @example users.csv */
+            file: string;
+            /**
+             * @description Where the record starts (the header is line 1); null for the file as a whole
+             * @example 7
+             */
+            line: number | null;
+            /** @example email */
+            field: string | null;
+            /** @example is required: every user here signs in by email */
+            message: string;
+        };
         Import: {
             /** Format: uuid */
             id: string;
@@ -6306,6 +6581,202 @@ export interface operations {
             };
         };
     };
+    acceptInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AcceptInvitation"];
+            };
+        };
+        responses: {
+            /** @description Tokens */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenResponse"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but not acceptable (validation_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many attempts (rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    requestPasswordReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasswordResetRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasswordResetAccepted"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many attempts (rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    confirmPasswordReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasswordResetConfirm"];
+            };
+        };
+        responses: {
+            /** @description Done; no body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but not acceptable (validation_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many attempts (rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listUsers: {
         parameters: {
             query?: {
@@ -6376,13 +6847,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The new user */
+            /** @description The new user (and their invitation) */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["User"];
+                    "application/json": components["schemas"]["CreatedUser"];
                 };
             };
             /** @description Malformed request (validation_failed) */
@@ -6776,6 +7247,73 @@ export interface operations {
             };
             /** @description Too many attempts (rate_limited) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    resendInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new invitation */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Invitation"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18676,6 +19214,241 @@ export interface operations {
             };
             /** @description Error */
             416: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listRosterImports: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (at most 1000000000) */
+                page?: number;
+                /** @description Items per page, 1 to 100 */
+                per_page?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Imports */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @enum {string} */
+                            status: "queued" | "running" | "succeeded" | "failed";
+                            /** @enum {string} */
+                            mode: "bulk" | "delta";
+                            filename: string;
+                            bytes: number;
+                            sha256: string;
+                            /** @description Bytes of the CSV files read so far, of all of them */
+                            progress: {
+                                done: number;
+                                total: number;
+                            };
+                            /** @description Why a failed import failed (nothing was changed) */
+                            error: string | null;
+                            /** Format: uuid */
+                            created_by: string | null;
+                            /**
+                             * Format: date-time
+                             * @example 2026-01-01T00:00:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-01-01T00:00:00.000Z
+                             */
+                            finished_at: string | null;
+                            /** @description The counts of the report (read one import for its errors) */
+                            report: {
+                                created: number;
+                                updated: number;
+                                /** @description Records ended: users soft-deleted, enrollments dropped, classes and metadata unlinked */
+                                deleted: number;
+                                unchanged: number;
+                                errors_total: number;
+                            } | null;
+                        }[];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createRosterImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The OneRoster 1.2 CSV bundle, a zip
+                     */
+                    file: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The import, queued */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RosterImport"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but not acceptable (validation_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getRosterImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The import */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RosterImport"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -73,10 +73,10 @@ export interface Cast {
 }
 
 /** Builds, once for the enclosing scope (beforeAll), a test app with both tenants' principals. */
-export function useCast(slug: string): () => Cast {
+export function useCast(slug: string, options?: () => Parameters<typeof makeTestApp>[0]): () => Cast {
   let cast: Cast | undefined;
   beforeAll(async () => {
-    cast = await buildCast(slug);
+    cast = await buildCast(slug, options?.());
   });
   afterAll(() => cast?.t.close());
   return () => {
@@ -85,8 +85,8 @@ export function useCast(slug: string): () => Cast {
   };
 }
 
-export async function buildCast(slug: string): Promise<Cast> {
-  const t = await makeTestApp();
+export async function buildCast(slug: string, options?: Parameters<typeof makeTestApp>[0]): Promise<Cast> {
+  const t = await makeTestApp(options);
   const other = await t.newTenant(`${slug}-b`);
   const a = await buildSide(t, 'A', t.defaultTenantId, await t.newUser({ role: 'admin', name: 'Tenant A Admin' }));
   const b = await buildSide(t, 'B', other.tenantId, other.admin);
