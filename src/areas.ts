@@ -29,6 +29,7 @@ import { ssoArea } from './sso';
 import { filesArea } from './files';
 import { rostersArea } from './rosters';
 import { mailArea } from './mail';
+import { importsArea } from './imports';
 
 export const areas: readonly Area[] = [
   systemArea,
@@ -58,6 +59,7 @@ export const areas: readonly Area[] = [
   filesArea,
   rostersArea,
   mailArea,
+  importsArea,
 ];
 
 /** The tenant-wide rights every area defines, as GET /api/users/me/permissions reports them. */

@@ -92,6 +92,8 @@ const configSchema = z.object({
   fileMaxBytes: wholeNumber(1).default(100 * 1024 * 1024),
   /** Background jobs (imports, roster imports, mail) running at once. */
   jobConcurrency: wholeNumber(1, 64).default(2),
+  /** The largest Common Cartridge file POST /api/imports accepts (compressed, as uploaded). */
+  importMaxBytes: wholeNumber(1024).default(500 * 1024 * 1024),
   /** The Chromium that renders PDFs; unset: /usr/bin/chromium (and the other usual paths). */
   chromiumPath: z.string().min(1).optional(),
   /** PDF exports rendered at once (pages of the shared browser), and how many more may wait. */
@@ -173,6 +175,7 @@ const envNames: Record<ConfigKey, string> = {
   webhookConcurrency: 'WEBHOOK_CONCURRENCY',
   jobConcurrency: 'JOB_CONCURRENCY',
   fileMaxBytes: 'FILE_MAX_BYTES',
+  importMaxBytes: 'IMPORT_MAX_BYTES',
   frontendOrigins: 'FRONTEND_ORIGINS',
   ssoSecretKey: 'SSO_SECRET_KEY',
   chromiumPath: 'PUPPETEER_EXECUTABLE_PATH',

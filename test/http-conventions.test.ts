@@ -100,7 +100,7 @@ describe('health and system', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       version: packageVersion,
-      features: { collab: false, pdf_export: findChromium() !== undefined, pdf_fonts: true, competencies: true, gamification: true, sequencing: true, webhooks: true, lti: false, saml: true, oidc: true, oneroster: true, migration: false, email: false },
+      features: { collab: false, pdf_export: findChromium() !== undefined, pdf_fonts: true, competencies: true, gamification: true, sequencing: true, webhooks: true, lti: false, saml: true, oidc: true, oneroster: true, migration: true, email: false },
     });
 
     const on = await makeTestApp({ deps: (deps) => void (deps.capabilities.collab = { available: async () => true }) });

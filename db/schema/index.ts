@@ -15,3 +15,4 @@ export * from './jobs';
 export * from './files';
 export * from './rosters';
 export * from './account-tokens';
+export * from './imports';

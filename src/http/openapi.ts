@@ -109,6 +109,7 @@ export const apiTags = [
   { name: 'Export', description: 'A document as Markdown, HTML, plain text, Word, JSON or PDF.' },
   { name: 'Single sign-on', description: 'Connections to identity providers (SAML 2.0, OpenID Connect) that admins manage; people sign in through them and get this server\'s tokens.' },
   { name: 'Course files', description: "Files of a course (PDFs, images, slides): stored once by content, served only to the course's members." },
+  { name: 'Course migration', description: 'IMS Common Cartridge: import a course from another LMS (a background job with a report), export one as a cartridge.' },
   { name: 'Templates', description: "The tenant's document templates, their variables, rendering and new documents made from them." },
   { name: 'Rosters', description: 'OneRoster 1.2 CSV imports: users, classes (as courses) and enrollments kept in step with a student information system.' },
 ] as const satisfies ReadonlyArray<{ name: string; description: string }>;

@@ -59,7 +59,7 @@ export async function features(deps: Deps) {
       saml: true,
       oidc: true,
       oneroster: true,
-      migration: false,
+      migration: true,
       /** Invitations and password resets go out by mail (SMTP_URL and MAIL_FROM set). */
       email: mailConfigured(deps.config),
     },

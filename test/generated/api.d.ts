@@ -2801,6 +2801,64 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's imports, newest first */
+        get: operations["listImports"];
+        put?: never;
+        /**
+         * Import a Common Cartridge (1.0–1.3, Thin CC) as a new course or into one (202: a job to follow)
+         * @description Instructors of the course named by `course_id` and admins import into it; without `course_id`, anyone who may create courses imports a new course (and becomes its instructor). The file is streamed to disk. Refused at once with 422 naming the reason: a file larger than IMPORT_MAX_BYTES (a request whose announced length is beyond it and the form's overhead is a 413), more than 10,000 entries, a declared uncompressed size over 2 GiB, paths with `..`, absolute paths, links, duplicate entry names, no imsmanifest.xml, a manifest that is not well-formed, has a DOCTYPE or entities, or is not Common Cartridge. What only inflating can tell (a compression ratio over 100:1, more than 2 GiB inflated, an entry larger than its header says) fails the job with the reason; a failed import writes nothing. Importing the same cartridge into the same course again updates what the first import made.
+         */
+        post: operations["createImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/imports/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One import: its status, progress and report (whoever started it, and admins) */
+        get: operations["getImport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/courses/{id}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The course as an IMS Common Cartridge 1.3 file (instructors, admins)
+         * @description Sections and modules are the organization; a document linked to an activity is web content (its Markdown as HTML), an activity with only a URL a web link, a discussion a topic with its document's text; documents linked to the course are web content outside the organization. Importing the file back (here or in another LMS) gives the same structure and text.
+         */
+        get: operations["exportCourse"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "activity.completed": {
@@ -6238,6 +6296,74 @@ export interface components {
             /** @example is required: every user here signs in by email */
             message: string;
         };
+        Import: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            status: "queued" | "running" | "succeeded" | "failed";
+            progress: {
+                done: number;
+                total: number;
+            };
+            /**
+             * Format: uuid
+             * @description The course imported into (or created); null until a new course exists
+             */
+            course_id: string | null;
+            filename: string;
+            /** @description Why the import failed */
+            error: string | null;
+            report: components["schemas"]["ImportReport"];
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            updated_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            finished_at: string | null;
+        };
+        /** @description What was imported, skipped and warned about; null while it runs */
+        ImportReport: {
+            /** @description The Common Cartridge version read (`1.0`–`1.3`, `(thin)` for Thin CC) */
+            version: string | null;
+            /** @description What the cartridge gave, created or updated */
+            imported: {
+                sections: number;
+                modules: number;
+                activities: number;
+                documents: number;
+                links: number;
+                lti_links: number;
+                discussions: number;
+                files: number;
+                assignments: number;
+            };
+            /** @description Of those, what an earlier import of the same cartridge into the same course had made and this one updated */
+            updated: {
+                modules: number;
+                activities: number;
+                documents: number;
+            };
+            /** @description Scripts and event handlers (including javascript: links) removed from imported HTML */
+            removed: {
+                scripts: number;
+                event_handlers: number;
+            };
+            skipped: {
+                identifier: string;
+                type: string;
+                reason: string;
+            }[];
+            warnings: string[];
+        } | null;
     };
     responses: never;
     parameters: never;
@@ -19635,6 +19761,260 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RosterImport"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listImports: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (at most 1000000000) */
+                page?: number;
+                /** @description Items per page, 1 to 100 */
+                per_page?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Imports */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Import"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The cartridge: an .imscc or .zip file
+                     */
+                    file: string;
+                    /**
+                     * Format: uuid
+                     * @description Import into this course (its instructors, admins); left out: a new course
+                     */
+                    course_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The import, queued */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Import"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but not acceptable (validation_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The import */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Import"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    exportCourse: {
+        parameters: {
+            query: {
+                /** @description imscc: IMS Common Cartridge 1.3 */
+                format: "imscc";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cartridge */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.ims.imscc+zip": string;
                 };
             };
             /** @description Malformed request (validation_failed) */
