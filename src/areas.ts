@@ -26,6 +26,7 @@ import { tenantsArea } from './tenants';
 import { usersArea } from './users';
 import { webhooksArea } from './webhooks';
 import { ssoArea } from './sso';
+import { ltiArea } from './lti';
 
 export const areas: readonly Area[] = [
   systemArea,
@@ -52,6 +53,7 @@ export const areas: readonly Area[] = [
   exportArea,
   templatesArea,
   ssoArea,
+  ltiArea,
 ];
 
 /** The tenant-wide rights every area defines, as GET /api/users/me/permissions reports them. */

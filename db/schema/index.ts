@@ -12,3 +12,4 @@ export * from './webhooks';
 export * from './competencies';
 export * from './sso';
 export * from './jobs';
+export * from './lti';

@@ -6,6 +6,7 @@ import { paginationQuery } from '../http/pagination';
 import { multiLineText, singleLineText } from '../http/text';
 import { unprocessable, validationFailure, zodIssuesToFieldErrors } from '../http/errors';
 import { PRIORITY_DESCRIPTION } from './priority';
+import { customParams } from '../lti/schemas';
 
 const title = singleLineText().trim().min(1, 'must not be empty').max(200);
 const activityType = z.enum(activityTypes);
@@ -131,6 +132,11 @@ export const createActivityBody = z
     estimated_minutes: minutes.nullable().optional(),
     min_seat_seconds: seatSeconds.nullable().optional(),
     position: position.optional().openapi({ description: 'Where to insert; past the end (or absent) means at the end' }),
+    lti: z
+      .object({ tool_id: uuid(), custom: customParams.optional() })
+      .strict()
+      .optional()
+      .openapi({ description: 'Required for (and only for) type `lti`: the LTI tool it launches and its own custom parameters' }),
   })
   .strict()
   .openapi('CreateActivity');

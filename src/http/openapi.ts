@@ -109,6 +109,7 @@ export const apiTags = [
   { name: 'Export', description: 'A document as Markdown, HTML, plain text, Word, JSON or PDF.' },
   { name: 'Single sign-on', description: 'Connections to identity providers (SAML 2.0, OpenID Connect) that admins manage; people sign in through them and get this server\'s tokens.' },
   { name: 'Templates', description: "The tenant's document templates, their variables, rendering and new documents made from them." },
+  { name: 'LTI', description: 'LTI 1.3 Advantage, platform side: tool registrations, launches, deep linking, and the services tools call (AGS line items and scores, NRPS memberships).' },
 ] as const satisfies ReadonlyArray<{ name: string; description: string }>;
 
 export type ApiTag = (typeof apiTags)[number]['name'];
