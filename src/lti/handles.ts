@@ -56,7 +56,7 @@ export function recordOnce(db: Db, clock: Clock, kind: 'tool_nonce' | 'jti', own
       .run();
     return true;
   } catch (err) {
-    if (isUniqueViolation(err)) return false;
+    if (isUniqueViolation(err) || (err as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') return false;
     throw err;
   }
 }

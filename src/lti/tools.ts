@@ -41,9 +41,10 @@ async function checkKey(ctx: ToolContext, jwksUrl: string | null | undefined, pu
   }
   if (publicJwk) {
     try {
+      if (Buffer.from(String(publicJwk.n), 'base64url').length < 256) throw new Error('shorter than 2048 bits');
       await importJWK(publicJwk, 'RS256');
     } catch {
-      throw unprocessable('public_jwk is not an RSA public key', [{ path: 'public_jwk', message: 'not an RSA public key' }]);
+      throw unprocessable('public_jwk is not an RSA public key of 2048 bits or more', [{ path: 'public_jwk', message: 'not an RSA public key of 2048 bits or more' }]);
     }
   }
 }
