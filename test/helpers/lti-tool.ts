@@ -19,7 +19,7 @@ export interface ToolKey {
 
 type CryptoKey = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 
-export async function toolKey(kid = randomUUID()): Promise<ToolKey> {
+export async function toolKey(kid: string = randomUUID()): Promise<ToolKey> {
   const { publicKey, privateKey } = await generateKeyPair('RS256', { extractable: true });
   return { kid, privateKey, publicJwk: { ...(await exportJWK(publicKey)), kid, alg: 'RS256', use: 'sig' } };
 }
