@@ -6,6 +6,7 @@
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { AppEnv } from '../context';
+import { problemResponse, problemSchema } from '../http/errors';
 import { type ApiTag, authedRoute, errorResponses, jsonBody, jsonContent, newRouter, publicRoute } from '../http/openapi';
 import { autoSubmitPage, refusalPage, setAutoSubmitHeaders, setPageHeaders } from '../sso/pages';
 import { DeepLinkingRefused, receiveDeepLinkingResponse } from './deep-linking';
@@ -14,6 +15,8 @@ import { launchBody, launchSchema } from './schemas';
 
 const tags: [ApiTag] = ['LTI'];
 const page = (description: string) => ({ description, content: { 'text/html': { schema: z.string() } } });
+/** A refusal: a page to a browser (it accepts text/html), a problem+json to any other caller. */
+const refusal = (description: string) => ({ description, content: { 'text/html': { schema: z.string() }, 'application/problem+json': { schema: problemSchema } } });
 
 const authParams = z
   .object({
@@ -33,6 +36,11 @@ const authParams = z
 function refused(c: Context<AppEnv>, status: 400 | 404 | 409, title: string, message: string) {
   c.var.logger.warn({ requestId: c.var.requestId, reason: message }, 'lti message refused');
   setPageHeaders(c);
+  if (!/text\/html/.test(c.req.header('Accept') ?? '')) {
+    const res = problemResponse(status, status === 404 ? 'not_found' : status === 409 ? 'conflict' : 'bad_request', message);
+    c.res.headers.forEach((value, name) => res.headers.set(name, value));
+    return res;
+  }
   return c.html(refusalPage(title, message), status);
 }
 
@@ -83,7 +91,7 @@ export const ltiFlowRouter = newRouter()
       tags,
       summary: "One use: a page that starts login at the tool (a form post to its OIDC initiation URL)",
       request: { params: z.object({ handle: z.string().min(1).max(200).openapi({ param: { name: 'handle', in: 'path' } }) }) },
-      responses: { 200: page('The auto-submitting page'), 400: page('Used or expired'), 404: page('Unknown'), 409: page('The tool is disabled') },
+      responses: { 200: page('The auto-submitting page'), 400: refusal('Used or expired'), 404: refusal('Unknown'), 409: refusal('The tool is disabled') },
     }),
     (c) => {
       try {
@@ -105,7 +113,7 @@ export const ltiFlowRouter = newRouter()
       summary: "The tool's authentication request (query): a page that form-posts the id_token to its redirect_uri",
       description: authorizeDescription,
       request: { query: authParams },
-      responses: { 200: page('Form post of id_token, or of the error, to redirect_uri'), 400: page('Unknown client or redirect_uri') },
+      responses: { 200: page('Form post of id_token, or of the error, to redirect_uri'), 400: refusal('Unknown client or redirect_uri') },
     }),
     (c) => answerAuthorize(c, c.req.valid('query') as AuthParams),
   )
@@ -118,7 +126,7 @@ export const ltiFlowRouter = newRouter()
       summary: "The tool's authentication request (form post): as the GET",
       description: authorizeDescription,
       request: { body: { required: true, content: { 'application/x-www-form-urlencoded': { schema: authParams } } } },
-      responses: { 200: page('Form post of id_token, or of the error, to redirect_uri'), 400: page('Unknown client or redirect_uri') },
+      responses: { 200: page('Form post of id_token, or of the error, to redirect_uri'), 400: refusal('Unknown client or redirect_uri') },
     }),
     (c) => answerAuthorize(c, c.req.valid('form') as AuthParams),
   )
@@ -134,7 +142,7 @@ export const ltiFlowRouter = newRouter()
         'the `data` of our request echoed and unused. `ltiResourceLink` items become `lti` activities (a `lineItem` also a gradebook assignment), `link` items ' +
         '`external` activities; any other type refuses the whole response, and a refused response creates nothing.',
       request: { body: { required: true, content: { 'application/x-www-form-urlencoded': { schema: z.object({ JWT: z.string().max(900_000) }).passthrough() } } } },
-      responses: { 200: page('What was added'), 400: page('Refused') },
+      responses: { 200: page('What was added'), 400: refusal('Refused') },
     }),
     async (c) => {
       try {

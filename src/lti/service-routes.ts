@@ -97,8 +97,6 @@ async function bodyOf<T extends z.ZodType>(c: Context, schema: T): Promise<z.inf
   return parsed.data;
 }
 
-const oauthError = z.object({ error: z.string(), error_description: z.string() }).openapi('OAuthError');
-
 export const ltiServiceRouter = newRouter()
   .openapi(
     publicRoute({
@@ -107,19 +105,22 @@ export const ltiServiceRouter = newRouter()
       operationId: 'issueLtiServiceToken',
       tags,
       summary: 'A service token for a tool: client credentials with a private_key_jwt client assertion (RFC 7523)',
+      description:
+        'Refusals are OAuth 2.0 error bodies (RFC 6749 §5.2, `application/json` `{error, error_description}`), not problem+json: ' +
+        '`invalid_client` (401: unknown or disabled client, an assertion that does not verify), `invalid_grant` (400: a replayed `jti`, an `exp` more than an hour away), ' +
+        '`invalid_scope` (400: a scope not registered for the tool), `unsupported_grant_type` (400).',
       request: {
         body: {
           required: true,
           content: {
             'application/x-www-form-urlencoded': {
-              schema: z.object({ grant_type: z.string().max(100), client_assertion_type: z.string().max(200).optional(), client_assertion: z.string().max(20_000).optional(), scope: z.string().max(2000).optional() }),
+              schema: z.object({ grant_type: z.string().max(100).optional(), client_assertion_type: z.string().max(200).optional(), client_assertion: z.string().max(20_000).optional(), scope: z.string().max(2000).optional() }),
             },
           },
         },
       },
       responses: {
         200: { description: 'The token', content: { 'application/json': { schema: z.object({ access_token: z.string(), token_type: z.literal('Bearer'), expires_in: z.number().int(), scope: z.string() }) } } },
-        401: { description: 'invalid_client', content: { 'application/json': { schema: oauthError } } },
       },
     }),
     async (c) => {
@@ -129,7 +130,10 @@ export const ltiServiceRouter = newRouter()
       } catch (err) {
         if (!(err instanceof OAuthError)) throw err;
         c.var.logger.warn({ requestId: c.var.requestId, error: err.error, reason: err.description }, 'lti token refused');
-        return c.json({ error: err.error, error_description: err.description }, err.status as 401);
+        return new Response(JSON.stringify({ error: err.error, error_description: err.description }), {
+          status: err.status,
+          headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', ...(err.status === 401 ? { 'WWW-Authenticate': 'Bearer' } : {}) },
+        }) as never;
       }
     },
   )
