@@ -100,7 +100,7 @@ describe('health and system', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       version: packageVersion,
-      features: { collab: false, pdf_export: findChromium() !== undefined, pdf_fonts: true, competencies: true, gamification: true, sequencing: true, webhooks: true, lti: false, saml: false, oidc: true, migration: false },
+      features: { collab: false, pdf_export: findChromium() !== undefined, pdf_fonts: true, competencies: true, gamification: true, sequencing: true, webhooks: true, lti: true, saml: false, oidc: true, migration: false },
     });
 
     const on = await makeTestApp({ deps: (deps) => void (deps.capabilities.collab = { available: async () => true }) });

@@ -54,7 +54,7 @@ export async function features(deps: Deps) {
       gamification: true,
       sequencing: true,
       webhooks: true,
-      lti: false,
+      lti: true,
       saml: false,
       oidc: true,
       migration: false,
