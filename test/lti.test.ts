@@ -163,6 +163,11 @@ describe('registrations', () => {
       },
     };
     expectProblem(await t.call('POST', '/api/lti/registrations', { body: registration }), 401, 'unauthorized');
+    // A refused registration creates nothing and leaves the token usable.
+    const tools = t.db.select().from(ltiTools).all().length;
+    const refused = await t.call('POST', '/api/lti/registrations', { body: { ...registration, scope: 'https://example.com/other' }, headers: { Authorization: `Bearer ${token.body.registration_token}` } });
+    expectProblem(refused, 422, 'validation_failed');
+    expect(t.db.select().from(ltiTools).all().length).toBe(tools);
     const res = await t.call('POST', '/api/lti/registrations', { body: registration, headers: { Authorization: `Bearer ${token.body.registration_token}` } });
     expect(res.status, res.text).toBe(201);
     expect(res.body.client_id).toMatch(/^[0-9a-f-]{36}$/);

@@ -43,6 +43,16 @@ export function takeHandle<T>(db: Db, clock: Clock, kind: LtiHandleKind, value: 
   return { status: !row ? 'unknown' : row.usedAt ? 'used' : 'expired' };
 }
 
+/** Whether a handle is live now, without taking it. */
+export function peekHandle(db: Db, clock: Clock, kind: LtiHandleKind, value: string): { tenantId: string } | undefined {
+  const now = clock.now().toISOString();
+  return db
+    .select({ tenantId: ltiHandles.tenantId })
+    .from(ltiHandles)
+    .where(and(eq(ltiHandles.kind, kind), eq(ltiHandles.hash, sha256(value)), isNull(ltiHandles.usedAt), gt(ltiHandles.expiresAt, now)))
+    .get();
+}
+
 /**
  * Records a value a tool sent that must be unique (a nonce, a jti) until `expiresAt`: false when
  * it was seen before (a replay).

@@ -9,7 +9,7 @@ import { AppError, unauthorized } from '../http/errors';
 import { type ApiTag, authedRoute, errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, publicRoute } from '../http/openapi';
 import { pageOf, pageOfRows, paginationQuery } from '../http/pagination';
 import { messageTypes, serviceScopes } from './claims';
-import { newHandle, takeHandle } from './handles';
+import { newHandle, peekHandle, takeHandle } from './handles';
 import { publicKeySet } from './keys';
 import { authorizeLtiManagement } from './policy';
 import { presentTool } from './present';
@@ -205,10 +205,15 @@ export const ltiToolsRouter = newRouter()
       const deps = c.var.deps;
       const token = bearerToken(c.req.header('Authorization') ?? '');
       if (!token) throw unauthorized('A registration token is required (Authorization: Bearer)');
-      const taken = takeHandle(deps.db, deps.clock, 'registration', token);
-      if (taken.status !== 'ok') throw new AppError('unauthorized', `The registration token is ${taken.status}`);
+      // A registration refused (422) leaves the token usable: it is taken only once the tool is made.
+      const live = peekHandle(deps.db, deps.clock, 'registration', token);
+      if (!live) throw new AppError('unauthorized', 'The registration token is unknown, used or expired');
       const body = c.req.valid('json');
-      const row = await registerTool(toolContext(c), taken.tenantId, body);
+      const row = await registerTool(toolContext(c), live.tenantId, body);
+      if (takeHandle(deps.db, deps.clock, 'registration', token).status !== 'ok') {
+        deleteTool(deps.db, row);
+        throw new AppError('unauthorized', 'The registration token was used meanwhile');
+      }
       const toolConfig = body['https://purl.imsglobal.org/spec/lti-tool-configuration'];
       return c.json(
         {
