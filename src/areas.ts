@@ -30,6 +30,7 @@ import { filesArea } from './files';
 import { rostersArea } from './rosters';
 import { mailArea } from './mail';
 import { importsArea } from './imports';
+import { ltiArea } from './lti';
 
 export const areas: readonly Area[] = [
   systemArea,
@@ -60,6 +61,7 @@ export const areas: readonly Area[] = [
   rostersArea,
   mailArea,
   importsArea,
+  ltiArea,
 ];
 
 /** The tenant-wide rights every area defines, as GET /api/users/me/permissions reports them. */

@@ -100,7 +100,7 @@ describe('health and system', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       version: packageVersion,
-      features: { collab: false, pdf_export: findChromium() !== undefined, pdf_fonts: true, competencies: true, gamification: true, sequencing: true, webhooks: true, lti: false, saml: true, oidc: true, oneroster: true, migration: true, email: false },
+      features: { collab: false, pdf_export: findChromium() !== undefined, pdf_fonts: true, competencies: true, gamification: true, sequencing: true, webhooks: true, lti: true, saml: true, oidc: true, oneroster: true, migration: true, email: false },
     });
 
     const on = await makeTestApp({ deps: (deps) => void (deps.capabilities.collab = { available: async () => true }) });
@@ -502,7 +502,8 @@ describe('OpenAPI document and reference', () => {
     const bodies = [undefined, '{}', '[]', 'null', '{"title":{"a":1},"name":[1],"score":"x","role":7,"email":5,"content":null,"page":1e400}'];
     const failures: string[] = [];
     let sent = 0;
-    for (const { method, path } of routes().filter((r) => !r.path.startsWith('/collab/'))) {
+    // The LTI token endpoint answers OAuth 2 error bodies (RFC 6749 §5.2, application/json), as its clients expect: test/lti.test.ts checks them.
+    for (const { method, path } of routes().filter((r) => !r.path.startsWith('/collab/') && r.path !== '/api/lti/token')) {
       for (const id of ids) {
         for (const query of queries) {
           for (const body of method === 'get' || method === 'delete' ? [undefined] : bodies) {

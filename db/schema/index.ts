@@ -16,3 +16,4 @@ export * from './files';
 export * from './rosters';
 export * from './account-tokens';
 export * from './imports';
+export * from './lti';

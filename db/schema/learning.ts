@@ -5,7 +5,7 @@ import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from
 import { tenants, users } from './core';
 import { courseModules, courses } from './courses';
 
-export const activityTypes = ['reading', 'video', 'quiz', 'assignment', 'discussion', 'external'] as const;
+export const activityTypes = ['reading', 'video', 'quiz', 'assignment', 'discussion', 'external', 'lti'] as const;
 export type ActivityType = (typeof activityTypes)[number];
 
 /** Activities of a module; `position` is dense (0..n-1) within the module. */

@@ -67,6 +67,28 @@ export function recordClick(db: Db, clock: Clock, learner: Learner, activity: Ac
   }, immediate);
 }
 
+/**
+ * A learner opened the activity through its LTI tool (src/lti): the first launch puts it in
+ * progress, each counts as a click, and the event log records it (`activity.launched`), in one
+ * transaction.
+ */
+export function recordLaunch(db: Db, clock: Clock, learner: Learner, activity: ActivityRow, toolId: string): ActivityStateRow {
+  const now = clock.now().toISOString();
+  return inTransaction(db, (tx) => {
+    const current = stateOf(tx, learner.userId, activity.id);
+    const row = writeState(tx, learner, activity, current, { ...started(current, now), clicks: (current?.clicks ?? 0) + 1, updatedAt: now });
+    appendEvent(tx, clock, {
+      tenantId: learner.tenantId,
+      type: 'activity.launched',
+      actorId: learner.userId,
+      subject: { type: 'activity', id: activity.id },
+      courseId: activity.courseId,
+      data: { activity_id: activity.id, module_id: activity.moduleId, course_id: activity.courseId, user_id: learner.userId, tool_id: toolId },
+    });
+    return row;
+  }, immediate);
+}
+
 export function saveForLater(db: Db, clock: Clock, learner: Learner, activity: ActivityRow, remindAt: string | null): ActivityStateRow {
   const nowDate = clock.now();
   const now = nowDate.toISOString();

@@ -7,6 +7,9 @@ import type { AppEnv } from '../context';
 import { type ApiTag, authedRoute, errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, timestamp, uuid } from '../http/openapi';
 import { pageBounds, paginate, pageOf, paginationQuery } from '../http/pagination';
 import { eventJson } from '../events/log';
+import { inTransaction } from '../../db/client';
+import { unprocessable } from '../http/errors';
+import { insertLink, requireToolOf } from './lti-links';
 import { learnerCourseState } from '../sequencing/state';
 import { learnerActivityPage, learnerModuleActivities, presentLearnerActivity } from './listing';
 import { complete, recordClick, requestHelp, saveForLater, skip, stateOf, unsave } from './learner';
@@ -78,7 +81,12 @@ export const activitiesRouter = newRouter()
       const deps = c.var.deps;
       const { module } = authorizeModuleActivities(c.var.actor, 'manage', moduleAccess(deps.db, c.var.actor, c.req.valid('param').id));
       const b = c.req.valid('json');
-      const activity = createActivity(deps.db, deps.clock, module, c.var.actor.userId, {
+      if ((b.type === 'lti') !== (b.lti !== undefined)) {
+        throw unprocessable('An activity of type lti needs `lti` (its tool), and only it', [{ path: 'lti', message: b.lti ? 'only for type lti' : 'required for type lti' }]);
+      }
+      if (b.lti) requireToolOf(deps.db, module.tenantId, b.lti.tool_id);
+      const activity = inTransaction(deps.db, (tx) => {
+        const created = createActivity(tx, deps.clock, module, c.var.actor.userId, {
         title: b.title,
         type: b.type,
         priority: b.priority,
@@ -89,7 +97,10 @@ export const activitiesRouter = newRouter()
         estimatedMinutes: b.estimated_minutes,
         minSeatSeconds: b.min_seat_seconds,
         position: b.position,
-      });
+        });
+        if (b.lti) insertLink(tx, created, { toolId: b.lti.tool_id, custom: b.lti.custom });
+        return created;
+      }, { behavior: 'immediate' });
       c.header('Location', `/api/activities/${activity.id}`);
       return c.json(presentActivity(activity), 201);
     },
@@ -185,6 +196,9 @@ export const activitiesRouter = newRouter()
       const deps = c.var.deps;
       const { activity } = authorizeActivity(c.var.actor, 'manage', activityAccess(deps.db, c.var.actor, c.req.valid('param').id));
       const b = c.req.valid('json');
+      if (b.type !== undefined && b.type !== activity.type && (b.type === 'lti' || activity.type === 'lti')) {
+        throw unprocessable('An lti activity is tied to its tool: it is created as one (with `lti`) and stays one', [{ path: 'type', message: 'cannot change to or from lti' }]);
+      }
       const updated = updateActivity(deps.db, deps.clock, activity, {
         title: b.title,
         type: b.type,

@@ -7,6 +7,14 @@ import { multiLineText, singleLineText } from '../http/text';
 import { unprocessable, validationFailure, zodIssuesToFieldErrors } from '../http/errors';
 import { PRIORITY_DESCRIPTION } from './priority';
 
+/** Custom parameters of an `lti` activity (and of an LTI tool), sent in every launch. */
+const customValue = singleLineText().max(1000);
+const customKey = z.string().regex(/^[A-Za-z0-9_]{1,64}$/, 'custom parameter names are letters, digits and _');
+export const customParams = z
+  .record(customKey, customValue)
+  .refine((v) => Object.keys(v).length <= 50, { message: 'at most 50 custom parameters' })
+  .openapi({ description: 'Custom parameters sent in every launch; `$User.id`, `$Context.id`, `$ResourceLink.id` and `$Person.name.full` are substituted', example: { chapter: '3' } });
+
 const title = singleLineText().trim().min(1, 'must not be empty').max(200);
 const activityType = z.enum(activityTypes);
 const priority = z.number().int('must be a whole number').min(0, 'must be from 0 to 100').max(100, 'must be from 0 to 100');
@@ -131,6 +139,11 @@ export const createActivityBody = z
     estimated_minutes: minutes.nullable().optional(),
     min_seat_seconds: seatSeconds.nullable().optional(),
     position: position.optional().openapi({ description: 'Where to insert; past the end (or absent) means at the end' }),
+    lti: z
+      .object({ tool_id: uuid(), custom: customParams.optional() })
+      .strict()
+      .optional()
+      .openapi({ description: 'Required for (and only for) type `lti`: the LTI tool it launches and its own custom parameters' }),
   })
   .strict()
   .openapi('CreateActivity');

@@ -10,6 +10,8 @@ export function isPublicRoute(path: string): boolean {
   if (path === '/api/openapi.json' || path === '/api/docs' || path.startsWith('/api/docs/')) return true;
   // Sign-in and its kin take POST only; another method there is told so (405), not asked to sign in.
   if (path.startsWith('/api/auth/')) return true;
+  // LTI: the platform's keys, and what tools call with credentials of their own (service tokens, registration tokens).
+  if (path === '/api/lti/jwks' || path === '/api/lti/token' || path === '/api/lti/registrations' || path.startsWith('/api/lti/courses/')) return true;
   return false;
 }
 

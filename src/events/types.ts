@@ -22,6 +22,10 @@ export const eventCatalogue = {
       completed_at: when,
     }),
   },
+  'activity.launched': {
+    description: 'A learner opened an LTI activity: the platform launched its tool for them.',
+    data: z.object({ activity_id: id, module_id: id, course_id: id, user_id: id, tool_id: id }),
+  },
   'badge.awarded': {
     description: 'A learner earned a badge.',
     data: z.object({

@@ -112,6 +112,7 @@ export const apiTags = [
   { name: 'Course migration', description: 'IMS Common Cartridge: import a course from another LMS (a background job with a report), export one as a cartridge.' },
   { name: 'Templates', description: "The tenant's document templates, their variables, rendering and new documents made from them." },
   { name: 'Rosters', description: 'OneRoster 1.2 CSV imports: users, classes (as courses) and enrollments kept in step with a student information system.' },
+  { name: 'LTI', description: 'LTI 1.3 Advantage, platform side: tool registrations, launches, deep linking, and the services tools call (AGS line items and scores, NRPS memberships).' },
 ] as const satisfies ReadonlyArray<{ name: string; description: string }>;
 
 export type ApiTag = (typeof apiTags)[number]['name'];

@@ -55,7 +55,7 @@ export async function features(deps: Deps) {
       gamification: true,
       sequencing: true,
       webhooks: true,
-      lti: false,
+      lti: true,
       saml: true,
       oidc: true,
       oneroster: true,

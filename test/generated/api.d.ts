@@ -2859,6 +2859,303 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/lti/tools": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant's LTI tool registrations (admin) */
+        get: operations["listLtiTools"];
+        put?: never;
+        /**
+         * Register an LTI 1.3 tool (admin); we generate its client_id and a first deployment id
+         * @description Give the tool's `jwks_url` (vetted by the outbound guard) or its `public_jwk`. URLs must be https:// unless the server allows plain http for test receivers. The answer's `platform` block holds every value the tool vendor enters on their side.
+         */
+        post: operations["createLtiTool"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/lti/tools/registration-tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A one-time token for a tool to register itself by Dynamic Registration (admin)
+         * @description Open the tool's registration URL with `openid_configuration` and `registration_token` as query parameters (`registration_url_hint`). The tool registers once with it; the tool is created disabled until an admin enables it.
+         */
+        post: operations["createLtiRegistrationToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/lti/tools/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One tool registration (admin), with the platform values for its vendor */
+        get: operations["getLtiTool"];
+        put?: never;
+        post?: never;
+        /** Delete a tool registration (admin); 409 while activities use it */
+        delete: operations["deleteLtiTool"];
+        options?: never;
+        head?: never;
+        /** Change a tool registration (admin): enable it, change its URLs, key, scopes; `add_deployment` makes one more deployment id */
+        patch: operations["updateLtiTool"];
+        trace?: never;
+    };
+    "/api/lti/jwks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The platform's RS256 public keys (JWKS); a retired key stays listed until what it signed has expired */
+        get: operations["getLtiPlatformKeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/openid-configuration": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The platform's OpenID configuration, with the LTI platform configuration (Dynamic Registration 1.0) */
+        get: operations["getLtiPlatformConfiguration"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/lti/registrations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A tool's Dynamic Registration (bearer: a one-time registration token); the tool is created disabled */
+        post: operations["registerLtiTool"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/lti/launches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A one-time launch URL (5 minutes) for the caller: an lti activity, or a deep linking request from a module (instructors) */
+        post: operations["createLtiLaunch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/lti/launch/{handle}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One use: a page that starts login at the tool (a form post to its OIDC initiation URL) */
+        get: operations["openLtiLaunch"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/lti/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tool's authentication request (query): a page that form-posts the id_token to its redirect_uri
+         * @description The OIDC authentication request of third-party initiated login (LTI 1.3). An unknown or disabled `client_id`, or a `redirect_uri` not registered for it, is a plain 400 page. Otherwise the answer is a page that form-posts to the `redirect_uri` either `id_token` and `state`, or the OIDC `error` (`invalid_request`, `invalid_scope`, `unsupported_response_type`, `login_required`, `access_denied`), `error_description` and `state`.
+         */
+        get: operations["authorizeLtiLaunch"];
+        put?: never;
+        /**
+         * The tool's authentication request (form post): as the GET
+         * @description The OIDC authentication request of third-party initiated login (LTI 1.3). An unknown or disabled `client_id`, or a `redirect_uri` not registered for it, is a plain 400 page. Otherwise the answer is a page that form-posts to the `redirect_uri` either `id_token` and `state`, or the OIDC `error` (`invalid_request`, `invalid_scope`, `unsupported_response_type`, `login_required`, `access_denied`), `error_description` and `state`.
+         */
+        post: operations["authorizeLtiLaunchByPost"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/lti/deep-linking/return": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The tool's LtiDeepLinkingResponse (form field `JWT`): verified, its items become activities of the module
+         * @description Verified: signature by the tool's key and kid, `iss` = its client_id, `aud` = our issuer, `exp`, a `nonce` never used, a deployment id of the tool, the `data` of our request echoed and unused. `ltiResourceLink` items become `lti` activities (a `lineItem` also a gradebook assignment), `link` items `external` activities; any other type refuses the whole response, and a refused response creates nothing.
+         */
+        post: operations["returnLtiDeepLinking"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/lti/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A service token for a tool: client credentials with a private_key_jwt client assertion (RFC 7523)
+         * @description Refusals are OAuth 2.0 error bodies (RFC 6749 §5.2, `application/json` `{error, error_description}`), not problem+json: `invalid_client` (401: unknown or disabled client, an assertion that does not verify), `invalid_grant` (400: a replayed `jti`, an `exp` more than an hour away), `invalid_scope` (400: a scope not registered for the tool), `unsupported_grant_type` (400).
+         */
+        post: operations["issueLtiServiceToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/lti/courses/{course_id}/lineitems": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** AGS: the line items (gradebook assignments) of the course the tool sees */
+        get: operations["listLtiLineItems"];
+        put?: never;
+        /** AGS: a new line item (a gradebook assignment); body application/vnd.ims.lis.v2.lineitem+json */
+        post: operations["createLtiLineItem"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/lti/courses/{course_id}/lineitems/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** AGS: one line item */
+        get: operations["getLtiLineItem"];
+        /** AGS: change a line item; body application/vnd.ims.lis.v2.lineitem+json */
+        put: operations["updateLtiLineItem"];
+        post?: never;
+        /** AGS: delete a line item (the assignment and its grades) */
+        delete: operations["deleteLtiLineItem"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/lti/courses/{course_id}/lineitems/{id}/scores": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** AGS: a score (application/vnd.ims.lis.v1.score+json); only FullyGraded records a grade, an older timestamp is ignored */
+        post: operations["postLtiScore"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/lti/courses/{course_id}/lineitems/{id}/results": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** AGS: the results (recorded grades) of a line item */
+        get: operations["listLtiResults"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/lti/courses/{course_id}/memberships": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** NRPS 2.0: the members of the course, with LIS roles and status; names and emails where the tool may see them */
+        get: operations["listLtiMemberships"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "activity.completed": {
@@ -2872,6 +3169,23 @@ export interface webhooks {
         put?: never;
         /** The activity.completed message */
         post: operations["receive_activity_completed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "activity.launched": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The activity.launched message */
+        post: operations["receive_activity_launched"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3141,6 +3455,28 @@ export interface components {
                 xp_awarded: number;
                 /** Format: date-time */
                 completed_at: string;
+            };
+        };
+        WebhookMessage_activity_launched: {
+            /** @enum {string} */
+            type: "activity.launched";
+            /**
+             * Format: date-time
+             * @description When the event happened
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            timestamp: string;
+            data: {
+                /** Format: uuid */
+                activity_id: string;
+                /** Format: uuid */
+                module_id: string;
+                /** Format: uuid */
+                course_id: string;
+                /** Format: uuid */
+                user_id: string;
+                /** Format: uuid */
+                tool_id: string;
             };
         };
         WebhookMessage_badge_awarded: {
@@ -4226,7 +4562,7 @@ export interface components {
             module_id: string;
             title: string;
             /** @enum {string} */
-            type: "reading" | "video" | "quiz" | "assignment" | "discussion" | "external";
+            type: "reading" | "video" | "quiz" | "assignment" | "discussion" | "external" | "lti";
             priority: number;
             xp: number;
             /**
@@ -4256,7 +4592,7 @@ export interface components {
         CreateActivity: {
             title: string;
             /** @enum {string} */
-            type: "reading" | "video" | "quiz" | "assignment" | "discussion" | "external";
+            type: "reading" | "video" | "quiz" | "assignment" | "discussion" | "external" | "lti";
             /** @description The instructor's priority, 0..100 (default 50) */
             priority?: number;
             /** @description Experience points for completing it (default 10) */
@@ -4269,6 +4605,20 @@ export interface components {
             min_seat_seconds?: number | null;
             /** @description Where to insert; past the end (or absent) means at the end */
             position?: number;
+            /** @description Required for (and only for) type `lti`: the LTI tool it launches and its own custom parameters */
+            lti?: {
+                /** Format: uuid */
+                tool_id: string;
+                /**
+                 * @description Custom parameters sent in every launch; `$User.id`, `$Context.id`, `$ResourceLink.id` and `$Person.name.full` are substituted
+                 * @example {
+                 *       "chapter": "3"
+                 *     }
+                 */
+                custom?: {
+                    [key: string]: string;
+                };
+            };
         };
         ModuleActivity: components["schemas"]["Activity"] & {
             state: components["schemas"]["ActivityLearnerState"];
@@ -4357,7 +4707,7 @@ export interface components {
         UpdateActivity: {
             title?: string;
             /** @enum {string} */
-            type?: "reading" | "video" | "quiz" | "assignment" | "discussion" | "external";
+            type?: "reading" | "video" | "quiz" | "assignment" | "discussion" | "external" | "lti";
             priority?: number;
             xp?: number;
             /** Format: date-time */
@@ -5138,6 +5488,44 @@ export interface components {
             /** @description At or before the point the caller marked their feed read */
             read: boolean;
             /**
+             * @description A learner opened an LTI activity: the platform launched its tool for them.
+             * @enum {string}
+             */
+            type: "activity.launched";
+            data: {
+                /** Format: uuid */
+                activity_id: string;
+                /** Format: uuid */
+                module_id: string;
+                /** Format: uuid */
+                course_id: string;
+                /** Format: uuid */
+                user_id: string;
+                /** Format: uuid */
+                tool_id: string;
+            };
+        } | {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description Who caused it; null for the system
+             */
+            actor_id: string | null;
+            subject: {
+                type: string;
+                id: string;
+            };
+            /** Format: uuid */
+            course_id: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            occurred_at: string;
+            /** @description At or before the point the caller marked their feed read */
+            read: boolean;
+            /**
              * @description A learner earned a badge.
              * @enum {string}
              */
@@ -5621,7 +6009,7 @@ export interface components {
             activity_id: string;
             title: string;
             /** @enum {string} */
-            type: "reading" | "video" | "quiz" | "assignment" | "discussion" | "external";
+            type: "reading" | "video" | "quiz" | "assignment" | "discussion" | "external" | "lti";
             /** Format: uuid */
             course_id: string;
             course_title: string;
@@ -5701,7 +6089,7 @@ export interface components {
                 activity_id: string;
                 title: string;
                 /** @enum {string} */
-                type: "reading" | "video" | "quiz" | "assignment" | "discussion" | "external";
+                type: "reading" | "video" | "quiz" | "assignment" | "discussion" | "external" | "lti";
                 /** Format: uuid */
                 course_id: string;
                 /** Format: uuid */
@@ -6364,6 +6752,202 @@ export interface components {
             }[];
             warnings: string[];
         } | null;
+        LtiTool: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            client_id: string;
+            deployment_ids: string[];
+            oidc_initiation_url: string;
+            target_link_uri: string;
+            redirect_uris: string[];
+            jwks_url: string | null;
+            public_jwk: {
+                [key: string]: unknown;
+            } | null;
+            deep_linking_url: string | null;
+            scopes: string[];
+            custom: {
+                [key: string]: string;
+            };
+            share_name: boolean;
+            share_email: boolean;
+            enabled: boolean;
+            /** @enum {string} */
+            source: "manual" | "dynamic";
+            platform: components["schemas"]["LtiPlatformValues"];
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            updated_at: string;
+        };
+        /** @description What the tool vendor enters on their side */
+        LtiPlatformValues: {
+            issuer: string;
+            client_id: string;
+            deployment_ids: string[];
+            authorization_endpoint: string;
+            token_endpoint: string;
+            jwks_uri: string;
+            deep_linking_return_url: string;
+            openid_configuration: string;
+        };
+        CreateLtiTool: {
+            name: string;
+            oidc_initiation_url: string;
+            target_link_uri: string;
+            redirect_uris: string[];
+            jwks_url?: string;
+            public_jwk?: components["schemas"]["LtiPublicJwk"];
+            deep_linking_url?: string | null;
+            /**
+             * @description Service scopes the tool may be granted (AGS and NRPS)
+             * @default []
+             */
+            scopes?: ("https://purl.imsglobal.org/spec/lti-ags/scope/lineitem" | "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem.readonly" | "https://purl.imsglobal.org/spec/lti-ags/scope/result.readonly" | "https://purl.imsglobal.org/spec/lti-ags/scope/score" | "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly")[];
+            /**
+             * @description Custom parameters sent in every launch; `$User.id`, `$Context.id`, `$ResourceLink.id` and `$Person.name.full` are substituted
+             * @example {
+             *       "chapter": "3"
+             *     }
+             */
+            custom?: {
+                [key: string]: string;
+            };
+            /** @default false */
+            share_name?: boolean;
+            /** @default false */
+            share_email?: boolean;
+            /** @default true */
+            enabled?: boolean;
+        };
+        /** @description The tool's RSA public key (RS256), when it has no JWKS URL */
+        LtiPublicJwk: {
+            /** @enum {string} */
+            kty: "RSA";
+            n: string;
+            e: string;
+            kid?: string;
+            /** @enum {string} */
+            alg?: "RS256";
+            /** @enum {string} */
+            use?: "sig";
+        } & {
+            [key: string]: unknown;
+        };
+        LtiRegistrationToken: {
+            registration_token: string;
+            openid_configuration: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            expires_at: string;
+            /** @description Append to the tool's registration URL: `openid_configuration` and `registration_token` query parameters */
+            registration_url_hint: string;
+        };
+        CreateLtiRegistrationToken: {
+            /** @default 60 */
+            ttl_minutes?: number;
+        };
+        UpdateLtiTool: {
+            name?: string;
+            oidc_initiation_url?: string;
+            target_link_uri?: string;
+            redirect_uris?: string[];
+            jwks_url?: string | null;
+            public_jwk?: components["schemas"]["LtiPublicJwk"] & (Record<string, never> | null);
+            deep_linking_url?: string | null;
+            /** @description Service scopes the tool may be granted (AGS and NRPS) */
+            scopes?: ("https://purl.imsglobal.org/spec/lti-ags/scope/lineitem" | "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem.readonly" | "https://purl.imsglobal.org/spec/lti-ags/scope/result.readonly" | "https://purl.imsglobal.org/spec/lti-ags/scope/score" | "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly")[];
+            /**
+             * @description Custom parameters sent in every launch; `$User.id`, `$Context.id`, `$ResourceLink.id` and `$Person.name.full` are substituted
+             * @example {
+             *       "chapter": "3"
+             *     }
+             */
+            custom?: {
+                [key: string]: string;
+            };
+            share_name?: boolean;
+            share_email?: boolean;
+            enabled?: boolean;
+            /** @description true: generate one more deployment id */
+            add_deployment?: boolean;
+        };
+        JsonWebKeySet: {
+            keys: {
+                [key: string]: unknown;
+            }[];
+        };
+        LtiPlatformConfiguration: {
+            [key: string]: unknown;
+        };
+        LtiRegistrationResponse: {
+            [key: string]: unknown;
+        };
+        LtiRegistrationRequest: {
+            application_type?: string;
+            response_types?: string[];
+            grant_types?: string[];
+            initiate_login_uri: string;
+            redirect_uris: string[];
+            client_name: string;
+            jwks_uri: string;
+            logo_uri?: string;
+            token_endpoint_auth_method?: string;
+            scope?: string;
+            contacts?: string[];
+            "https://purl.imsglobal.org/spec/lti-tool-configuration": {
+                domain?: string;
+                target_link_uri: string;
+                /**
+                 * @description Custom parameters sent in every launch; `$User.id`, `$Context.id`, `$ResourceLink.id` and `$Person.name.full` are substituted
+                 * @example {
+                 *       "chapter": "3"
+                 *     }
+                 */
+                custom_parameters?: {
+                    [key: string]: string;
+                };
+                claims?: string[];
+                messages?: ({
+                    type: string;
+                    target_link_uri?: string;
+                } & {
+                    [key: string]: unknown;
+                })[];
+                description?: string;
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        LtiLaunch: {
+            launch_url: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            expires_at: string;
+        };
+        /** @description `{activity_id}`: a resource link launch; `{module_id, tool_id}`: a deep linking request (instructors) */
+        CreateLtiLaunch: {
+            /** Format: uuid */
+            activity_id: string;
+        } | {
+            /** Format: uuid */
+            module_id: string;
+            /** Format: uuid */
+            tool_id: string;
+        };
     };
     responses: never;
     parameters: never;
@@ -20055,6 +20639,1428 @@ export interface operations {
             };
         };
     };
+    listLtiTools: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (at most 1000000000) */
+                page?: number;
+                /** @description Items per page, 1 to 100 */
+                per_page?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Tools */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["LtiTool"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createLtiTool: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateLtiTool"];
+            };
+        };
+        responses: {
+            /** @description The tool */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LtiTool"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but not acceptable (validation_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createLtiRegistrationToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateLtiRegistrationToken"];
+            };
+        };
+        responses: {
+            /** @description The token, shown once */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LtiRegistrationToken"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getLtiTool: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tool */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LtiTool"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteLtiTool: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateLtiTool: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateLtiTool"];
+            };
+        };
+        responses: {
+            /** @description The tool */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LtiTool"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but not acceptable (validation_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getLtiPlatformKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key set */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonWebKeySet"];
+                };
+            };
+        };
+    };
+    getLtiPlatformConfiguration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The configuration */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LtiPlatformConfiguration"];
+                };
+            };
+        };
+    };
+    registerLtiTool: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LtiRegistrationRequest"];
+            };
+        };
+        responses: {
+            /** @description The registration, with our client_id and deployment id */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LtiRegistrationResponse"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but not acceptable (validation_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createLtiLaunch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateLtiLaunch"];
+            };
+        };
+        responses: {
+            /** @description Open launch_url in the browser */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LtiLaunch"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    openLtiLaunch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                handle: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The auto-submitting page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Used or expired */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tool is disabled */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    authorizeLtiLaunch: {
+        parameters: {
+            query?: {
+                scope?: string;
+                response_type?: string;
+                response_mode?: string;
+                prompt?: string;
+                client_id?: string;
+                redirect_uri?: string;
+                login_hint?: string;
+                lti_message_hint?: string;
+                nonce?: string;
+                state?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Form post of id_token, or of the error, to redirect_uri */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Unknown client or redirect_uri */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    authorizeLtiLaunchByPost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    scope?: string;
+                    response_type?: string;
+                    response_mode?: string;
+                    prompt?: string;
+                    client_id?: string;
+                    redirect_uri?: string;
+                    login_hint?: string;
+                    lti_message_hint?: string;
+                    nonce?: string;
+                    state?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Form post of id_token, or of the error, to redirect_uri */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Unknown client or redirect_uri */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    returnLtiDeepLinking: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    JWT: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description What was added */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Refused */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    issueLtiServiceToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    grant_type?: string;
+                    client_assertion_type?: string;
+                    client_assertion?: string;
+                    scope?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The token */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        access_token: string;
+                        /** @enum {string} */
+                        token_type: "Bearer";
+                        expires_in: number;
+                        scope: string;
+                    };
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listLtiLineItems: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number | null;
+                resource_link_id?: string;
+                resource_id?: string;
+                tag?: string;
+            };
+            header?: never;
+            path: {
+                course_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Line items; `Link: rel="next"` when there are more */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.ims.lis.v2.lineitemcontainer+json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createLtiLineItem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                course_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The line item */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.ims.lis.v2.lineitem+json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but not acceptable (validation_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getLtiLineItem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                course_id: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The line item */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.ims.lis.v2.lineitem+json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateLtiLineItem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                course_id: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The line item */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.ims.lis.v2.lineitem+json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but not acceptable (validation_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteLtiLineItem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                course_id: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postLtiScore: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                course_id: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Kept (or ignored as older) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but not acceptable (validation_failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listLtiResults: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number | null;
+                user_id?: string;
+            };
+            header?: never;
+            path: {
+                course_id: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Results */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.ims.lis.v2.resultcontainer+json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listLtiMemberships: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number | null;
+                role?: string;
+            };
+            header?: never;
+            path: {
+                course_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Members; `Link: rel="next"` when there are more */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.ims.lti-nrps.v2.membershipcontainer+json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     receive_activity_completed: {
         parameters: {
             query?: never;
@@ -20072,6 +22078,35 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["WebhookMessage_activity_completed"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the message; anything else (or no answer within 10 s) is retried */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receive_activity_launched: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id: the same on every attempt (deduplicate on it) */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per secret (two during a rotation) */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookMessage_activity_launched"];
             };
         };
         responses: {
