@@ -2,4 +2,4 @@
 import type { Area } from '../context';
 import { authRouter } from './routes';
 
-export const authArea: Area = { router: authRouter };
+export const authArea: Area = { router: authRouter, scope: 'none' };

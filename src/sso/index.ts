@@ -7,4 +7,4 @@ import { ssoFlowRouter } from './flow-routes';
 import { permissions } from './policy';
 import { ssoConnectionsRouter } from './routes';
 
-export const ssoArea: Area = { router: ssoConnectionsRouter.route('/', ssoFlowRouter), permissions };
+export const ssoArea: Area = { router: ssoConnectionsRouter.route('/', ssoFlowRouter), permissions, scope: { name: 'sso', description: 'single sign-on connections' } };
