@@ -33,6 +33,8 @@ const CALLER: Actor = {
   email: 'bench@example.org',
   name: 'Administrator',
   via: 'jwt',
+  scopes: null,
+  courseIds: null,
 };
 const PROFILE = {
   id: CALLER.userId,

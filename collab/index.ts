@@ -2,4 +2,4 @@
 import type { Area } from '../src/context';
 import { collabRouter } from './routes';
 
-export const collabArea: Area = { router: collabRouter };
+export const collabArea: Area = { router: collabRouter, scope: { name: 'documents', description: 'documents: bodies, versions, sharing, contexts, favorites, exports' } };

@@ -3,4 +3,4 @@
 import type { Area } from '../src/context';
 import { exportRouter } from './routes';
 
-export const exportArea: Area = { router: exportRouter };
+export const exportArea: Area = { router: exportRouter, scope: { name: 'documents', description: 'documents: bodies, versions, sharing, contexts, favorites, exports' } };

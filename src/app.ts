@@ -6,6 +6,7 @@ import { areas } from './areas';
 import type { AppEnv, Deps } from './context';
 import { mountApiDocs } from './http/api-docs';
 import { authenticate } from './auth/middleware';
+import { scopeGuard } from './auth/scopes';
 import { requestBodies } from './http/body';
 import type { BodyLimitRule } from './http/body-rules';
 import { handleError, problemResponse } from './http/errors';
@@ -42,6 +43,9 @@ export function createApp(deps: Deps): OpenAPIHono<AppEnv> {
   app.use('*', requestBodies(deps.config.bodyLimitBytes, [...documentBodies, ...areaBodies]));
   app.use('/api/*', authenticate);
   app.use('/competencies/*', authenticate);
+  // After the caller is known: an API key's scopes against the route's (src/auth/scopes.ts).
+  app.use('/api/*', scopeGuard(deps.scopes));
+  app.use('/competencies/*', scopeGuard(deps.scopes));
   // The CASE import decodes its body strictly itself, in a worker thread when large (src/competencies/case-parse.ts).
   app.use('*', utf8JsonBodies([{ method: 'POST', pattern: /^\/api\/competencies\/frameworks\/import$/ }]));
   app.use('*', urlText());

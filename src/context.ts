@@ -22,6 +22,7 @@ import type { OidcProviderCache } from './sso/oidc';
 import type { SecretBox } from './sso/secret-box';
 import type { BodyLimitRule } from './http/body-rules';
 import type { JobKind, JobRunner } from './jobs/runner';
+import type { AreaScope, ScopeTable } from './auth/scopes';
 
 /** What an area that hangs rows on a course module deletes with it, inside the module's transaction. */
 export type ModuleCleanup = (tx: Db, module: typeof courseModules.$inferSelect) => void;
@@ -69,6 +70,8 @@ export interface Deps {
   pdf: PdfExporter;
   /** Tenant-wide rights by name, from every area's policy (GET /api/users/me/permissions). */
   permissions: PermissionRules;
+  /** The API key scope every route needs, from every area's declaration (src/auth/scopes.ts). */
+  scopes: ScopeTable;
   /** What areas that hang rows on a course module delete with it, in the module's transaction. */
   moduleCleanups: ModuleCleanup[];
   /** Filled in by the issues that build them; absent means the feature is off. */
@@ -103,6 +106,11 @@ export interface AppEnv {
 export interface Area {
   router: OpenAPIHono<AppEnv>;
   permissions?: PermissionRules;
+  /**
+   * The API key scope its routes need (src/auth/scopes.ts): its read/write pair, or `none`. An area
+   * without one is closed to keys that do not hold every scope.
+   */
+  scope?: AreaScope;
   /** The background job kinds it handles, by name (src/jobs/runner.ts), registered when the app's dependencies are built. */
   jobs?: (deps: Deps) => Record<string, JobKind>;
   /** Its endpoints whose bodies are not small JSON: larger limits, forms, uploads (src/http/body.ts). */

@@ -12,6 +12,7 @@ import { WorkerPool } from './lib/worker-pool';
 import { DocumentSearchIndex } from './documents/search';
 import { PdfExporter, findChromium } from '../export/pdf';
 import { areas, tenantPermissions } from './areas';
+import { buildScopeTable } from './auth/scopes';
 import { JobRunner } from './jobs/runner';
 import { Authenticator } from './auth/authenticator';
 import { TokenSigner } from './auth/tokens';
@@ -103,6 +104,7 @@ export async function buildDeps(opts: {
     }),
     pdf,
     permissions: tenantPermissions,
+    scopes: buildScopeTable(areas),
     // Activities first: they delete their own edges and alignments; then the module's.
     moduleCleanups: [deleteModuleActivities, deleteModuleEdges, deleteModuleAlignments],
     capabilities: { pdf_export: { available: () => pdf.available() } },

@@ -66,6 +66,22 @@ async function setup(): Promise<Setup> {
 const complete = async (as: TestUser, id: string) => expect((await t.call('POST', `/api/activities/${id}/complete`, { as })).status).toBe(200);
 
 describe('performance summary', () => {
+  it('by default flags learners with no progress, even when most of the class has none (the median is then 0)', async () => {
+    const s = await setup();
+    const [ada] = s.learners as [TestUser, TestUser, TestUser, TestUser];
+    // Only Ada makes any progress: the median of four learners is 0.
+    await complete(ada, s.activities[0]![0]!);
+    t.clock.advance(8 * DAY);
+    const later = await ok(summary(s.instructor, `?course_id=${s.courseId}`));
+    expect(later.progress.median_percent).toBe(0);
+    expect(later.at_risk.progress_below).toBe(0.1);
+    expect(later.at_risk.count).toBe(3);
+    expect(later.at_risk.learners.map((l: { user_id: string }) => l.user_id).sort()).toEqual(s.learners.slice(1).map((l) => l.user.id).sort());
+    expect(later.at_risk.learners.every((l: { progress_percent: number }) => l.progress_percent === 0)).toBe(true);
+    // An explicit 0 is still taken at its word: strictly below 0 is no one.
+    expect((await ok(summary(s.instructor, `?course_id=${s.courseId}&at_risk_progress_below=0`))).at_risk.count).toBe(0);
+  });
+
   it("gives the instructor the class: enrolments, progress, funnel, grades, engagement, and at-risk learners that move with the clock", async () => {
     const s = await setup();
     const [ada, bo, cy, di] = s.learners as [TestUser, TestUser, TestUser, TestUser];
@@ -205,11 +221,12 @@ describe('performance summary', () => {
     expect(w2).toHaveLength(1);
   });
 
-  it('refuses: another learner to a student (403), TAs and outsiders (403), another user without a course to non-admins (403), unknown or foreign courses (404), bad thresholds (400)', async () => {
+  it('refuses: another learner to a student (403), outsiders (403), another user without a course to non-admins (403), unknown or foreign courses (404), bad thresholds (400)', async () => {
     const s = await setup();
     const [ada, bo] = s.learners as [TestUser, TestUser];
     expectProblem(await summary(ada, `?course_id=${s.courseId}&user_id=${bo.user.id}`), 403, 'forbidden');
-    expectProblem(await summary(s.ta, `?course_id=${s.courseId}`), 403, 'forbidden');
+    // The course's TA sees the class, as its instructor does.
+    expect((await ok(summary(s.ta, `?course_id=${s.courseId}`))).scope).toBe('course');
     expectProblem(await summary(await t.newUser(), `?course_id=${s.courseId}`), 403, 'forbidden');
     expectProblem(await summary(ada, `?user_id=${bo.user.id}`), 403, 'forbidden');
     expectProblem(await summary(s.instructor, `?user_id=${bo.user.id}`), 403, 'forbidden');

@@ -38,7 +38,8 @@ async function withSession(side: Side, c: Cast): Promise<Fixture & { session: st
 const shared = sharedFixture(withSession);
 const sessionsOf = (f: Fixture) => `/api/compliance/courses/${f.course.id}/sessions`;
 
-const auditors = (ok: number) => ({ platform: ok, admin: ok, instructor: ok, ta: 403, student: 403, outsider: 403, otherTenantAdmin: 404, otherTenantUser: 404 });
+/** The course's teaching staff (instructors and TAs) and admins audit (API.md, "Course roles": TAs see the compliance report and analytics). */
+const auditors = (ok: number) => ({ platform: ok, admin: ok, instructor: ok, ta: ok, student: 403, outsider: 403, otherTenantAdmin: 404, otherTenantUser: 404 });
 const ownerOnly = (ok: number) => ({ platform: 404, admin: 404, instructor: 404, ta: 404, student: ok, outsider: 404, otherTenantAdmin: 404, otherTenantUser: 404 });
 
 describe('compliance', () => {
@@ -115,6 +116,7 @@ describe('analytics', () => {
       ...auditors(200),
       student: { status: 200, check: (res) => expect(res.body.scope).toBe('learner') },
       instructor: { status: 200, check: (res) => expect(res.body.scope).toBe('course') },
+      ta: { status: 200, check: (res) => expect(res.body.scope).toBe('course') },
     },
   });
 

@@ -81,6 +81,8 @@ describe('dashboard feed', () => {
 
   it('self-enrolment, bulk enrolment, completion, drop and reactivation are each an event of the enrolled user', async () => {
     clock.advance(1000);
+    // The course takes self-enrolment (closed by default).
+    expect((await t.call('PATCH', `/api/courses/${course.id}`, { as: instructor, body: { enrollment: { self_enroll: 'open' } } })).status).toBe(200);
     const self = await t.call('POST', `/api/enrollments/course/${course.id}/enroll`, { as: classmate });
     expect(self.status, self.text).toBe(201);
     const other = await t.newUser({ name: 'Bulk One' });

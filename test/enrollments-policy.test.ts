@@ -78,10 +78,18 @@ describe('enrollments policy', () => {
     expect(canDropEnrollment(member, { userId: 'user-2' }, m('student'))).toBe(false);
   });
 
-  it('allows self-enrolment only as a student into a published course', () => {
-    expect(selfEnrollmentRefusal({ status: 'published' }, 'student')).toBeNull();
-    expect(selfEnrollmentRefusal({ status: 'draft' }, 'student')).toMatch(/published/);
-    expect(selfEnrollmentRefusal({ status: 'published' }, 'ta')).toMatch(/student/);
-    expect(selfEnrollmentRefusal({ status: 'published' }, 'instructor')).toMatch(/student/);
+  it('allows self-enrolment only as a student into a published course whose self-enrolment is open, within its dates', () => {
+    const now = new Date('2026-06-01T00:00:00.000Z');
+    const open = { status: 'published' as const, selfEnroll: 'open' as const, enrollmentOpensAt: null, enrollmentClosesAt: null };
+    expect(selfEnrollmentRefusal(open, 'student', now)).toBeNull();
+    expect(selfEnrollmentRefusal({ ...open, status: 'draft' }, 'student', now)?.detail).toMatch(/published/);
+    expect(selfEnrollmentRefusal(open, 'ta', now)?.detail).toMatch(/student/);
+    expect(selfEnrollmentRefusal(open, 'instructor', now)?.detail).toMatch(/student/);
+    expect(selfEnrollmentRefusal({ ...open, selfEnroll: 'closed' }, 'student', now)?.code).toBe('self_enrollment_closed');
+    expect(selfEnrollmentRefusal({ ...open, selfEnroll: 'approval' }, 'student', now)?.code).toBe('enrollment_approval_required');
+    expect(selfEnrollmentRefusal({ ...open, enrollmentOpensAt: '2026-06-01T00:00:00.001Z' }, 'student', now)?.code).toBe('enrollment_not_open_yet');
+    expect(selfEnrollmentRefusal({ ...open, enrollmentOpensAt: '2026-06-01T00:00:00.000Z' }, 'student', now)).toBeNull();
+    expect(selfEnrollmentRefusal({ ...open, enrollmentClosesAt: '2026-06-01T00:00:00.000Z' }, 'student', now)?.code).toBe('enrollment_period_over');
+    expect(selfEnrollmentRefusal({ ...open, enrollmentClosesAt: '2026-06-01T00:00:00.001Z' }, 'student', now)).toBeNull();
   });
 });

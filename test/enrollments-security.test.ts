@@ -1,10 +1,11 @@
 // Security matrix of enrollments: every route of src/enrollments/routes.ts, for each principal,
 // with bad credentials and across tenants. An enrollment is seen by its user, the course's
 // instructors and TAs, and admins (404 to anyone else); instructors and admins enrol others,
-// complete and drop; a user enrols themself as a student in a published course, and drops their own.
+// complete and drop; a user enrols themself as a student in a published course open to it (never
+// in a closed one, the default, nor one enrolling by approval), and drops their own.
 import { and, eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { enrollments } from '../db/schema';
+import { courses, enrollments } from '../db/schema';
 import type { CallResult } from './helpers/app';
 import { newCourse, readAs, securityMatrix, sharedFixture, useCast, type Cast, type CourseRow, type Side } from './helpers/security';
 
@@ -31,6 +32,13 @@ const withStudentEnrollment = (side: Side, c: Cast, status: 'draft' | 'published
 // Read-only routes share one fixture per tenant.
 const readEnrollment = sharedFixture((side, c) => withStudentEnrollment(side, c));
 const readDraftEnrollment = sharedFixture((side, c) => withStudentEnrollment(side, c, 'draft'));
+
+/** A course of the side whose self-enrolment is `mode` (set directly: the policy's own routes are tested in enrollment-policy.test.ts). */
+const openCourse = (c: Cast, side: Side, mode: 'open' | 'approval'): CourseRow => {
+  const course = newCourse(c.t, side);
+  c.t.db.update(courses).set({ selfEnroll: mode }).where(eq(courses.id, course.id)).run();
+  return { ...course, selfEnroll: mode };
+};
 
 /** The course's whole roster, as its admin sees it. */
 const roster = (f: { course: CourseRow }, c: Cast, side: Side) => readAs(c, side.admin, `/api/enrollments?course_id=${f.course.id}`);
@@ -89,13 +97,34 @@ describe('enrollments', () => {
   });
 
   securityMatrix(cast, {
-    name: 'POST /api/enrollments/course/{course_id}/enroll (self, published)',
+    name: 'POST /api/enrollments/course/{course_id}/enroll (self, published, open)',
     fresh: true,
-    setup: (side, c) => ({ course: newCourse(c.t, side) }),
+    setup: (side, c) => ({ course: openCourse(c, side, 'open') }),
     request: (f) => ({ method: 'POST', path: `/api/enrollments/course/${f.course.id}/enroll` }),
     snapshot: roster,
     // Those already enrolled are a 409; anyone else of the tenant joins as a student.
     roles: { platform: 201, admin: 201, instructor: 409, ta: 409, student: 409, outsider: 201, otherTenantAdmin: 404, otherTenantUser: 404 },
+  });
+
+  const closed = { status: 403, code: 'self_enrollment_closed' };
+  securityMatrix(cast, {
+    name: 'POST /api/enrollments/course/{course_id}/enroll (self, published, closed: the default)',
+    fresh: true,
+    setup: (side, c) => ({ course: newCourse(c.t, side) }),
+    request: (f) => ({ method: 'POST', path: `/api/enrollments/course/${f.course.id}/enroll` }),
+    snapshot: roster,
+    // Nobody enrols themselves; instructors and admins still enrol anyone (themselves included).
+    roles: { platform: 201, admin: 201, instructor: 409, ta: closed, student: closed, outsider: closed, otherTenantAdmin: 404, otherTenantUser: 404 },
+  });
+
+  const ask = { status: 403, code: 'enrollment_approval_required' };
+  securityMatrix(cast, {
+    name: 'POST /api/enrollments/course/{course_id}/enroll (self, published, approval)',
+    fresh: true,
+    setup: (side, c) => ({ course: openCourse(c, side, 'approval') }),
+    request: (f) => ({ method: 'POST', path: `/api/enrollments/course/${f.course.id}/enroll` }),
+    snapshot: roster,
+    roles: { platform: 201, admin: 201, instructor: 409, ta: ask, student: ask, outsider: ask, otherTenantAdmin: 404, otherTenantUser: 404 },
   });
 
   securityMatrix(cast, {

@@ -17,9 +17,12 @@ describe('enrollments', () => {
   });
   afterAll(() => t.close());
 
+  /** A course of the teacher's, published and open to self-enrolment unless said otherwise (test/enrollment-policy.test.ts tests the policy). */
   async function newCourse(opts: { publish?: boolean } = {}): Promise<string> {
     const res = await t.call('POST', '/api/courses', { as: teacher, body: { title: 'Enrolment course' } });
     expect(res.status).toBe(201);
+    const open = await t.call('PATCH', `/api/courses/${res.body.id}`, { as: teacher, body: { enrollment: { self_enroll: 'open' } } });
+    expect(open.status, open.text).toBe(200);
     if (opts.publish ?? true) expect((await t.call('POST', `/api/courses/${res.body.id}/publish`, { as: teacher })).status).toBe(200);
     return res.body.id;
   }
@@ -42,7 +45,7 @@ describe('enrollments', () => {
   }
 
   describe('enrol', () => {
-    it('lets a member enrol themselves as a student in a published course (201, Location)', async () => {
+    it('lets a member enrol themselves as a student in a published course open to it (201, Location)', async () => {
       const courseId = await newCourse();
       const learner = await t.newUser({ name: 'Learner' });
       const res = await enrol(courseId, learner);
@@ -551,6 +554,7 @@ describe('enrollments', () => {
       const otherTeacher = await t.newUser();
       const own = (await t.call('POST', '/api/courses', { as: otherTeacher, body: { title: 'Not taught by teacher' } })).body;
       expect((await t.call('POST', `/api/courses/${own.id}/publish`, { as: otherTeacher })).status).toBe(200);
+      expect((await t.call('PATCH', `/api/courses/${own.id}`, { as: otherTeacher, body: { enrollment: { self_enroll: 'open' } } })).status).toBe(200);
       const draft = (await t.call('POST', '/api/courses', { as: otherTeacher, body: { title: 'Draft not taught' } })).body;
       const members = [await t.newUser(), await t.newUser()];
       for (const m of members) {
@@ -591,6 +595,9 @@ describe('enrollments', () => {
       const foreign = (await t.call('POST', '/api/courses', { as: otherLead, body: { title: 'Taught by other lead' } })).body;
       expect((await t.call('POST', `/api/courses/${taught.id}/publish`, { as: lead })).status).toBe(200);
       expect((await t.call('POST', `/api/courses/${foreign.id}/publish`, { as: otherLead })).status).toBe(200);
+      for (const [id, as] of [[taught.id, lead], [foreign.id, otherLead]] as const) {
+        expect((await t.call('PATCH', `/api/courses/${id}`, { as, body: { enrollment: { self_enroll: 'open' } } })).status).toBe(200);
+      }
       const assistantInTaught = (await enrol(taught.id, lead, { user_id: assistant.user.id, role: 'ta' })).body;
       // The TA is a mere student of the other course: that teaches them nothing about its roster.
       const assistantInForeign = (await enrol(foreign.id, assistant)).body;

@@ -39,8 +39,10 @@ const assignment = (f: Fixture) => `/api/gradebook/assignments/${f.assignment.id
 const grade = (f: Fixture) => `${assignment(f)}/grades/${f.student}`;
 
 const instructorOnly = (ok: number) => ({ platform: ok, admin: ok, instructor: ok, ta: 403, student: 403, outsider: 403, otherTenantAdmin: 404, otherTenantUser: 404 });
-/** One student's grades: the student themself or an instructor. */
-const studentOrInstructor = { ...instructorOnly(200), student: 200 };
+/** Seeing the gradebook and recording grades: the course's teaching staff, TAs included (API.md, "Course roles"). */
+const staffOnly = (ok: number) => ({ ...instructorOnly(ok), ta: ok });
+/** One student's grades: the student themself or the teaching staff. */
+const studentOrStaff = { ...staffOnly(200), student: 200 };
 
 const snapshotOf = (path: (f: Fixture) => string) => (f: Fixture, c: Cast, side: Side) => readAs(c, side.admin, path(f));
 
@@ -49,7 +51,7 @@ describe('gradebook', () => {
     name: 'GET /api/gradebook/offerings/{offering_id}/assignments',
     setup: readGraded,
     request: (f) => ({ method: 'GET', path: `${offering(f)}/assignments` }),
-    roles: instructorOnly(200),
+    roles: staffOnly(200),
   });
 
   securityMatrix(cast, {
@@ -64,7 +66,7 @@ describe('gradebook', () => {
     name: 'GET /api/gradebook/assignments/{id}',
     setup: readGraded,
     request: (f) => ({ method: 'GET', path: assignment(f) }),
-    roles: instructorOnly(200),
+    roles: staffOnly(200),
   });
 
   securityMatrix(cast, {
@@ -89,8 +91,8 @@ describe('gradebook', () => {
     setup: graded,
     request: (f) => ({ method: 'PUT', path: grade(f), body: { score: 3, comment: 'Changed' } }),
     snapshot: snapshotOf(grade),
-    // The student may not grade themself either.
-    roles: instructorOnly(200),
+    // TAs grade; the student may not grade themself.
+    roles: staffOnly(200),
   });
 
   it("grading tenant B's student on tenant A's assignment is answered as for an unknown user, and records nothing", async () => {
@@ -112,50 +114,50 @@ describe('gradebook', () => {
     name: 'GET /api/gradebook/assignments/{id}/grades/{student_id}',
     setup: readGraded,
     request: (f) => ({ method: 'GET', path: grade(f) }),
-    roles: studentOrInstructor,
+    roles: studentOrStaff,
   });
 
   securityMatrix(cast, {
     name: 'GET /api/gradebook/assignments/{id}/grades/{student_id}/history',
     setup: readGraded,
     request: (f) => ({ method: 'GET', path: `${grade(f)}/history` }),
-    // Instructors only: the student reads their grade, not who changed it when.
-    roles: instructorOnly(200),
+    // Teaching staff only: the student reads their grade, not who changed it when.
+    roles: staffOnly(200),
   });
 
   securityMatrix(cast, {
     name: 'GET /api/gradebook/offerings/{offering_id}/grades',
     setup: readGraded,
     request: (f) => ({ method: 'GET', path: `${offering(f)}/grades` }),
-    roles: instructorOnly(200),
+    roles: staffOnly(200),
   });
 
   securityMatrix(cast, {
     name: 'GET /api/gradebook/offerings/{offering_id}/grades?format=csv',
     setup: readGraded,
     request: (f) => ({ method: 'GET', path: `${offering(f)}/grades?format=csv` }),
-    roles: instructorOnly(200),
+    roles: staffOnly(200),
   });
 
   securityMatrix(cast, {
     name: 'GET /api/gradebook/offerings/{offering_id}/students/{student_id}/grades',
     setup: readGraded,
     request: (f) => ({ method: 'GET', path: `${offering(f)}/students/${f.student}/grades` }),
-    roles: studentOrInstructor,
+    roles: studentOrStaff,
   });
 
   securityMatrix(cast, {
     name: 'GET /api/gradebook/offerings/{offering_id}/summary',
     setup: readGraded,
     request: (f) => ({ method: 'GET', path: `${offering(f)}/summary` }),
-    roles: instructorOnly(200),
+    roles: staffOnly(200),
   });
 
   securityMatrix(cast, {
     name: 'GET /api/gradebook/offerings/{offering_id}/settings',
     setup: readGraded,
     request: (f) => ({ method: 'GET', path: `${offering(f)}/settings` }),
-    roles: instructorOnly(200),
+    roles: staffOnly(200),
   });
 
   securityMatrix(cast, {
@@ -167,8 +169,8 @@ describe('gradebook', () => {
   });
 
   // A draft course is not known to those who may not read it (GET /api/courses/{id} answers 404),
-  // and its gradebook says no more: 404 for a member who is not in it, 403 for its TA and student.
-  const draftOutsider = { ...instructorOnly(200), outsider: 404 };
+  // and its gradebook says no more: 404 for a member who is not in it, 403 for its student.
+  const draftOutsider = { ...staffOnly(200), outsider: 404 };
 
   securityMatrix(cast, {
     name: 'GET /api/gradebook/offerings/{offering_id}/assignments (draft course)',
@@ -188,6 +190,6 @@ describe('gradebook', () => {
     name: 'GET /api/gradebook/assignments/{id}/grades/{student_id} (draft course)',
     setup: readDraftGraded,
     request: (f) => ({ method: 'GET', path: grade(f) }),
-    roles: { ...studentOrInstructor, outsider: 404 },
+    roles: { ...studentOrStaff, outsider: 404 },
   });
 });

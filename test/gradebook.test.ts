@@ -95,11 +95,12 @@ describe('GET /api/gradebook/offerings/{offering_id}/assignments (the spec endpo
     expect((await t.call('GET', assignmentsPath(o.id), { as: otherTenant.admin })).status).toBe(404);
   });
 
-  it('answers 403 "Instructor access required" to a TA, a student, a non-enrolled member and a dropped instructor', async () => {
+  it('answers 403 "Instructor access required" to a student, a non-enrolled member and a dropped instructor; the TA reads it', async () => {
     const o = await newOffering();
     const former = await enrolled(o.id, 'instructor');
     setEnrollmentStatus(o.id, former.user.id, 'dropped');
-    for (const who of [o.ta, o.students[0]!, o.outsider, former]) {
+    expect((await t.call('GET', assignmentsPath(o.id), { as: o.ta })).status).toBe(200);
+    for (const who of [o.students[0]!, o.outsider, former]) {
       const res = await t.call('GET', assignmentsPath(o.id), { as: who });
       expect(res.status).toBe(403);
       expect(res.body).toMatchObject({ status: 403, code: 'forbidden', detail: 'Instructor access required' });
@@ -239,13 +240,14 @@ describe('assignments: create, read, change, delete', () => {
     expect(patch.status).toBe(409);
   });
 
-  it('is instructor-only for writes and reads: TA and student 403, other tenant 404', async () => {
+  it('is instructor-only for writes (TA and student 403), staff-only for reads (the TA reads, the student 403), other tenant 404', async () => {
     const o = await newOffering(1);
     const a = await createAssignment(o);
     const body = { label: 'x', grade_metadata: { score_maximum: 1 } };
+    expect((await t.call('GET', `/api/gradebook/assignments/${a.id}`, { as: o.ta })).status).toBe(200);
+    expect((await t.call('GET', `/api/gradebook/assignments/${a.id}`, { as: o.students[0]! })).status).toBe(403);
     for (const who of [o.ta, o.students[0]!]) {
       expect((await t.call('POST', assignmentsPath(o.id), { as: who, body })).status).toBe(403);
-      expect((await t.call('GET', `/api/gradebook/assignments/${a.id}`, { as: who })).status).toBe(403);
       expect((await t.call('PATCH', `/api/gradebook/assignments/${a.id}`, { as: who, body: { label: 'y' } })).status).toBe(403);
       expect((await t.call('DELETE', `/api/gradebook/assignments/${a.id}`, { as: who })).status).toBe(403);
     }
@@ -401,15 +403,17 @@ describe('PUT /api/gradebook/assignments/{id}/grades/{student_id}', () => {
     expect((await t.call('PUT', gradePath(a.id, 'bob'), { as: o.instructor, body: { score: 1 } })).status).toBe(400);
   });
 
-  it('is for instructors only: TA and student 403, another tenant 404', async () => {
+  it('is for teaching staff: the TA grades, the student 403, another tenant 404', async () => {
     const o = await newOffering(1);
     const a = await createAssignment(o);
     const student = o.students[0]!;
-    for (const who of [o.ta, student]) {
-      const res = await t.call('PUT', gradePath(a.id, student.user.id), { as: who, body: { score: 1 } });
-      expect(res.status).toBe(403);
-      expect(res.body.detail).toBe('Instructor access required');
-    }
+    const refused = await t.call('PUT', gradePath(a.id, student.user.id), { as: student, body: { score: 1 } });
+    expect(refused.status).toBe(403);
+    expect(refused.body.detail).toBe('Instructor access required');
+    const byTa = await t.call('PUT', gradePath(a.id, student.user.id), { as: o.ta, body: { score: 1, comment: 'by the TA' } });
+    expect(byTa.status, byTa.text).toBe(201);
+    const history = await t.call('GET', `${gradePath(a.id, student.user.id)}/history`, { as: o.instructor });
+    expect(history.body.data[0]).toMatchObject({ new_score: 1, changed_by: o.ta.user.id });
     expect((await t.call('PUT', gradePath(a.id, student.user.id), { as: otherTenant.admin, body: { score: 1 } })).status).toBe(404);
   });
 
@@ -440,7 +444,8 @@ describe('PUT /api/gradebook/assignments/{id}/grades/{student_id}', () => {
     const paged = await t.call('GET', `${gradePath(a.id, student.user.id)}/history?per_page=1&page=2`, { as: o.instructor });
     expect(paged.body.data[0].new_comment).toBe('regraded');
     expect((await t.call('GET', `${gradePath(a.id, student.user.id)}/history?per_page=101`, { as: o.instructor })).status).toBe(400);
-    for (const who of [o.ta, student]) expect((await t.call('GET', `${gradePath(a.id, student.user.id)}/history`, { as: who })).status).toBe(403);
+    expect((await t.call('GET', `${gradePath(a.id, student.user.id)}/history`, { as: student })).status).toBe(403);
+    expect((await t.call('GET', `${gradePath(a.id, student.user.id)}/history`, { as: o.ta })).status).toBe(200);
     expect((await t.call('GET', `${gradePath(a.id, student.user.id)}/history`, { as: otherTenant.admin })).status).toBe(404);
     // A student id that is no student here (unknown, or of another tenant) is 404, as for the grade itself.
     for (const who of [MISSING_ID, otherTenant.admin.user.id, o.ta.user.id]) {
@@ -448,14 +453,15 @@ describe('PUT /api/gradebook/assignments/{id}/grades/{student_id}', () => {
     }
   });
 
-  it('lets a student read their own grade, and nobody else but instructors', async () => {
+  it('lets a student read their own grade, and nobody else but the teaching staff', async () => {
     const o = await newOffering(2);
     const a = await createAssignment(o);
     const [me, classmate] = o.students as [TestUser, TestUser];
     await t.call('PUT', gradePath(a.id, me.user.id), { as: o.instructor, body: { score: 4 } });
     expect((await t.call('GET', gradePath(a.id, me.user.id), { as: me })).body.score).toBe(4);
     expect((await t.call('GET', gradePath(a.id, me.user.id), { as: o.instructor })).status).toBe(200);
-    for (const who of [classmate, o.ta, o.outsider]) expect((await t.call('GET', gradePath(a.id, me.user.id), { as: who })).status).toBe(403);
+    expect((await t.call('GET', gradePath(a.id, me.user.id), { as: o.ta })).status).toBe(200);
+    for (const who of [classmate, o.outsider]) expect((await t.call('GET', gradePath(a.id, me.user.id), { as: who })).status).toBe(403);
     expect((await t.call('GET', gradePath(a.id, classmate.user.id), { as: classmate })).status).toBe(404);
   });
 });
@@ -486,12 +492,11 @@ describe('GET /api/gradebook/offerings/{offering_id}/grades (JSON)', () => {
     expect(byStudent.body.pagination.total).toBe(2);
 
     for (const q of ['per_page=101', 'page=0', 'format=xlsx', 'assignment_id=1']) expect((await t.call('GET', `${path}?${q}`, { as: o.instructor })).status, q).toBe(400);
-    for (const who of [o.ta, o.students[0]!]) {
-      for (const q of ['', '?format=csv']) {
-        const res = await t.call('GET', `${path}${q}`, { as: who });
-        expect(res.status).toBe(403);
-        expect(res.body.detail).toBe('Instructor access required');
-      }
+    for (const q of ['', '?format=csv']) {
+      const res = await t.call('GET', `${path}${q}`, { as: o.students[0]! });
+      expect(res.status).toBe(403);
+      expect(res.body.detail).toBe('Instructor access required');
+      expect((await t.call('GET', `${path}${q}`, { as: o.ta })).status).toBe(200);
     }
     expect((await t.call('GET', `/api/gradebook/offerings/${foreignOfferingId}/grades`, { as: t.admin })).status).toBe(404);
     expect((await t.call('GET', path)).status).toBe(401);
@@ -529,7 +534,8 @@ describe('GET /api/gradebook/offerings/{offering_id}/students/{student_id}/grade
     const o = await newOffering(2);
     const [me, classmate] = o.students as [TestUser, TestUser];
     const path = (offeringId: string, studentId: string) => `/api/gradebook/offerings/${offeringId}/students/${studentId}/grades`;
-    for (const who of [classmate, o.ta, o.outsider]) {
+    expect((await t.call('GET', path(o.id, me.user.id), { as: o.ta })).status).toBe(200);
+    for (const who of [classmate, o.outsider]) {
       const res = await t.call('GET', path(o.id, me.user.id), { as: who });
       expect(res.status).toBe(403);
       expect(res.body.code).toBe('forbidden');
@@ -608,11 +614,12 @@ describe('GET/PUT /api/gradebook/offerings/{offering_id}/settings', () => {
     expect((await t.call('GET', path, { as: o.instructor })).body.updated_at).toBeNull();
   });
 
-  it('is instructor only', async () => {
+  it('is read by the teaching staff (TA too) and changed by instructors only', async () => {
     const o = await newOffering(1);
     const path = `/api/gradebook/offerings/${o.id}/settings`;
+    expect((await t.call('GET', path, { as: o.ta })).status).toBe(200);
+    expect((await t.call('GET', path, { as: o.students[0]! })).status).toBe(403);
     for (const who of [o.ta, o.students[0]!]) {
-      expect((await t.call('GET', path, { as: who })).status).toBe(403);
       // A complete body (an incomplete one is refused before anyone's rights are looked at).
       expect((await t.call('PUT', path, { as: who, body: { category_weights: {}, letter_scale: [{ letter: 'F', min_percent: 0 }] } })).status).toBe(403);
     }

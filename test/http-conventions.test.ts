@@ -215,6 +215,7 @@ describe('errors are problem+json', () => {
     // What fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' } }) sends.
     const empty = { rawBody: '', headers: { 'Content-Type': 'application/json' } };
     const course = await t.call('POST', '/api/courses', { as: t.admin, body: { title: 'Open to all' } });
+    await t.call('PATCH', `/api/courses/${course.body.id}`, { as: t.admin, body: { enrollment: { self_enroll: 'open' } } });
     await t.call('POST', `/api/courses/${course.body.id}/publish`, { as: t.admin, ...empty });
     const learner = await t.newUser();
     const enrolled = await t.call('POST', `/api/enrollments/course/${course.body.id}/enroll`, { as: learner, ...empty });

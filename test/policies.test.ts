@@ -15,6 +15,8 @@ const actor = (role: 'admin' | 'member', extra: Partial<Actor> = {}): Actor => (
   email: `${role}@example.com`,
   name: role,
   via: 'jwt',
+  scopes: null,
+  courseIds: null,
   ...extra,
 });
 

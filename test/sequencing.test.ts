@@ -146,6 +146,33 @@ describe('sequencing', () => {
     expectProblem(await t.call('GET', `/api/courses/${courseId}/state?user_id=nope`, { as: teacher }), 400, 'validation_failed');
   });
 
+  it('an activity of a locked module can be neither saved for later nor skipped nor completed (409 saying what blocks it); nothing is recorded', async () => {
+    const { courseId, modules } = await courseWithModules(['Gate', 'Behind']);
+    const [gate, behind] = modules as [string, string];
+    const first = await t.call('POST', `/api/modules/${gate}/activities`, { as: teacher, body: { title: 'Gatekeeper', type: 'reading' } });
+    const locked = await t.call('POST', `/api/modules/${behind}/activities`, { as: teacher, body: { title: 'Later', type: 'reading' } });
+    expect([first.status, locked.status]).toEqual([201, 201]);
+    expect((await addEdge(courseId, gate, behind)).status).toBe(201);
+    for (const [path, body] of [
+      ['save', { remind_at: null }],
+      ['skip', { reason: 'not for me' }],
+      ['complete', {}],
+    ] as const) {
+      const res = await t.call('POST', `/api/activities/${locked.body.id}/${path}`, { as: learner, body });
+      expectProblem(res, 409, 'conflict', path);
+      expect(res.body.detail).toContain('Complete the module “Gate” first.');
+    }
+    const state = await t.call('GET', `/api/courses/${courseId}/state`, { as: learner });
+    const node = (state.body.nodes as { node_id: string; status: string }[]).find((n) => n.node_id === locked.body.id);
+    expect(node?.status).toBe('locked');
+    // Once the module before it is done, the same calls are accepted.
+    expect((await t.call('POST', `/api/activities/${first.body.id}/complete`, { as: learner, body: {} })).status).toBe(200);
+    const saved = await t.call('POST', `/api/activities/${locked.body.id}/save`, { as: learner, body: {} });
+    expect(saved.status, saved.text).toBe(200);
+    expect(saved.body).toMatchObject({ status: 'in_progress', saved: true });
+    expect((await t.call('POST', `/api/activities/${locked.body.id}/skip`, { as: learner, body: {} })).status).toBe(200);
+  });
+
   it("removes a module's edges with the module", async () => {
     const { courseId, modules } = await courseWithModules(['A', 'B', 'C']);
     expect((await addEdge(courseId, modules[0]!, modules[1]!)).status).toBe(201);

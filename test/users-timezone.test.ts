@@ -1,6 +1,6 @@
 // A user's time zone: an IANA zone set through PATCH /api/users/{id} (by the user or an admin),
 // checked against the time-zone tables the server computes calendar days with, stored in its
-// canonical form, shown on the user; null resets it to UTC.
+// name as given (only its case corrected), shown on the user; null resets it to UTC.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem, expectUnauthorized, makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { localDay, previousDay } from '../src/lib/timezone';
@@ -32,6 +32,16 @@ describe('PATCH /api/users/{id} timezone', () => {
     expect((await t.call('GET', '/api/users/me', { as: user })).body.timezone).toBe('Europe/Paris');
     expect((await t.call('GET', `/api/users/${user.user.id}`, { as: t.admin })).body.timezone).toBe('Europe/Paris');
     expect((await patch({ timezone: 'Asia/Tokyo', name: 'Renamed' })).body).toMatchObject({ timezone: 'Asia/Tokyo', name: 'Renamed' });
+  });
+
+  it('an alias the runtime calls by another name is kept as given (Asia/Kolkata is not turned into Asia/Calcutta)', async () => {
+    for (const zone of ['Asia/Kolkata', 'US/Eastern', 'Europe/Kyiv', 'Etc/UTC']) {
+      const res = await patch({ timezone: zone });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.timezone).toBe(zone);
+      expect((await t.call('GET', '/api/users/me', { as: user })).body.timezone).toBe(zone);
+    }
+    expect(localDay(new Date('2026-03-11T20:00:00.000Z'), 'Asia/Kolkata')).toBe('2026-03-12');
   });
 
   it('null resets it to UTC; leaving it out keeps it', async () => {

@@ -211,6 +211,7 @@ describe('GET /api/users/me, /api/users/{id}, /api/users/me/permissions', () => 
     const teacher = await t.newUser();
     const student = await t.newUser();
     const course = await t.call('POST', '/api/courses', { as: teacher, body: { title: 'Closing soon' } });
+    await t.call('PATCH', `/api/courses/${course.body.id}`, { as: teacher, body: { enrollment: { self_enroll: 'open' } } });
     await t.call('POST', `/api/courses/${course.body.id}/publish`, { as: teacher });
     expect((await t.call('POST', `/api/enrollments/course/${course.body.id}/enroll`, { as: student })).status).toBe(201);
     expect((await t.call('GET', `/api/users/${teacher.user.id}`, { as: student })).status).toBe(200);

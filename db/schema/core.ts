@@ -87,6 +87,14 @@ export const apiKeys = sqliteTable(
     createdAt: text('created_at').notNull(),
     lastUsedAt: text('last_used_at'),
     expiresAt: text('expires_at'),
+    /**
+     * The scopes the key holds (`courses:read`, `grades:write`…; see GET /api/api-keys/scopes), a
+     * JSON array. `["*"]` is every scope: what keys made before scopes existed were given by the
+     * migration that added this column, and what a key made without `scopes` holds.
+     */
+    scopes: text('scopes', { mode: 'json' }).$type<string[]>().notNull().default(sql`'["*"]'`),
+    /** The only courses the key reaches, a JSON array of ids; null: every course its creator reaches. */
+    courseIds: text('course_ids', { mode: 'json' }).$type<string[]>(),
   },
   (t) => [index('api_keys_user_idx').on(t.userId), index('api_keys_tenant_idx').on(t.tenantId)],
 );

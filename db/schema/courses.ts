@@ -7,6 +7,10 @@ import { tenants, users } from './core';
 export const courseStatuses = ['draft', 'published'] as const;
 export type CourseStatus = (typeof courseStatuses)[number];
 
+/** Who may enrol themselves: nobody (closed, the default), any member (open), or members whose request an instructor approves. */
+export const selfEnrollModes = ['closed', 'open', 'approval'] as const;
+export type SelfEnrollMode = (typeof selfEnrollModes)[number];
+
 export const courses = sqliteTable(
   'courses',
   {
@@ -31,6 +35,13 @@ export const courses = sqliteTable(
      * course's graph in memory for as long as this stays the same. Never written by the application.
      */
     structureVersion: integer('structure_version').notNull().default(0),
+    /** Self-enrolment: closed (instructors enrol people), open, or by approved request. */
+    selfEnroll: text('self_enroll', { enum: selfEnrollModes }).notNull().default('closed'),
+    /** At most this many students (active or completed) by self-enrolment and approval; null: no limit. */
+    enrollmentCapacity: integer('enrollment_capacity'),
+    /** Self-enrolment and requests are taken from this moment (null: at once) until `enrollment_closes_at` (null: no end). */
+    enrollmentOpensAt: text('enrollment_opens_at'),
+    enrollmentClosesAt: text('enrollment_closes_at'),
   },
   (t) => [
     // A soft-deleted course keeps its row but frees its slug for a new course.
@@ -76,6 +87,41 @@ export const enrollments = sqliteTable(
     // A course's roster is listed in enrolment order; this index serves it without a sort.
     index('enrollments_course_order_idx').on(t.courseId, t.enrolledAt, t.id),
     index('enrollments_tenant_idx').on(t.tenantId),
+  ],
+);
+
+export const enrollmentRequestStatuses = ['pending', 'approved', 'denied'] as const;
+export type EnrollmentRequestStatus = (typeof enrollmentRequestStatuses)[number];
+
+/** A member's request to join a course whose self-enrolment is by approval; an instructor approves (enrolling them) or denies it. */
+export const enrollmentRequests = sqliteTable(
+  'enrollment_requests',
+  {
+    id: text('id').primaryKey(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id),
+    courseId: text('course_id')
+      .notNull()
+      .references(() => courses.id),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id),
+    status: text('status', { enum: enrollmentRequestStatuses }).notNull().default('pending'),
+    message: text('message'),
+    createdAt: text('created_at').notNull(),
+    decidedAt: text('decided_at'),
+    decidedBy: text('decided_by').references(() => users.id),
+    /** Why it was denied, as the instructor put it. */
+    reason: text('reason'),
+  },
+  (t) => [
+    // One pending request per member and course; decided ones stay as the record.
+    uniqueIndex('enrollment_requests_pending_uq').on(t.courseId, t.userId).where(sql`status = 'pending'`),
+    index('enrollment_requests_course_order_idx').on(t.courseId, t.createdAt, t.id),
+    index('enrollment_requests_user_idx').on(t.userId),
+    index('enrollment_requests_tenant_idx').on(t.tenantId),
+    index('enrollment_requests_decided_by_idx').on(t.decidedBy),
   ],
 );
 

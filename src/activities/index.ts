@@ -4,4 +4,4 @@ import type { Area } from '../context';
 import { permissions } from './policy';
 import { activitiesRouter } from './routes';
 
-export const activitiesArea: Area = { router: activitiesRouter, permissions };
+export const activitiesArea: Area = { router: activitiesRouter, permissions, scope: { name: 'activities', description: "activities and a learner's work on them" } };

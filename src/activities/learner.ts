@@ -89,6 +89,25 @@ export function recordLaunch(db: Db, clock: Clock, learner: Learner, activity: A
   }, immediate);
 }
 
+/** The sentence a 409 on a locked activity gives: what blocks it, in the learner's words. */
+function lockedDetail(reasons: string[]): string {
+  return reasons.length > 0 ? `This activity is locked: ${reasons.join(' ')}` : 'This activity is locked.';
+}
+
+/**
+ * 409 unless the activity is available to the learner now: a prerequisite of it or of its module
+ * unmet (a locked module locks its activities), the course or the enrollment blocking it. Completing,
+ * saving for later and skipping all ask it: none may touch a locked activity's state.
+ */
+function requireUnlocked(tx: Db, learner: Learner, activity: ActivityRow): void {
+  const node = learnerCourseState(tx, { tenantId: learner.tenantId, courseId: activity.courseId, userId: learner.userId })?.byId.get(activity.id);
+  if (!node || !node.available) {
+    throw new AppError('conflict', lockedDetail(node?.reasons ?? []), {
+      errors: node?.unmet.map((u) => ({ path: `prerequisites.${u.node_id}`, message: u.message })),
+    });
+  }
+}
+
 export function saveForLater(db: Db, clock: Clock, learner: Learner, activity: ActivityRow, remindAt: string | null): ActivityStateRow {
   const nowDate = clock.now();
   const now = nowDate.toISOString();
@@ -98,6 +117,7 @@ export function saveForLater(db: Db, clock: Clock, learner: Learner, activity: A
   return inTransaction(db, (tx) => {
     const current = stateOf(tx, learner.userId, activity.id);
     if (current?.status === 'completed') throw conflict('This activity is completed: there is nothing to save for later');
+    requireUnlocked(tx, learner, activity);
     return writeState(tx, learner, activity, current, {
       ...started(current, now),
       savedAt: current?.savedAt ?? now,
@@ -126,6 +146,7 @@ export function skip(db: Db, clock: Clock, learner: Learner, activity: ActivityR
   return inTransaction(db, (tx) => {
     const current = stateOf(tx, learner.userId, activity.id);
     if (current?.status === 'completed') throw conflict('This activity is already completed: it cannot be skipped');
+    requireUnlocked(tx, learner, activity);
     return writeState(tx, learner, activity, current, { status: 'skipped', skippedAt: now, skipReason: reason || null, updatedAt: now });
   }, immediate);
 }
@@ -168,15 +189,10 @@ function requiredLeft(tx: Db, userId: string, scope: SQL): number {
   return countRows(tx, activities, and(scope, eq(activities.required, true), notExists(done)));
 }
 
-/** The sentence a 409 on a locked activity gives: what blocks it, in the learner's words. */
-function lockedDetail(reasons: string[]): string {
-  return reasons.length > 0 ? `This activity is locked: ${reasons.join(' ')}` : 'This activity is locked.';
-}
 
 export function complete(db: Db, clock: Clock, learner: Learner, activity: ActivityRow, score: number | null): CompletionOutcome {
   const at = clock.now();
   const now = at.toISOString();
-  const course = { tenantId: learner.tenantId, courseId: activity.courseId, userId: learner.userId };
   return inTransaction(db, (tx) => {
     const current = stateOf(tx, learner.userId, activity.id);
     if (current?.status === 'completed') {
@@ -199,12 +215,7 @@ export function complete(db: Db, clock: Clock, learner: Learner, activity: Activ
         },
       };
     }
-    const node = learnerCourseState(tx, course)?.byId.get(activity.id);
-    if (!node || !node.available) {
-      throw new AppError('conflict', lockedDetail(node?.reasons ?? []), {
-        errors: node?.unmet.map((u) => ({ path: `prerequisites.${u.node_id}`, message: u.message })),
-      });
-    }
+    requireUnlocked(tx, learner, activity);
     // Compliance: an activity with min_seat_seconds waits for the learner's credited seat time (409 saying how much remains).
     requireSeatTime(tx, clock, { tenantId: learner.tenantId, userId: learner.userId, activityId: activity.id });
     const fromShelf = current?.savedAt != null;

@@ -4,4 +4,4 @@ import type { Area } from '../context';
 import { permissions } from './policy';
 import { analyticsRouter } from './routes';
 
-export const analyticsArea: Area = { router: analyticsRouter, permissions };
+export const analyticsArea: Area = { router: analyticsRouter, permissions, scope: { name: 'analytics', description: 'performance summaries' } };

@@ -1,14 +1,14 @@
 // Who sees which performance summary. Pure functions over the caller and, with a course, the
 // course and their enrollment in it (a course they may not read is 404, as another tenant's):
 // - without a course: the caller's own figures; another user's (`user_id`) for tenant admins only;
-// - with a course: its instructors and admins get the class summary, or one learner's figures
-//   with `user_id`; a student of the course gets their own figures in it, never the class's (403
-//   for another learner's); anyone else of the tenant (TAs, outsiders) 403.
+// - with a course: its teaching staff (instructors and TAs) and admins get the class summary, or
+//   one learner's figures with `user_id`; a student of the course gets their own figures in it,
+//   never the class's (403 for another learner's); anyone else of the tenant 403.
 import type { Actor } from '../auth/authenticator';
 import { isTenantAdmin, type PermissionRules } from '../auth/access';
 import { authorizeCourse, type CourseAccess } from '../courses/policy';
 import { forbidden } from '../http/errors';
-import { isCourseInstructor } from '../memberships/policy';
+import { isCourseStaff } from '../memberships/policy';
 
 export const permissions: PermissionRules = {};
 
@@ -22,9 +22,9 @@ export function authorizeSummary(actor: Actor, userId: string | undefined, acces
     return { kind: 'learner', userId: userId ?? actor.userId };
   }
   authorizeCourse(actor, 'read', access);
-  const teaches = isCourseInstructor(actor, access.membership);
+  const teaches = isCourseStaff(actor, access.membership);
   if (teaches) return userId === undefined ? { kind: 'course' } : { kind: 'learner', userId };
-  if (access.membership?.role !== 'student') throw forbidden("Only the course's instructors, admins and learners can see its figures");
+  if (access.membership?.role !== 'student') throw forbidden("Only the course's teaching staff, admins and learners can see its figures");
   if (!own) throw forbidden("Learners see only their own figures");
   return { kind: 'learner', userId: actor.userId };
 }

@@ -86,12 +86,12 @@ export const analyticsRouter = newRouter().openapi(
       'Learner figures (`scope: learner`): completion rate (completed required activities over required ones), activities ' +
       'completed, XP earned and total, level, streak (current, in the learner\'s time zone, and longest), average grade (mean of ' +
       'their weighted gradebook percents), seat time credited against requirements, last activity; across every course they are ' +
-      '(or were, completing it) a student of, or in `course_id`. Course figures (`scope: course`, the course\'s instructors and admins): ' +
+      '(or were, completing it) a student of, or in `course_id`. Course figures (`scope: course`, the course\'s teaching staff: instructors, TAs, and admins): ' +
       'student enrollments by status, progress, the completion funnel per module, the grade distribution, at-risk learners (active, ' +
-      'progress below `at_risk_progress_below` (default: the median of active learners) and no activity for `at_risk_inactive_days` ' +
+      'progress below `at_risk_progress_below` (default: the median of active learners, at least 0.1, so that learners with no progress are always flagged) and no activity for `at_risk_inactive_days` ' +
       '(default 7)), engagement (deep-link clicks, help requests, skips with their reasons counted). A student passing `course_id` ' +
-      'gets their own figures in it; `user_id` of another learner is 403 for them. Instructors may pass `user_id` (a student of the ' +
-      "course) for that learner's figures; without `course_id`, only admins may name another user. TAs and others of the tenant: 403.",
+      'gets their own figures in it; `user_id` of another learner is 403 for them. Teaching staff may pass `user_id` (a student of the ' +
+      "course) for that learner's figures; without `course_id`, only admins may name another user. Others of the tenant: 403.",
     request: { query: summaryQuery },
     responses: { 200: jsonContent(summarySchema, 'The summary'), ...errorResponses(403, 404) },
   }),

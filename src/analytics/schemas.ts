@@ -12,7 +12,7 @@ export const summaryQuery = z.object({
     .min(0, { error: 'at_risk_progress_below must be a number from 0 to 100' })
     .max(100, { error: 'at_risk_progress_below must be a number from 0 to 100' })
     .optional()
-    .openapi({ description: 'At risk: progress (percent) strictly below this; default the median progress of the active learners' }),
+    .openapi({ description: 'At risk: progress (percent) strictly below this; default the median progress of the active learners, at least 0.1 (learners with no progress are always at risk)' }),
 });
 
 const seatTime = z.object({ required_seconds: z.number(), credited_seconds: z.number(), remaining_seconds: z.number(), compliant: z.boolean() });

@@ -21,6 +21,9 @@ import { learnerCourseStates } from '../sequencing/state';
 const round1 = (v: number) => Math.round(v * 10) / 10;
 const percentOf = (part: number, whole: number) => (whole === 0 ? 0 : round1((part / whole) * 100));
 
+/** Progress strictly below this is no progress at all: percents are kept to one decimal. */
+const NO_PROGRESS_BELOW = 0.1;
+
 // ---------------------------------------------------------------- a learner's own figures
 
 export interface LearnerSummary {
@@ -101,7 +104,7 @@ export function learnerSummary(db: Db, clock: Clock, q: { tenantId: string; user
 // ---------------------------------------------------------------- a course's figures
 
 export interface AtRiskOptions {
-  /** Progress strictly below this percentage; default: the median progress of the active learners. */
+  /** Progress strictly below this percentage; default: the median progress of the active learners, at least 0.1 (no progress is always at risk). */
   progressBelow?: number;
   /** No activity for at least this many days (default 7). */
   inactiveDays: number;
@@ -248,7 +251,10 @@ export function courseSummary(db: Db, clock: Clock, q: { tenantId: string; cours
   // At risk: among active learners.
   const activeRows = roster.map((r, i) => (r.enrollmentStatus === 'active' ? i : -1)).filter((i) => i >= 0);
   const activeSorted = activeRows.map((i) => progress[i]!).sort((a, b) => a - b);
-  const progressBelow = atRisk.progressBelow ?? median(activeSorted) ?? 0;
+  // The default is the median, but never below the figures' resolution (0.1): when half the class
+  // or more has not started, the median is 0 and "below 0" would flag no one, least of all the
+  // learners with no progress at all, whom the default must always flag.
+  const progressBelow = atRisk.progressBelow ?? Math.max(median(activeSorted) ?? 0, NO_PROGRESS_BELOW);
   const nowMs = clock.now().getTime();
   const inactiveSince = nowMs - atRisk.inactiveDays * DAY_MS;
   const risky: AtRiskLearner[] = [];

@@ -3,4 +3,4 @@ import type { Area } from '../context';
 import { permissions } from './policy';
 import { apiKeysRouter } from './routes';
 
-export const apiKeysArea: Area = { router: apiKeysRouter, permissions };
+export const apiKeysArea: Area = { router: apiKeysRouter, permissions, scope: { name: 'api_keys', description: "the caller's API keys (keys are created from a signed-in session only)" } };

@@ -1,8 +1,8 @@
 // API keys: a user's long-lived credentials for scripts and integrations.
 import type { AccessChanges } from '../auth/access';
-import { and, desc, eq } from 'drizzle-orm';
+import { and, desc, eq, inArray, isNull } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { apiKeys } from '../../db/schema';
+import { apiKeys, courses } from '../../db/schema';
 import type { Clock } from '../lib/clock';
 import { generateApiKey, sha256 } from '../auth/secrets';
 import { notFound, unprocessable } from '../http/errors';
@@ -16,11 +16,29 @@ export function createApiKey(
   db: Db,
   clock: Clock,
   owner: { tenantId: string; userId: string },
-  input: { name: string; expiresAt?: string },
+  input: { name: string; expiresAt?: string; scopes?: string[]; courseIds?: string[]; catalogue: readonly { name: string }[] },
 ): { row: ApiKeyRow; key: string } {
   const now = clock.now();
   if (input.expiresAt && Date.parse(input.expiresAt) <= now.getTime()) {
     throw unprocessable('expires_at must be in the future', [{ path: 'expires_at', message: 'must be in the future' }]);
+  }
+  const known = new Set(input.catalogue.map((s) => s.name));
+  const unknownScopes = (input.scopes ?? []).map((name, i) => ({ name, i })).filter(({ name }) => !known.has(name));
+  if (unknownScopes.length > 0) {
+    throw unprocessable('Unknown scopes: see GET /api/api-keys/scopes', unknownScopes.map(({ name, i }) => ({ path: `scopes.${i}`, message: `no scope ${name}` })));
+  }
+  const courseIds = input.courseIds ? [...new Set(input.courseIds.map((id) => id.toLowerCase()))] : null;
+  if (courseIds) {
+    const found = new Set(
+      db
+        .select({ id: courses.id })
+        .from(courses)
+        .where(and(eq(courses.tenantId, owner.tenantId), isNull(courses.deletedAt), inArray(courses.id, courseIds)))
+        .all()
+        .map((r) => r.id),
+    );
+    const missing = courseIds.filter((id) => !found.has(id));
+    if (missing.length > 0) throw unprocessable('Unknown courses in course_ids', missing.map((id) => ({ path: 'course_ids', message: `no course ${id}` })));
   }
   const { key, prefix } = generateApiKey();
   const row = db
@@ -34,6 +52,8 @@ export function createApiKey(
       keyHash: sha256(key),
       createdAt: now.toISOString(),
       expiresAt: input.expiresAt ? new Date(input.expiresAt).toISOString() : null,
+      scopes: input.scopes ? [...new Set(input.scopes)].sort() : ['*'],
+      courseIds,
     })
     .returning()
     .get();

@@ -30,7 +30,28 @@ export interface Actor {
   readonly via: 'jwt' | 'api_key';
   /** The API key behind the credential: the key itself, or an access token obtained with it. */
   readonly apiKeyId?: string;
+  /**
+   * The scopes of that key when it does not hold them all (src/auth/scopes.ts); null: no key, or a
+   * key with every scope. The key acts as its creator, narrowed to these.
+   */
+  readonly scopes: readonly string[] | null;
+  /** The only courses that key reaches; null: every course its creator reaches. */
+  readonly courseIds: readonly string[] | null;
 }
+
+/** What an API key narrows its creator's rights to. */
+interface KeyLimits {
+  scopes: readonly string[] | null;
+  courseIds: readonly string[] | null;
+}
+
+const NO_LIMITS: KeyLimits = { scopes: null, courseIds: null };
+
+/** A key row's limits: `*` among its scopes is no scope limit. */
+const limitsOf = (row: { scopes: string[] | null; courseIds: string[] | null }): KeyLimits => ({
+  scopes: row.scopes === null || row.scopes.includes('*') ? null : Object.freeze([...row.scopes]),
+  courseIds: row.courseIds === null ? null : Object.freeze([...row.courseIds]),
+});
 
 interface CachedClaims {
   userId: string;
@@ -44,6 +65,7 @@ interface CachedClaims {
 interface CachedKeyState {
   userId: string | null;
   expiresAtMs: number | null;
+  limits: KeyLimits;
   epoch: number;
 }
 
@@ -52,6 +74,7 @@ interface CachedKey {
   userId: string;
   tenantId: string;
   expiresAtMs: number | null;
+  limits: KeyLimits;
   epoch: number;
 }
 
@@ -81,15 +104,15 @@ const signedOutSince = (user: CachedUser, atMs: number): boolean => user.tokensV
  * an API key, so that the requests and open WebSockets of one user share one object (each open
  * WebSocket keeps its actor; see the Live editing section of bench/RESULTS.md).
  */
-function actorOf(user: Actor, via: Actor['via'], apiKeyId: string | undefined): Actor {
-  return via === user.via && apiKeyId === user.apiKeyId ? user : newActor(user, via, apiKeyId);
+function actorOf(user: Actor, via: Actor['via'], apiKeyId: string | undefined, limits: KeyLimits = NO_LIMITS): Actor {
+  return via === user.via && apiKeyId === user.apiKeyId ? user : newActor(user, via, apiKeyId, limits);
 }
 
 /**
  * Every Actor is built by this one literal, so that actors share one hidden class: spread copies
  * each got their own, larger objects that made every read of an actor megamorphic.
  */
-function newActor(user: Omit<Actor, 'via' | 'apiKeyId'>, via: Actor['via'], apiKeyId: string | undefined): Actor {
+function newActor(user: Omit<Actor, 'via' | 'apiKeyId' | 'scopes' | 'courseIds'>, via: Actor['via'], apiKeyId: string | undefined, limits: KeyLimits = NO_LIMITS): Actor {
   return {
     userId: user.userId,
     tenantId: user.tenantId,
@@ -99,6 +122,8 @@ function newActor(user: Omit<Actor, 'via' | 'apiKeyId'>, via: Actor['via'], apiK
     name: user.name,
     via,
     apiKeyId,
+    scopes: limits.scopes,
+    courseIds: limits.courseIds,
   };
 }
 
@@ -156,13 +181,14 @@ export class Authenticator {
    * key still there)? An access token expiring mid-session does not end it; revocation does.
    */
   recheck(actor: Actor, admittedAtMs?: number): Actor | null {
-    if (actor.apiKeyId !== undefined && !this.liveKey(actor.apiKeyId, actor.userId, this.clock.now().getTime())) return null;
+    const key = actor.apiKeyId !== undefined ? this.liveKey(actor.apiKeyId, actor.userId, this.clock.now().getTime()) : NO_LIMITS;
+    if (!key) return null;
     const cached = this.cachedUser(actor.userId);
     if (!cached || cached.actor.tenantId !== actor.tenantId) return null;
     // Admitted with an access token before the user's last password change (an API key is a
     // credential of its own and goes on).
     if (actor.via === 'jwt' && admittedAtMs !== undefined && signedOutSince(cached, admittedAtMs)) return null;
-    return actorOf(cached.actor, actor.via, actor.apiKeyId);
+    return actorOf(cached.actor, actor.via, actor.apiKeyId, key);
   }
 
   /** The current time in ms, as `recheck` compares a connection's admission with a password change. */
@@ -188,24 +214,30 @@ export class Authenticator {
     if (signedOutSince(cached, claims.issuedAtMs)) return null;
     const user = cached.actor;
     if (claims.apiKeyId === undefined) return actorOf(user, 'jwt', undefined);
-    if (!this.liveKey(claims.apiKeyId, claims.userId, now)) return null;
+    const key = this.liveKey(claims.apiKeyId, claims.userId, now);
+    if (!key) return null;
     this.touchKey(claims.apiKeyId, now);
-    return actorOf(user, 'jwt', claims.apiKeyId);
+    return actorOf(user, 'jwt', claims.apiKeyId, key);
   }
 
-  /** Whether an API key (by id) still exists, belongs to the user and has not expired. */
-  private liveKey(apiKeyId: string, userId: string, now: number): boolean {
+  /** The limits of an API key (by id) that still exists, belongs to the user and has not expired; null otherwise. */
+  private liveKey(apiKeyId: string, userId: string, now: number): KeyLimits | null {
     let state = this.keysById.get(apiKeyId);
     if (!state || state.epoch !== this.epoch) {
       const row = this.db
-        .select({ userId: apiKeys.userId, expiresAt: apiKeys.expiresAt })
+        .select({ userId: apiKeys.userId, expiresAt: apiKeys.expiresAt, scopes: apiKeys.scopes, courseIds: apiKeys.courseIds })
         .from(apiKeys)
         .where(eq(apiKeys.id, apiKeyId))
         .get();
-      state = { userId: row?.userId ?? null, expiresAtMs: row?.expiresAt ? Date.parse(row.expiresAt) : null, epoch: this.epoch };
+      state = {
+        userId: row?.userId ?? null,
+        expiresAtMs: row?.expiresAt ? Date.parse(row.expiresAt) : null,
+        limits: row ? limitsOf(row) : NO_LIMITS,
+        epoch: this.epoch,
+      };
       this.keysById.set(apiKeyId, state);
     }
-    return state.userId === userId && (state.expiresAtMs === null || state.expiresAtMs > now);
+    return state.userId === userId && (state.expiresAtMs === null || state.expiresAtMs > now) ? state.limits : null;
   }
 
   private fromApiKey(key: string): Actor | null {
@@ -214,7 +246,7 @@ export class Authenticator {
     let cached = this.keys.get(key);
     if (!cached || cached.epoch !== this.epoch) {
       const row = this.db
-        .select({ id: apiKeys.id, userId: apiKeys.userId, tenantId: apiKeys.tenantId, expiresAt: apiKeys.expiresAt })
+        .select({ id: apiKeys.id, userId: apiKeys.userId, tenantId: apiKeys.tenantId, expiresAt: apiKeys.expiresAt, scopes: apiKeys.scopes, courseIds: apiKeys.courseIds })
         .from(apiKeys)
         .where(eq(apiKeys.keyHash, sha256(key)))
         .get();
@@ -227,6 +259,7 @@ export class Authenticator {
         userId: row.userId,
         tenantId: row.tenantId,
         expiresAtMs: row.expiresAt ? Date.parse(row.expiresAt) : null,
+        limits: limitsOf(row),
         epoch: this.epoch,
       };
       this.keys.set(key, cached);
@@ -236,7 +269,7 @@ export class Authenticator {
     const user = this.loadUser(cached.userId);
     if (!user || user.tenantId !== cached.tenantId) return null;
     this.touchKey(cached.apiKeyId, now);
-    return actorOf(user, 'api_key', cached.apiKeyId);
+    return actorOf(user, 'api_key', cached.apiKeyId, cached.limits);
   }
 
   /** `last_used_at` is kept to the minute: one write a minute per key, not one per request. */

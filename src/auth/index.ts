@@ -7,5 +7,6 @@ import { authRouter } from './routes';
 
 export const authArea: Area = {
   router: authRouter.route('/', accountLinksRouter),
+  scope: 'none',
   jobs: (deps) => ({ [PASSWORD_RESET_REQUEST]: passwordResetRequestJob(deps) }),
 };

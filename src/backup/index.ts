@@ -4,4 +4,4 @@ import type { Area } from '../context';
 import { permissions } from './policy';
 import { backupRouter } from './routes';
 
-export const backupArea: Area = { router: backupRouter, permissions };
+export const backupArea: Area = { router: backupRouter, permissions, scope: { name: 'backup', description: 'online backups (platform operators)' } };

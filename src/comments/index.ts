@@ -3,4 +3,4 @@
 import type { Area } from '../context';
 import { commentsRouter } from './routes';
 
-export const commentsArea: Area = { router: commentsRouter };
+export const commentsArea: Area = { router: commentsRouter, scope: { name: 'comments', description: 'comment threads on documents' } };

@@ -5,4 +5,4 @@ import { permissions } from './policy';
 import { competenciesRouter } from './routes';
 
 // Its module cleanup (cleanup.ts) is registered in src/deps.ts, before the activities'.
-export const competenciesArea: Area = { router: competenciesRouter, permissions };
+export const competenciesArea: Area = { router: competenciesRouter, permissions, scope: { name: 'competencies', description: 'competency frameworks, alignments and progress' } };

@@ -5,4 +5,4 @@ import type { Area } from '../context';
 import { permissions } from './policy';
 import { complianceRouter } from './routes';
 
-export const complianceArea: Area = { router: complianceRouter, permissions };
+export const complianceArea: Area = { router: complianceRouter, permissions, scope: { name: 'compliance', description: 'seat time: sessions, block status and course reports' } };

@@ -7,18 +7,18 @@
 // - a learner's own figures (block status, their sessions): any student of the course, whatever
 //   the enrollment's status (a finished learner keeps their record);
 // - another learner's figures, the course report and the course's sessions: the course's
-//   instructors and tenant admins, who audit; 403 for everyone else.
+//   teaching staff (instructors and TAs) and tenant admins, who audit; 403 for everyone else.
 import type { Actor } from '../auth/authenticator';
 import type { PermissionRules } from '../auth/access';
 import { authorizeCourse, type CourseAccess } from '../courses/policy';
 import { conflict, forbidden } from '../http/errors';
-import { isCourseInstructor, type Membership } from '../memberships/policy';
+import { isCourseStaff, type Membership } from '../memberships/policy';
 
 const isStudent = (m: Membership | undefined): m is Membership => m !== undefined && m.role === 'student';
 
 export const canKeepSeatTime = (membership: Membership | undefined): boolean => isStudent(membership) && membership.status === 'active';
 
-export const canAuditSeatTime = (actor: Pick<Actor, 'role'>, membership: Membership | undefined): boolean => isCourseInstructor(actor, membership);
+export const canAuditSeatTime = (actor: Pick<Actor, 'role'>, membership: Membership | undefined): boolean => isCourseStaff(actor, membership);
 
 export const canReadOwnSeatTime = (membership: Membership | undefined): boolean => isStudent(membership);
 
@@ -34,11 +34,11 @@ export function authorizeCompliance<A extends CourseAccess>(actor: Actor, action
     if (isStudent(membership)) throw conflict(`Your enrollment in this course is ${membership.status}: no more seat time can be kept in it`);
     throw forbidden('Only learners enrolled in this course keep seat time');
   }
-  if (action.kind === 'audit' && !canAuditSeatTime(actor, membership)) throw forbidden("Only the course's instructors and admins can see its seat time");
+  if (action.kind === 'audit' && !canAuditSeatTime(actor, membership)) throw forbidden("Only the course's teaching staff and admins can see its seat time");
   if (action.kind === 'learner') {
     const own = action.learnerId === actor.userId;
     if (own ? !canReadOwnSeatTime(membership) && !canAuditSeatTime(actor, membership) : !canAuditSeatTime(actor, membership))
-      throw forbidden(own ? 'Only learners of this course have seat time in it' : "Only the course's instructors and admins can see another learner's seat time");
+      throw forbidden(own ? 'Only learners of this course have seat time in it' : "Only the course's teaching staff and admins can see another learner's seat time");
   }
   return access;
 }

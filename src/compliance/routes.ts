@@ -139,7 +139,7 @@ export const complianceRouter = newRouter()
         'Requirements are set on activities (`min_seat_seconds`; none means 0). For a module: required is the sum of its ' +
         "activities' requirements, credited is all time credited in the module (on it and on its activities), remaining is the sum " +
         "of what each activity still lacks (time on one does not make up for another's shortfall). Compliant: nothing remains. " +
-        "For the caller (a student of the course), or `user_id` (a student of the course) for the course's instructors and admins (403 otherwise).",
+        "For the caller (a student of the course), or `user_id` (a student of the course) for the course's teaching staff (instructors, TAs) and admins (403 otherwise).",
       request: { params: blockParams, query: blockStatusQuery },
       responses: { 200: jsonContent(blockStatusSchema, 'The status'), ...errorResponses(403, 404) },
     }),
@@ -165,7 +165,7 @@ export const complianceRouter = newRouter()
         'figures (`compliant`: every learner meets every requirement). CSV (page and per_page do not apply): a header row (user_id, name, ' +
         'email, enrollment_status, one column of credited seconds per block, required_seconds, credited_seconds, remaining_seconds, ' +
         'compliant), then one row per learner; UTF-8 with BOM and CRLF line ends; cells starting with = + - @ TAB or CR are prefixed ' +
-        "with a single quote so that no spreadsheet reads them as formulas. The course's instructors and admins only (403).",
+        "with a single quote so that no spreadsheet reads them as formulas. The course's teaching staff (instructors, TAs) and admins only (403).",
       request: { params: courseParams, query: reportQuery },
       responses: {
         200: {
@@ -218,7 +218,7 @@ export const complianceRouter = newRouter()
       tags,
       summary: "The course's seat-time sessions, newest first (instructors), or a learner's own",
       description:
-        "The course's instructors and admins see every learner's sessions, filtered by `user_id`, `block_id` and when they started " +
+        "The course's teaching staff (instructors, TAs) and admins see every learner's sessions, filtered by `user_id`, `block_id` and when they started " +
         '(`from` inclusive, `to` exclusive). A student of the course sees their own (no `user_id`, or their own; another learner\'s is 403). ' +
         'Sessions found timed out are recorded as ended first. `from` after `to` is 422.',
       request: { params: courseParams, query: listSessionsQuery },

@@ -20,11 +20,15 @@ export interface CourseAccess<C extends { status: CourseStatus } = { status: Cou
   membership: Membership | undefined;
 }
 
+/** An API key limited to some courses (`course_ids`) reaches no other: they answer as courses the caller may not read. */
+export const keyReachesCourse = (actor: { courseIds?: readonly string[] | null }, courseId: string): boolean =>
+  actor.courseIds == null || actor.courseIds.includes(courseId);
+
 export const canReadCourse = (
-  actor: Pick<Actor, 'role'>,
-  course: { status: CourseStatus },
+  actor: Pick<Actor, 'role'> & { courseIds?: readonly string[] | null },
+  course: { id?: string; status: CourseStatus },
   membership: Membership | undefined,
-): boolean => isTenantAdmin(actor) || isCourseMember(membership) || course.status === 'published';
+): boolean => (course.id === undefined || keyReachesCourse(actor, course.id)) && (isTenantAdmin(actor) || isCourseMember(membership) || course.status === 'published');
 
 export const canManageCourse = (actor: Pick<Actor, 'role'>, membership: Membership | undefined): boolean =>
   isCourseInstructor(actor, membership);

@@ -13,6 +13,12 @@ export const presentCourse = (row: ListedCourse) => ({
   created_at: row.createdAt,
   updated_at: row.updatedAt,
   published_at: row.publishedAt,
+  enrollment: {
+    self_enroll: row.selfEnroll,
+    capacity: row.enrollmentCapacity,
+    opens_at: row.enrollmentOpensAt,
+    closes_at: row.enrollmentClosesAt,
+  },
 });
 
 /** presentCourse's shape over the columns of `courses`, for list pages written by SQLite (src/json-sql.ts). */
@@ -26,6 +32,12 @@ export const courseJson = {
   created_at: courses.createdAt,
   updated_at: courses.updatedAt,
   published_at: courses.publishedAt,
+  enrollment: {
+    self_enroll: courses.selfEnroll,
+    capacity: courses.enrollmentCapacity,
+    opens_at: courses.enrollmentOpensAt,
+    closes_at: courses.enrollmentClosesAt,
+  },
 } satisfies JsonShape;
 
 export const presentSection = (row: SectionRow) => ({

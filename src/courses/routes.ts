@@ -129,9 +129,15 @@ export const coursesRouter = newRouter()
       path: '/api/courses/{id}',
       operationId: 'updateCourse',
       tags,
-      summary: 'Update a course (instructor)',
+      summary: 'Update a course (instructor), its enrolment policy included',
+      description:
+        '`enrollment` sets who may enrol themselves: `self_enroll` `closed` (the default: instructors and admins enrol people), ' +
+        '`open` (any member of the tenant, as a student) or `approval` (members ask, instructors approve: ' +
+        '/api/courses/{id}/enrollment-requests); `capacity` (students, active or completed, that self-enrolment and approvals may ' +
+        'reach), `opens_at` and `closes_at` bound it. Only the fields given change; null clears one. `closes_at` not after ' +
+        '`opens_at` is a 422.',
       request: { params: idParams, ...jsonBody(updateCourseBody) },
-      responses: { 200: jsonContent(courseSchema, 'The course'), ...errorResponses(403, 404, 409) },
+      responses: { 200: jsonContent(courseSchema, 'The course'), ...errorResponses(403, 404, 409, 422) },
     }),
     (c) => {
       const deps = c.var.deps;

@@ -1,6 +1,6 @@
 // Request and response shapes of courses, sections and modules.
 import { z } from '@hono/zod-openapi';
-import { courseStatuses } from '../../db/schema';
+import { courseStatuses, selfEnrollModes } from '../../db/schema';
 import { timestamp, uuid } from '../http/openapi';
 import { paginationQuery } from '../http/pagination';
 import { multiLineText, singleLineText } from '../http/text';
@@ -18,6 +18,19 @@ const position = z.number().int().min(0, 'must be 0 or more');
 
 export const courseStatus = z.enum(courseStatuses);
 
+export const courseEnrollmentSchema = z
+  .object({
+    self_enroll: z.enum(selfEnrollModes).openapi({
+      description:
+        'closed (the default): only instructors and admins enrol people; open: any member of the tenant enrols themselves as a student; ' +
+        'approval: members ask (POST /api/courses/{id}/enrollment-requests) and an instructor approves or denies',
+    }),
+    capacity: z.number().int().nullable().openapi({ description: 'At most this many students (active or completed) through self-enrolment and approvals; null: no limit' }),
+    opens_at: timestamp.nullable().openapi({ description: 'Self-enrolment and requests are taken from this moment; null: at once' }),
+    closes_at: timestamp.nullable().openapi({ description: 'and until this moment; null: no end' }),
+  })
+  .openapi('CourseEnrollmentPolicy');
+
 export const courseSchema = z
   .object({
     id: uuid(),
@@ -29,8 +42,19 @@ export const courseSchema = z
     created_at: timestamp,
     updated_at: timestamp,
     published_at: timestamp.nullable(),
+    enrollment: courseEnrollmentSchema,
   })
   .openapi('Course');
+
+const enrollmentPolicyBody = z
+  .object({
+    self_enroll: z.enum(selfEnrollModes).optional(),
+    capacity: z.number().int().min(1, 'must be 1 or more').max(1_000_000).nullable().optional(),
+    opens_at: z.iso.datetime({ offset: true }).nullable().optional(),
+    closes_at: z.iso.datetime({ offset: true }).nullable().optional(),
+  })
+  .strict()
+  .openapi({ description: 'Only the fields given change; null clears capacity or a date' });
 
 export const createCourseBody = z
   .object({ title, slug: slug.optional(), description: description.optional() })
@@ -38,7 +62,7 @@ export const createCourseBody = z
   .openapi('CreateCourse');
 
 export const updateCourseBody = z
-  .object({ title: title.optional(), slug: slug.optional(), description: description.optional() })
+  .object({ title: title.optional(), slug: slug.optional(), description: description.optional(), enrollment: enrollmentPolicyBody.optional() })
   .strict()
   .refine((b) => Object.keys(b).length > 0, { message: 'nothing to update' })
   .openapi('UpdateCourse');

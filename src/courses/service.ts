@@ -3,12 +3,12 @@
 // with the caller's enrollment in it for the course policy to judge (other areas use it too).
 import { and, asc, eq, gt, inArray, isNull, lt, or, sql, type SQLWrapper } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
-import { courses, enrollments, type CourseStatus } from '../../db/schema';
+import { courses, enrollments, type CourseStatus, type SelfEnrollMode } from '../../db/schema';
 import type { AccessChanges } from '../auth/access';
 import type { Actor } from '../auth/authenticator';
 import type { Clock } from '../lib/clock';
 import { membershipOf } from '../memberships/service';
-import { conflict, notFound } from '../http/errors';
+import { conflict, notFound, unprocessable } from '../http/errors';
 import { pageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../lib/ids';
 import { countAll, isUniqueViolation, sqlLimit } from '../lib/sql';
@@ -224,9 +224,27 @@ export interface CourseChanges {
   title?: string;
   slug?: string;
   description?: string | null;
+  /** The enrolment policy's fields to change (null clears capacity or a date). */
+  enrollment?: { self_enroll?: SelfEnrollMode; capacity?: number | null; opens_at?: string | null; closes_at?: string | null };
+}
+
+/** The enrolment policy as it will be once `changes` apply; 422 when it closes before it opens. */
+function enrollmentPolicyAfter(course: CourseRow, changes: NonNullable<CourseChanges['enrollment']>) {
+  const iso = (at: string | null | undefined, kept: string | null) => (at === undefined ? kept : at === null ? null : new Date(at).toISOString());
+  const next = {
+    selfEnroll: changes.self_enroll ?? course.selfEnroll,
+    enrollmentCapacity: changes.capacity === undefined ? course.enrollmentCapacity : changes.capacity,
+    enrollmentOpensAt: iso(changes.opens_at, course.enrollmentOpensAt),
+    enrollmentClosesAt: iso(changes.closes_at, course.enrollmentClosesAt),
+  };
+  if (next.enrollmentOpensAt !== null && next.enrollmentClosesAt !== null && Date.parse(next.enrollmentClosesAt) <= Date.parse(next.enrollmentOpensAt)) {
+    throw unprocessable('enrollment.closes_at must be after enrollment.opens_at', [{ path: 'enrollment.closes_at', message: 'must be after opens_at' }]);
+  }
+  return next;
 }
 
 export function updateCourse(db: Db, clock: Clock, course: CourseRow, changes: CourseChanges): CourseRow {
+  const enrollment = changes.enrollment ? enrollmentPolicyAfter(course, changes.enrollment) : {};
   try {
     return db
       .update(courses)
@@ -234,6 +252,7 @@ export function updateCourse(db: Db, clock: Clock, course: CourseRow, changes: C
         ...(changes.title !== undefined ? { title: changes.title } : {}),
         ...(changes.slug !== undefined ? { slug: changes.slug } : {}),
         ...(changes.description !== undefined ? { description: changes.description } : {}),
+        ...enrollment,
         updatedAt: clock.now().toISOString(),
       })
       .where(and(eq(courses.id, course.id), eq(courses.tenantId, course.tenantId)))

@@ -4,4 +4,4 @@
 import type { Area } from '../context';
 import { dashboardRouter } from './routes';
 
-export const dashboardArea: Area = { router: dashboardRouter };
+export const dashboardArea: Area = { router: dashboardRouter, scope: { name: 'dashboard', description: "the caller's dashboard and feed" } };

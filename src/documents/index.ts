@@ -3,4 +3,4 @@ import type { Area } from '../context';
 import { permissions } from './policy';
 import { documentsRouter } from './routes';
 
-export const documentsArea: Area = { router: documentsRouter, permissions };
+export const documentsArea: Area = { router: documentsRouter, permissions, scope: { name: 'documents', description: 'documents: bodies, versions, sharing, contexts, favorites, exports' } };

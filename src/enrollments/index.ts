@@ -3,4 +3,4 @@ import type { Area } from '../context';
 import { permissions } from './policy';
 import { enrollmentsRouter } from './routes';
 
-export const enrollmentsArea: Area = { router: enrollmentsRouter, permissions };
+export const enrollmentsArea: Area = { router: enrollmentsRouter, permissions, scope: { name: 'enrollments', description: 'enrollments and enrolment requests' } };

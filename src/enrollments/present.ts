@@ -1,6 +1,6 @@
 // Enrollment rows (with their user's name and email) → public JSON: by JavaScript for single
 // enrollments, by SQLite for list pages (the same shape: test/enrollments.test.ts compares them).
-import { enrollments, users } from '../../db/schema';
+import { enrollmentRequests, enrollments, users } from '../../db/schema';
 import type { JsonShape } from '../lib/json-sql';
 import type { RosterRow } from './types';
 
@@ -30,3 +30,16 @@ export const enrollmentJson = {
   dropped_at: enrollments.droppedAt,
   user: { id: users.id, name: users.name, email: users.email },
 } satisfies JsonShape;
+
+/** An enrolment request as the API shows it. */
+export const presentEnrollmentRequest = (r: typeof enrollmentRequests.$inferSelect) => ({
+  id: r.id,
+  course_id: r.courseId,
+  user_id: r.userId,
+  status: r.status,
+  message: r.message,
+  created_at: r.createdAt,
+  decided_at: r.decidedAt,
+  decided_by: r.decidedBy,
+  reason: r.reason,
+});

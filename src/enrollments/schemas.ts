@@ -1,7 +1,8 @@
 // Request and response shapes of enrollments.
 import { z } from '@hono/zod-openapi';
-import { enrollmentRoles, enrollmentStatuses } from '../../db/schema';
+import { enrollmentRequestStatuses, enrollmentRoles, enrollmentStatuses } from '../../db/schema';
 import { timestamp, uuid, uuidParam } from '../http/openapi';
+import { multiLineText } from '../http/text';
 import { paginationQuery } from '../http/pagination';
 
 export const MAX_BULK_ENROLL = 5_000;
@@ -74,3 +75,34 @@ export const progressSchema = z
     modules: z.array(z.object({ module_id: uuid(), percent: z.number() })),
   })
   .openapi('EnrollmentProgress');
+
+// ---------------------------------------------------------------- enrolment requests
+
+export const enrollmentRequestSchema = z
+  .object({
+    id: uuid(),
+    course_id: uuid(),
+    user_id: uuid(),
+    status: z.enum(enrollmentRequestStatuses),
+    message: z.string().nullable(),
+    created_at: timestamp,
+    decided_at: timestamp.nullable(),
+    decided_by: uuid().nullable(),
+    reason: z.string().nullable().openapi({ description: 'Why it was denied, as the instructor put it' }),
+  })
+  .openapi('EnrollmentRequest');
+
+export const requestCourseParams = z.object({ id: uuidParam('id', 'The course') });
+export const requestParams = z.object({ id: uuidParam('id', 'The course'), request_id: uuidParam('request_id') });
+
+export const createEnrollmentRequestBody = z
+  .object({ message: multiLineText().max(2_000).optional().openapi({ description: 'A word to the instructors' }) })
+  .strict()
+  .openapi('CreateEnrollmentRequest');
+
+export const denyEnrollmentRequestBody = z
+  .object({ reason: multiLineText().max(2_000).optional().openapi({ description: 'Told to the member' }) })
+  .strict()
+  .openapi('DenyEnrollmentRequest');
+
+export const listEnrollmentRequestsQuery = paginationQuery.extend({ status: z.enum(enrollmentRequestStatuses).optional() });

@@ -11,7 +11,7 @@ import type { Clock } from '../lib/clock';
 import { EMPTY_JSON_ARRAY, jsonArrayFrom, jsonObject, selectJsonArray } from '../lib/json-sql';
 import { preparedFor } from '../lib/prepared';
 import { learnerCourseState } from '../sequencing/state';
-import { conflict, notFound, unprocessable } from '../http/errors';
+import { AppError, conflict, notFound, unprocessable } from '../http/errors';
 import { pageBounds, sqlPageBounds, type PageQuery } from '../http/pagination';
 import { newId } from '../lib/ids';
 import { countAll, sqlLimit } from '../lib/sql';
@@ -251,7 +251,9 @@ function recordEnrollmentEvent(tx: Db, clock: Clock, type: EnrollmentEventType, 
 /**
  * Enrols a user of the course's tenant. A dropped enrollment is reactivated (same id, new role);
  * an active or completed one is a 409. The caller's right to do this is checked by the route.
- * `actorId` is who did it, for the event it records.
+ * `actorId` is who did it, for the event it records. With `capacity` (self-enrolment and approved
+ * requests), a student is enrolled only while the course has fewer students (active or completed)
+ * than that: 409 `course_full` otherwise, checked in the transaction that enrols.
  */
 export function enroll(
   db: Db,
@@ -260,39 +262,64 @@ export function enroll(
   userId: string,
   role: EnrollmentRole,
   actorId: string | null,
+  capacity: number | null = null,
 ): EnrollResult {
-  const now = clock.now().toISOString();
-  const { id, created } = inTransaction(db, (tx) => {
-    const user = tx
-      .select({ id: users.id, deletedAt: users.deletedAt })
-      .from(users)
-      .where(and(eq(users.id, userId), eq(users.tenantId, course.tenantId)))
-      .get();
-    if (!user) throw notFound('User');
-    if (user.deletedAt) throw unprocessable('A deleted user cannot be enrolled', [{ path: 'user_id', message: 'the user is deleted' }]);
-    const existing = tx
-      .select({ id: enrollments.id, status: enrollments.status })
-      .from(enrollments)
-      .where(and(eq(enrollments.courseId, course.id), eq(enrollments.userId, userId)))
-      .get();
-    if (existing?.status === 'active') throw conflict('The user is already enrolled in this course');
-    if (existing?.status === 'completed') throw conflict('The user has already completed this course');
-    if (existing) {
-      tx.update(enrollments)
-        .set({ status: 'active', role, droppedAt: null, completedAt: null, updatedAt: now })
-        .where(eq(enrollments.id, existing.id))
-        .run();
-      recordEnrollmentEvent(tx, clock, 'enrollment.created', actorId, { id: existing.id, tenantId: course.tenantId, courseId: course.id, userId, role });
-      return { id: existing.id, created: false };
-    }
-    const inserted = newId();
-    tx.insert(enrollments)
-      .values({ id: inserted, tenantId: course.tenantId, courseId: course.id, userId, role, status: 'active', enrolledAt: now, updatedAt: now })
-      .run();
-    recordEnrollmentEvent(tx, clock, 'enrollment.created', actorId, { id: inserted, tenantId: course.tenantId, courseId: course.id, userId, role });
-    return { id: inserted, created: true };
-  }, immediate);
+  const { id, created } = inTransaction(db, (tx) => enrollIn(tx, clock, course, userId, role, actorId, capacity), immediate);
   return { enrollment: getEnrollment(db, course.tenantId, id), created };
+}
+
+/** Students of record and active ones (not dropped) of the course: the seats its capacity counts. */
+export function seatsTaken(tx: Db, courseId: string): number {
+  const row = tx
+    .select({ n: sql<number>`coalesce(sum(${courseEnrollmentCounts.n}), 0)` })
+    .from(courseEnrollmentCounts)
+    .where(and(eq(courseEnrollmentCounts.courseId, courseId), eq(courseEnrollmentCounts.role, 'student'), ne(courseEnrollmentCounts.status, 'dropped')))
+    .get();
+  return Number(row?.n ?? 0);
+}
+
+/** enroll's work, inside the caller's (immediate) transaction: approving a request enrols with it. */
+export function enrollIn(
+  tx: Db,
+  clock: Clock,
+  course: { id: string; tenantId: string },
+  userId: string,
+  role: EnrollmentRole,
+  actorId: string | null,
+  capacity: number | null = null,
+): { id: string; created: boolean } {
+  const now = clock.now().toISOString();
+  const user = tx
+    .select({ id: users.id, deletedAt: users.deletedAt })
+    .from(users)
+    .where(and(eq(users.id, userId), eq(users.tenantId, course.tenantId)))
+    .get();
+  if (!user) throw notFound('User');
+  if (user.deletedAt) throw unprocessable('A deleted user cannot be enrolled', [{ path: 'user_id', message: 'the user is deleted' }]);
+  const existing = tx
+    .select({ id: enrollments.id, status: enrollments.status })
+    .from(enrollments)
+    .where(and(eq(enrollments.courseId, course.id), eq(enrollments.userId, userId)))
+    .get();
+  if (existing?.status === 'active') throw conflict('The user is already enrolled in this course');
+  if (existing?.status === 'completed') throw conflict('The user has already completed this course');
+  if (capacity !== null && role === 'student' && seatsTaken(tx, course.id) >= capacity) {
+    throw new AppError('course_full', `This course is full: it takes at most ${capacity} students`);
+  }
+  if (existing) {
+    tx.update(enrollments)
+      .set({ status: 'active', role, droppedAt: null, completedAt: null, updatedAt: now })
+      .where(eq(enrollments.id, existing.id))
+      .run();
+    recordEnrollmentEvent(tx, clock, 'enrollment.created', actorId, { id: existing.id, tenantId: course.tenantId, courseId: course.id, userId, role });
+    return { id: existing.id, created: false };
+  }
+  const inserted = newId();
+  tx.insert(enrollments)
+    .values({ id: inserted, tenantId: course.tenantId, courseId: course.id, userId, role, status: 'active', enrolledAt: now, updatedAt: now })
+    .run();
+  recordEnrollmentEvent(tx, clock, 'enrollment.created', actorId, { id: inserted, tenantId: course.tenantId, courseId: course.id, userId, role });
+  return { id: inserted, created: true };
 }
 
 export type SkipReason = 'unknown_user' | 'already_enrolled' | 'deleted_user';

@@ -56,6 +56,18 @@ export const eventCatalogue = {
     description: 'An enrollment was dropped.',
     data: z.object({ enrollment_id: id, course_id: id, user_id: id, role: z.string() }),
   },
+  'enrollment_request.created': {
+    description: "A member asked to join a course that enrols by approval; in the feed of the course's instructors.",
+    data: z.object({ request_id: id, course_id: id, user_id: id, message: z.string().nullable() }),
+  },
+  'enrollment_request.approved': {
+    description: 'An instructor approved a request to join a course: the member is enrolled as a student (an enrollment.created follows).',
+    data: z.object({ request_id: id, course_id: id, user_id: id, enrollment_id: id }),
+  },
+  'enrollment_request.denied': {
+    description: 'An instructor denied a request to join a course.',
+    data: z.object({ request_id: id, course_id: id, user_id: id, reason: z.string().nullable() }),
+  },
   'grade.recorded': {
     description: "A grade was recorded or changed for a student on a gradebook assignment.",
     data: z.object({

@@ -5,6 +5,7 @@ import { uploadBody } from '../http/body-rules';
 import { filesRouter } from './routes';
 
 export const filesArea: Area = {
+  scope: { name: 'files', description: 'course files' },
   router: filesRouter,
   bodies: (config) => [uploadBody('POST', /^\/api\/courses\/[^/]+\/files\/?$/, config.fileMaxBytes)],
 };

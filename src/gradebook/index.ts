@@ -2,4 +2,4 @@
 import type { Area } from '../context';
 import { gradebookRouter } from './routes';
 
-export const gradebookArea: Area = { router: gradebookRouter };
+export const gradebookArea: Area = { router: gradebookRouter, scope: { name: 'grades', description: 'gradebooks: assignments, grades, summaries, settings' } };

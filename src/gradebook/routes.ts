@@ -46,20 +46,23 @@ const tags: [ApiTag] = ['Gradebook'];
 /** The caller's enrollment in the offering, as the policy asks for it (only when it needs it). */
 const membershipIn = (db: Db, actor: Actor, offering: Offering) => () => membershipOf(db, offering.tenantId, offering.id, actor.userId);
 
-function requireInstructor(db: Db, actor: Actor, offering: Offering, notFoundAs: 'Course' | 'Assignment'): void {
-  authorizeGradebook(actor, { action: 'manage', offering, notFoundAs, membership: membershipIn(db, actor, offering) });
+/** What the caller does with the gradebook: see it and record grades (teaching staff, TAs too), or change it (instructors). */
+type StaffAction = 'read' | 'grade' | 'manage';
+
+function requireStaff(db: Db, actor: Actor, offering: Offering, notFoundAs: 'Course' | 'Assignment', action: StaffAction): void {
+  authorizeGradebook(actor, { action, offering, notFoundAs, membership: membershipIn(db, actor, offering) });
 }
 
-/** The offering, if it exists in the caller's tenant (404) and the caller teaches it (403). */
-function instructorOffering(db: Db, actor: Actor, offeringId: string): Offering {
+/** The offering, if it exists in the caller's tenant (404) and the caller may do this there (403). */
+function staffOffering(db: Db, actor: Actor, offeringId: string, action: StaffAction): Offering {
   const offering = getOffering(db, actor.tenantId, offeringId);
-  requireInstructor(db, actor, offering, 'Course');
+  requireStaff(db, actor, offering, 'Course', action);
   return offering;
 }
 
-function instructorAssignment(db: Db, actor: Actor, id: string) {
+function staffAssignment(db: Db, actor: Actor, id: string, action: StaffAction) {
   const found = getAssignment(db, actor.tenantId, id);
-  requireInstructor(db, actor, found.offering, 'Assignment');
+  requireStaff(db, actor, found.offering, 'Assignment', action);
   return found;
 }
 
@@ -84,6 +87,7 @@ function assignmentChanges(body: z.infer<typeof updateAssignmentBody>): Partial<
 }
 
 const instructorOnly = ' Instructors of the offering and tenant admins only (403 "Instructor access required").';
+const staffOnly = " The offering's teaching staff (instructors and TAs) and tenant admins only (403 otherwise).";
 
 const csvHeaders = (offering: Offering) => ({
   'Content-Type': CSV_CONTENT_TYPE,
@@ -99,13 +103,13 @@ export const gradebookRouter = newRouter()
       operationId: 'getGradebookAssignments',
       tags,
       summary: 'Assignments (resource links) of an offering with their grade metadata',
-      description: `Ordered by position, then id.${instructorOnly} page defaults to 1, per_page to 100 (at most 100).`,
+      description: `Ordered by position, then id.${staffOnly} page defaults to 1, per_page to 100 (at most 100).`,
       request: { params: offeringParams, query: paginationQuery },
       responses: { 200: jsonContent(pageOf(assignmentSchema), 'A page of assignments'), ...errorResponses(403, 404) },
     }),
     (c) => {
       const db = c.get('deps').db;
-      const offering = instructorOffering(db, c.get('actor'), c.req.valid('param').offering_id);
+      const offering = staffOffering(db, c.get('actor'), c.req.valid('param').offering_id, 'read');
       const q = c.req.valid('query');
       return c.json(pageOfRows(c, q, listAssignments(db, offering, q), presentAssignment), 200);
     },
@@ -127,7 +131,7 @@ export const gradebookRouter = newRouter()
     (c) => {
       const { db, clock } = c.get('deps');
       const actor = c.get('actor');
-      const offering = instructorOffering(db, actor, c.req.valid('param').offering_id);
+      const offering = staffOffering(db, actor, c.req.valid('param').offering_id, 'manage');
       const body = c.req.valid('json');
       const m = body.grade_metadata;
       const assignment = createAssignment(db, clock, offering, actor.userId, {
@@ -154,12 +158,12 @@ export const gradebookRouter = newRouter()
       operationId: 'getGradebookAssignment',
       tags,
       summary: 'One assignment',
-      description: instructorOnly.trim(),
+      description: staffOnly.trim(),
       request: { params: idParams },
       responses: { 200: jsonContent(assignmentSchema, 'The assignment'), ...errorResponses(403, 404) },
     }),
     (c) => {
-      const { assignment } = instructorAssignment(c.get('deps').db, c.get('actor'), c.req.valid('param').id);
+      const { assignment } = staffAssignment(c.get('deps').db, c.get('actor'), c.req.valid('param').id, 'read');
       return c.json(presentAssignment(assignment), 200);
     },
   )
@@ -178,7 +182,7 @@ export const gradebookRouter = newRouter()
     }),
     (c) => {
       const { db, clock } = c.get('deps');
-      const { assignment, offering } = instructorAssignment(db, c.get('actor'), c.req.valid('param').id);
+      const { assignment, offering } = staffAssignment(db, c.get('actor'), c.req.valid('param').id, 'manage');
       const updated = updateAssignment(db, clock, offering, assignment, assignmentChanges(c.req.valid('json')));
       return c.json(presentAssignment(updated), 200);
     },
@@ -196,7 +200,7 @@ export const gradebookRouter = newRouter()
     }),
     (c) => {
       const db = c.get('deps').db;
-      const { assignment } = instructorAssignment(db, c.get('actor'), c.req.valid('param').id);
+      const { assignment } = staffAssignment(db, c.get('actor'), c.req.valid('param').id, 'manage');
       deleteAssignment(db, assignment);
       return c.body(null, 204);
     },
@@ -211,7 +215,7 @@ export const gradebookRouter = newRouter()
       description:
         'score must lie within 0..score_maximum (a pass_fail assignment takes 0 or score_maximum), and the student ' +
         'must be a student of the offering, active or completed; otherwise 422. Every change is kept in the grade history; a ' +
-        `PUT that changes nothing records nothing. 201 when the grade is new, 200 when it replaced one.${instructorOnly}`,
+        `PUT that changes nothing records nothing. 201 when the grade is new, 200 when it replaced one.${staffOnly}`,
       request: { params: gradeParams, ...jsonBody(putGradeBody) },
       responses: {
         200: jsonContent(gradeSchema, 'The grade, updated'),
@@ -223,7 +227,7 @@ export const gradebookRouter = newRouter()
       const { db, clock } = c.get('deps');
       const actor = c.get('actor');
       const { id, student_id } = c.req.valid('param');
-      const { assignment } = instructorAssignment(db, actor, id);
+      const { assignment } = staffAssignment(db, actor, id, 'grade');
       const { grade, created } = recordGrade(db, clock, assignment, student_id, actor.userId, c.req.valid('json'));
       const body = presentGrade(grade, assignment.scoreMaximum);
       if (!created) return c.json(body, 200);
@@ -237,7 +241,7 @@ export const gradebookRouter = newRouter()
       path: '/api/gradebook/assignments/{id}/grades/{student_id}',
       operationId: 'getGrade',
       tags,
-      summary: "One student's grade on one assignment (the student themself or an instructor)",
+      summary: "One student's grade on one assignment (the student themself or the offering's teaching staff)",
       request: { params: gradeParams },
       responses: { 200: jsonContent(gradeSchema, 'The grade'), ...errorResponses(403, 404) },
     }),
@@ -257,14 +261,14 @@ export const gradebookRouter = newRouter()
       operationId: 'getGradeHistory',
       tags,
       summary: "Every change of a student's grade on an assignment, newest first",
-      description: `Who changed it, when, and the score and comment before and after.${instructorOnly}`,
+      description: `Who changed it, when, and the score and comment before and after.${staffOnly}`,
       request: { params: gradeParams, query: paginationQuery },
       responses: { 200: jsonContent(pageOf(gradeChangeSchema), 'A page of changes'), ...errorResponses(403, 404) },
     }),
     (c) => {
       const db = c.get('deps').db;
       const { id, student_id } = c.req.valid('param');
-      const { assignment, offering } = instructorAssignment(db, c.get('actor'), id);
+      const { assignment, offering } = staffAssignment(db, c.get('actor'), id, 'read');
       getStudent(db, offering, student_id); // 404 for anyone never a student here, as the grade itself answers
       const q = c.req.valid('query');
       return c.json(pageOfRows(c, q, gradeHistory(db, assignment, student_id, q), presentGradeChange), 200);
@@ -283,7 +287,7 @@ export const gradebookRouter = newRouter()
         'assignment label in assignment order, weighted_percent, letter; a label already taken, ignoring case, gets ' +
         '" (2)", " (3)"…), then one row per student (active or completed; not dropped) by name; ' +
         'UTF-8 with BOM and CRLF line ends; cells starting with = + - @ TAB or CR are prefixed with a single quote.' +
-        instructorOnly,
+        staffOnly,
       request: { params: offeringParams, query: listGradesQuery },
       responses: {
         200: {
@@ -298,7 +302,7 @@ export const gradebookRouter = newRouter()
     }),
     (c) => {
       const db = c.get('deps').db;
-      const offering = instructorOffering(db, c.get('actor'), c.req.valid('param').offering_id);
+      const offering = staffOffering(db, c.get('actor'), c.req.valid('param').offering_id, 'read');
       const q = c.req.valid('query');
       if (q.format === 'csv') return c.body(gradebookCsv(loadGradebook(db, offering)), 200, csvHeaders(offering));
       return c.json(pageOfRows(c, q, listGrades(db, offering, { assignmentId: q.assignment_id, studentId: q.student_id }, q), (r) => presentGrade(r.grade, r.scoreMaximum)), 200);
@@ -341,13 +345,13 @@ export const gradebookRouter = newRouter()
         'percent (each grade normalised by score_maximum; weighted by assignment weight within its category; ' +
         'categories weighted by the category_weights setting, a category absent from it weighing 0, or not weighted ' +
         'at all when none are set; missing grades left out of the denominator; rounded to 2 decimals) and the ' +
-        `letter of that percent on the letter_scale setting. The distribution counts students per letter.${instructorOnly}`,
+        `letter of that percent on the letter_scale setting. The distribution counts students per letter.${staffOnly}`,
       request: { params: offeringParams },
       responses: { 200: jsonContent(summarySchema, 'The summary'), ...errorResponses(403, 404) },
     }),
     (c) => {
       const db = c.get('deps').db;
-      const offering = instructorOffering(db, c.get('actor'), c.req.valid('param').offering_id);
+      const offering = staffOffering(db, c.get('actor'), c.req.valid('param').offering_id, 'read');
       return c.json(presentSummary(offering, summarizeOffering(db, offering)), 200);
     },
   )
@@ -358,13 +362,13 @@ export const gradebookRouter = newRouter()
       operationId: 'getGradebookSettings',
       tags,
       summary: "The offering's category weights and letter scale (defaults until changed)",
-      description: instructorOnly.trim(),
+      description: staffOnly.trim(),
       request: { params: offeringParams },
       responses: { 200: jsonContent(settingsSchema, 'The settings'), ...errorResponses(403, 404) },
     }),
     (c) => {
       const db = c.get('deps').db;
-      const offering = instructorOffering(db, c.get('actor'), c.req.valid('param').offering_id);
+      const offering = staffOffering(db, c.get('actor'), c.req.valid('param').offering_id, 'read');
       return c.json(presentSettings(offering, getSettings(db, offering)), 200);
     },
   )
@@ -386,7 +390,7 @@ export const gradebookRouter = newRouter()
     (c) => {
       const { db, clock } = c.get('deps');
       const actor = c.get('actor');
-      const offering = instructorOffering(db, actor, c.req.valid('param').offering_id);
+      const offering = staffOffering(db, actor, c.req.valid('param').offering_id, 'manage');
       const body = c.req.valid('json');
       const settings = putSettings(db, clock, offering, actor.userId, {
         categoryWeights: body.category_weights,

@@ -3,4 +3,4 @@ import type { Area } from '../context';
 import { permissions } from './policy';
 import { groupsRouter } from './routes';
 
-export const groupsArea: Area = { router: groupsRouter, permissions };
+export const groupsArea: Area = { router: groupsRouter, permissions, scope: { name: 'groups', description: 'groups and their members' } };

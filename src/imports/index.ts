@@ -7,6 +7,7 @@ import { importJobs } from './job';
 import { importsRouter } from './routes';
 
 export const importsArea: Area = {
+  scope: { name: 'imports', description: 'course imports and cartridge exports (IMS Common Cartridge)' },
   router: importsRouter,
   jobs: importJobs,
   bodies: (config) => [uploadBody('POST', /^\/api\/imports$/, config.importMaxBytes)],

@@ -24,17 +24,21 @@ function dayFormat(timeZone: string): Intl.DateTimeFormat {
 }
 
 /**
- * The zone's canonical name (`europe/paris` → `Europe/Paris`, `US/Eastern` → `America/New_York`,
- * as the runtime's time-zone tables have it), or null when it names no time zone. UTC offsets such
- * as `+01:00` are not IANA zones and are refused.
+ * The zone as it is stored for a user, or null when it names no time zone: the name as given, so
+ * that `Asia/Kolkata` stays `Asia/Kolkata` although the runtime's tables (ICU) call it
+ * `Asia/Calcutta`, and `US/Eastern` stays `US/Eastern`. Only a name that differs from the
+ * runtime's own name in case alone is written the runtime's way (`europe/paris` → `Europe/Paris`).
+ * UTC offsets such as `+01:00` are not IANA zones and are refused.
  */
-export function canonicalTimeZone(name: string): string | null {
+export function timeZoneAsGiven(name: string): string | null {
   if (name.length === 0 || name.length > 100 || name.trim() !== name) return null;
+  let resolved: string;
   try {
-    return new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
+    resolved = new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
   } catch {
     return null;
   }
+  return resolved.toLowerCase() === name.toLowerCase() ? resolved : name;
 }
 
 /** The calendar day (`YYYY-MM-DD`) that `at` falls on in `timeZone` (null, or a zone the runtime does not know: UTC). */

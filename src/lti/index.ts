@@ -12,6 +12,7 @@ import { ltiToolsRouter } from './routes';
 import { ltiServiceRouter } from './service-routes';
 
 export const ltiArea: Area = {
+  scope: { name: 'lti', description: 'LTI tool registrations and launches' },
   router: ltiToolsRouter.route('/', ltiFlowRouter).route('/', ltiServiceRouter),
   permissions,
   bodies: () => [

@@ -5,4 +5,4 @@ import type { Area } from '../context';
 import { newRouter } from '../http/openapi';
 import { MAIL_SEND, mailSendJob } from './outbox';
 
-export const mailArea: Area = { router: newRouter(), jobs: (deps) => ({ [MAIL_SEND]: mailSendJob(deps) }) };
+export const mailArea: Area = { router: newRouter(), scope: 'none', jobs: (deps) => ({ [MAIL_SEND]: mailSendJob(deps) }) };

@@ -2,4 +2,4 @@
 import type { Area } from '../context';
 import { metricsRouter } from './routes';
 
-export const metricsArea: Area = { router: metricsRouter };
+export const metricsArea: Area = { router: metricsRouter, scope: 'none' };

@@ -8,6 +8,7 @@ import { rostersRouter } from './routes';
 import { MAX_BUNDLE_BYTES, ROSTER_IMPORT_KIND } from './service';
 
 export const rostersArea: Area = {
+  scope: { name: 'rosters', description: 'roster imports (OneRoster CSV)' },
   router: rostersRouter,
   permissions,
   jobs: (deps) => ({ [ROSTER_IMPORT_KIND]: rosterImportJob(deps) }),

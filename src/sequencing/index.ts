@@ -3,4 +3,4 @@
 import type { Area } from '../context';
 import { sequencingRouter } from './routes';
 
-export const sequencingArea: Area = { router: sequencingRouter };
+export const sequencingArea: Area = { router: sequencingRouter, scope: { name: 'courses', description: 'courses, their sections and modules, and the enrolment policy' } };

@@ -12,6 +12,7 @@ import { ssoConnectionsRouter } from './routes';
 export const ssoArea: Area = {
   router: ssoConnectionsRouter.route('/', ssoFlowRouter),
   permissions,
+  scope: { name: 'sso', description: 'single sign-on connections' },
   // The ACS takes the IdP's form post (HTTP-POST binding).
   bodies: () => [{ method: 'POST', pattern: /^\/sso\/[^/]+\/[^/]+\/saml\/acs$/, maxBytes: ACS_MAX_BYTES + 8 * 1024, types: [FORM_TYPE] }],
 };

@@ -2,4 +2,4 @@
 import type { Area } from '../context';
 import { systemRouter } from './routes';
 
-export const systemArea: Area = { router: systemRouter };
+export const systemArea: Area = { router: systemRouter, scope: 'none' };

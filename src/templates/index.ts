@@ -3,4 +3,4 @@
 import type { Area } from '../context';
 import { templatesRouter } from './routes';
 
-export const templatesArea: Area = { router: templatesRouter };
+export const templatesArea: Area = { router: templatesRouter, scope: { name: 'templates', description: 'templates', reads: ['POST /api/templates/{id}/render'] } };

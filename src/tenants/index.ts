@@ -3,4 +3,4 @@ import type { Area } from '../context';
 import { permissions } from './policy';
 import { tenantsRouter } from './routes';
 
-export const tenantsArea: Area = { router: tenantsRouter, permissions };
+export const tenantsArea: Area = { router: tenantsRouter, permissions, scope: { name: 'tenants', description: 'tenants (platform operators)' } };

@@ -3,4 +3,4 @@ import type { Area } from '../context';
 import { permissions } from './policy';
 import { usersRouter } from './routes';
 
-export const usersArea: Area = { router: usersRouter, permissions };
+export const usersArea: Area = { router: usersRouter, permissions, scope: { name: 'users', description: "the tenant's users", open: ['GET /api/users/me', 'GET /api/users/me/permissions'] } };

@@ -165,8 +165,9 @@ export const usersRouter = newRouter()
       summary: 'Update a user: self (name, timezone, password with current_password) or admin (also email and role)',
       description:
         '`timezone` is an IANA time zone (`Europe/Paris`), checked against the time-zone tables the server counts ' +
-        "a learner's calendar days with (streaks, reminders); anything else is a 422. It is stored in its canonical " +
-        'form (`europe/paris` reads back `Europe/Paris`); null resets it to UTC.',
+        "a learner's calendar days with (streaks, reminders); anything else is a 422. It is stored as given " +
+        '(`Asia/Kolkata` stays `Asia/Kolkata`, an alias of `Asia/Calcutta`), only its case corrected when it differs from ' +
+        'the zone\'s own name in case alone (`europe/paris` reads back `Europe/Paris`); null resets it to UTC.',
       request: { params: idParams, ...jsonBody(updateUserBody) },
       responses: { 200: jsonContent(userSchema, 'The updated user'), ...errorResponses(403, 404, 409, 422, 429) },
     }),

@@ -65,7 +65,7 @@ export const updateUserBody = z
       .max(100)
       .nullable()
       .optional()
-      .openapi({ description: 'An IANA time zone such as `Europe/Paris` (422 for anything else), stored in its canonical form; null resets to UTC' }),
+      .openapi({ description: 'An IANA time zone such as `Europe/Paris` (422 for anything else), stored as given (its case corrected); null resets to UTC' }),
   })
   .strict()
   .refine((b) => Object.keys(b).some((k) => k !== 'current_password'), { message: 'nothing to update' })

@@ -16,7 +16,7 @@ import { revokeRefreshTokensOf } from '../auth/sessions';
 export { revokeRefreshTokensOf };
 import type { TenantRole } from '../auth/authenticator';
 import { normaliseEmail } from '../lib/email';
-import { canonicalTimeZone } from '../lib/timezone';
+import { timeZoneAsGiven } from '../lib/timezone';
 
 export type UserRow = typeof users.$inferSelect;
 
@@ -130,7 +130,7 @@ export async function updateUser(
 ): Promise<UserRow> {
   let timezone: string | null | undefined;
   if (changes.timezone !== undefined) {
-    timezone = changes.timezone === null ? null : canonicalTimeZone(changes.timezone);
+    timezone = changes.timezone === null ? null : timeZoneAsGiven(changes.timezone);
     if (timezone === null && changes.timezone !== null) {
       throw unprocessable('timezone must be an IANA time zone such as Europe/Paris', [
         { path: 'timezone', message: `${JSON.stringify(changes.timezone)} is not a known time zone` },

@@ -6,4 +6,4 @@ import type { Area } from '../context';
 import { permissions } from './policy';
 import { documentMessages, webhooksRouter } from './routes';
 
-export const webhooksArea: Area = { router: webhooksRouter, permissions, document: documentMessages };
+export const webhooksArea: Area = { router: webhooksRouter, permissions, scope: { name: 'webhooks', description: 'webhook subscriptions and deliveries' }, document: documentMessages };

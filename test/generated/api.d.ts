@@ -273,7 +273,7 @@ export interface paths {
         head?: never;
         /**
          * Update a user: self (name, timezone, password with current_password) or admin (also email and role)
-         * @description `timezone` is an IANA time zone (`Europe/Paris`), checked against the time-zone tables the server counts a learner's calendar days with (streaks, reminders); anything else is a 422. It is stored in its canonical form (`europe/paris` reads back `Europe/Paris`); null resets it to UTC.
+         * @description `timezone` is an IANA time zone (`Europe/Paris`), checked against the time-zone tables the server counts a learner's calendar days with (streaks, reminders); anything else is a 422. It is stored as given (`Asia/Kolkata` stays `Asia/Kolkata`, an alias of `Asia/Calcutta`), only its case corrected when it differs from the zone's own name in case alone (`europe/paris` reads back `Europe/Paris`); null resets it to UTC.
          */
         patch: operations["updateUser"];
         trace?: never;
@@ -388,6 +388,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/api-keys/scopes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The scopes an API key may hold: a read and a write scope per area
+         * @description A key acts as its creator, narrowed to its scopes (and its course_ids): it never holds more than its creator may do, checked at every call. A call outside its scopes is 403 `insufficient_scope` with `WWW-Authenticate: Bearer error="insufficient_scope"`.
+         */
+        get: operations["listApiKeyScopes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/api-keys": {
         parameters: {
             query?: never;
@@ -398,7 +418,10 @@ export interface paths {
         /** The caller's API keys, never their secrets */
         get: operations["listApiKeys"];
         put?: never;
-        /** Create an API key (signed in with a password, not with a key); the secret is in this answer only */
+        /**
+         * Create an API key (signed in with a password, not with a key); the secret is in this answer only
+         * @description `scopes` from GET /api/api-keys/scopes (omitted: every scope), `course_ids` to reach only those courses of the tenant. An unknown scope or course is a 422. The key never holds more than its creator: demoting the creator demotes the key.
+         */
         post: operations["createApiKey"];
         delete?: never;
         options?: never;
@@ -453,7 +476,7 @@ export interface paths {
         };
         /**
          * Assignments (resource links) of an offering with their grade metadata
-         * @description Ordered by position, then id. Instructors of the offering and tenant admins only (403 "Instructor access required"). page defaults to 1, per_page to 100 (at most 100).
+         * @description Ordered by position, then id. The offering's teaching staff (instructors and TAs) and tenant admins only (403 otherwise). page defaults to 1, per_page to 100 (at most 100).
          */
         get: operations["getGradebookAssignments"];
         put?: never;
@@ -477,7 +500,7 @@ export interface paths {
         };
         /**
          * One assignment
-         * @description Instructors of the offering and tenant admins only (403 "Instructor access required").
+         * @description The offering's teaching staff (instructors and TAs) and tenant admins only (403 otherwise).
          */
         get: operations["getGradebookAssignment"];
         put?: never;
@@ -503,11 +526,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One student's grade on one assignment (the student themself or an instructor) */
+        /** One student's grade on one assignment (the student themself or the offering's teaching staff) */
         get: operations["getGrade"];
         /**
          * Record a student's grade (creates or replaces it)
-         * @description score must lie within 0..score_maximum (a pass_fail assignment takes 0 or score_maximum), and the student must be a student of the offering, active or completed; otherwise 422. Every change is kept in the grade history; a PUT that changes nothing records nothing. 201 when the grade is new, 200 when it replaced one. Instructors of the offering and tenant admins only (403 "Instructor access required").
+         * @description score must lie within 0..score_maximum (a pass_fail assignment takes 0 or score_maximum), and the student must be a student of the offering, active or completed; otherwise 422. Every change is kept in the grade history; a PUT that changes nothing records nothing. 201 when the grade is new, 200 when it replaced one. The offering's teaching staff (instructors and TAs) and tenant admins only (403 otherwise).
          */
         put: operations["recordGrade"];
         post?: never;
@@ -526,7 +549,7 @@ export interface paths {
         };
         /**
          * Every change of a student's grade on an assignment, newest first
-         * @description Who changed it, when, and the score and comment before and after. Instructors of the offering and tenant admins only (403 "Instructor access required").
+         * @description Who changed it, when, and the score and comment before and after. The offering's teaching staff (instructors and TAs) and tenant admins only (403 otherwise).
          */
         get: operations["getGradeHistory"];
         put?: never;
@@ -546,7 +569,7 @@ export interface paths {
         };
         /**
          * Grades of an offering; ?format=csv for the whole gradebook as a spreadsheet
-         * @description JSON: grade rows by student then assignment, paginated, optionally filtered by assignment_id or student_id. CSV (page, per_page and filters do not apply): a header row (student_id, name, email, one column per assignment label in assignment order, weighted_percent, letter; a label already taken, ignoring case, gets " (2)", " (3)"…), then one row per student (active or completed; not dropped) by name; UTF-8 with BOM and CRLF line ends; cells starting with = + - @ TAB or CR are prefixed with a single quote. Instructors of the offering and tenant admins only (403 "Instructor access required").
+         * @description JSON: grade rows by student then assignment, paginated, optionally filtered by assignment_id or student_id. CSV (page, per_page and filters do not apply): a header row (student_id, name, email, one column per assignment label in assignment order, weighted_percent, letter; a label already taken, ignoring case, gets " (2)", " (3)"…), then one row per student (active or completed; not dropped) by name; UTF-8 with BOM and CRLF line ends; cells starting with = + - @ TAB or CR are prefixed with a single quote. The offering's teaching staff (instructors and TAs) and tenant admins only (403 otherwise).
          */
         get: operations["getGradebookGrades"];
         put?: never;
@@ -586,7 +609,7 @@ export interface paths {
         };
         /**
          * Summary of an offering: per assignment statistics, per student standing, class distribution
-         * @description Over the students, active or completed (not dropped). Per assignment: count, missing (students without a grade), mean, median, min, max and the population standard deviation (divides by n) of the raw scores. Per student: the weighted percent (each grade normalised by score_maximum; weighted by assignment weight within its category; categories weighted by the category_weights setting, a category absent from it weighing 0, or not weighted at all when none are set; missing grades left out of the denominator; rounded to 2 decimals) and the letter of that percent on the letter_scale setting. The distribution counts students per letter. Instructors of the offering and tenant admins only (403 "Instructor access required").
+         * @description Over the students, active or completed (not dropped). Per assignment: count, missing (students without a grade), mean, median, min, max and the population standard deviation (divides by n) of the raw scores. Per student: the weighted percent (each grade normalised by score_maximum; weighted by assignment weight within its category; categories weighted by the category_weights setting, a category absent from it weighing 0, or not weighted at all when none are set; missing grades left out of the denominator; rounded to 2 decimals) and the letter of that percent on the letter_scale setting. The distribution counts students per letter. The offering's teaching staff (instructors and TAs) and tenant admins only (403 otherwise).
          */
         get: operations["getGradebookSummary"];
         put?: never;
@@ -606,7 +629,7 @@ export interface paths {
         };
         /**
          * The offering's category weights and letter scale (defaults until changed)
-         * @description Instructors of the offering and tenant admins only (403 "Instructor access required").
+         * @description The offering's teaching staff (instructors and TAs) and tenant admins only (403 otherwise).
          */
         get: operations["getGradebookSettings"];
         /**
@@ -674,7 +697,10 @@ export interface paths {
         delete: operations["deleteCourse"];
         options?: never;
         head?: never;
-        /** Update a course (instructor) */
+        /**
+         * Update a course (instructor), its enrolment policy included
+         * @description `enrollment` sets who may enrol themselves: `self_enroll` `closed` (the default: instructors and admins enrol people), `open` (any member of the tenant, as a student) or `approval` (members ask, instructors approve: /api/courses/{id}/enrollment-requests); `capacity` (students, active or completed, that self-enrolment and approvals may reach), `opens_at` and `closes_at` bound it. Only the fields given change; null clears one. `closes_at` not after `opens_at` is a 422.
+         */
         patch: operations["updateCourse"];
         trace?: never;
     };
@@ -1313,8 +1339,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Enrol a user: yourself as a student in a published course, or anyone (instructors and admins)
-         * @description Without `user_id` the caller enrols themselves. A dropped enrollment is reactivated with the same id (200); a new one is a 201. An active or completed enrollment is a 409.
+         * Enrol a user: yourself as a student where the course takes self-enrolment, or anyone (instructors and admins)
+         * @description Without `user_id` the caller enrols themselves, as a student, only into a published course whose `enrollment.self_enroll` is `open`: 403 `self_enrollment_closed` (closed, the default) or `enrollment_approval_required` (approval: ask with POST /api/courses/{id}/enrollment-requests); 409 `enrollment_not_open_yet` before `opens_at`, `enrollment_period_over` from `closes_at`, `course_full` when `capacity` students (active or completed) are enrolled. Instructors and admins enrol anyone, whatever the policy and capacity. A dropped enrollment is reactivated with the same id (200); a new one is a 201. An active or completed enrollment is a 409.
          */
         post: operations["enrollInCourse"];
         delete?: never;
@@ -1422,6 +1448,87 @@ export interface paths {
         get: operations["getEnrollmentProgress"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/courses/{id}/enrollment-requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Requests to join the course: every one to its instructors and admins, a member's own to them
+         * @description Oldest first, filtered by `status`. A course the caller may not read is 404.
+         */
+        get: operations["listEnrollmentRequests"];
+        put?: never;
+        /**
+         * Ask to join a course that enrols by approval (`enrollment.self_enroll: approval`)
+         * @description The caller asks for themself, as a student. 403 `enrollment_requests_closed` where the course is open (enrol instead) or closed; 409 `enrollment_not_open_yet` / `enrollment_period_over` outside its dates, `course_full` at capacity, `enrollment_request_pending` when a request of theirs waits already, `conflict` when they are in the course. The course's instructors find it in their feed (`enrollment_request.created`).
+         */
+        post: operations["createEnrollmentRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/courses/{id}/enrollment-requests/{request_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One request: to the member who made it and to the course's instructors and admins (404 to anyone else) */
+        get: operations["getEnrollmentRequest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/courses/{id}/enrollment-requests/{request_id}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a request (instructors and admins): the member is enrolled as a student
+         * @description 409 `enrollment_request_decided` for a request approved or denied already, `course_full` when the course is at capacity, `conflict` when the member is in the course already. Records `enrollment_request.approved` and `enrollment.created`.
+         */
+        post: operations["approveEnrollmentRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/courses/{id}/enrollment-requests/{request_id}/deny": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deny a request (instructors and admins), with an optional reason told to the member
+         * @description 409 `enrollment_request_decided` for a request approved or denied already. Records `enrollment_request.denied`.
+         */
+        post: operations["denyEnrollmentRequest"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1616,7 +1723,7 @@ export interface paths {
         };
         /**
          * A learner's seat time on a module or activity against its requirement
-         * @description Requirements are set on activities (`min_seat_seconds`; none means 0). For a module: required is the sum of its activities' requirements, credited is all time credited in the module (on it and on its activities), remaining is the sum of what each activity still lacks (time on one does not make up for another's shortfall). Compliant: nothing remains. For the caller (a student of the course), or `user_id` (a student of the course) for the course's instructors and admins (403 otherwise).
+         * @description Requirements are set on activities (`min_seat_seconds`; none means 0). For a module: required is the sum of its activities' requirements, credited is all time credited in the module (on it and on its activities), remaining is the sum of what each activity still lacks (time on one does not make up for another's shortfall). Compliant: nothing remains. For the caller (a student of the course), or `user_id` (a student of the course) for the course's teaching staff (instructors, TAs) and admins (403 otherwise).
          */
         get: operations["getSeatTimeStatus"];
         put?: never;
@@ -1636,7 +1743,7 @@ export interface paths {
         };
         /**
          * The course compliance report: every learner against every seat-time requirement; ?format=csv for a spreadsheet
-         * @description Blocks: the activities with `min_seat_seconds`, in course order. Learners of record: students whose enrollment is active or completed, by name. JSON: a page of learners, each with credited against required per block and totals, and the course-level figures (`compliant`: every learner meets every requirement). CSV (page and per_page do not apply): a header row (user_id, name, email, enrollment_status, one column of credited seconds per block, required_seconds, credited_seconds, remaining_seconds, compliant), then one row per learner; UTF-8 with BOM and CRLF line ends; cells starting with = + - @ TAB or CR are prefixed with a single quote so that no spreadsheet reads them as formulas. The course's instructors and admins only (403).
+         * @description Blocks: the activities with `min_seat_seconds`, in course order. Learners of record: students whose enrollment is active or completed, by name. JSON: a page of learners, each with credited against required per block and totals, and the course-level figures (`compliant`: every learner meets every requirement). CSV (page and per_page do not apply): a header row (user_id, name, email, enrollment_status, one column of credited seconds per block, required_seconds, credited_seconds, remaining_seconds, compliant), then one row per learner; UTF-8 with BOM and CRLF line ends; cells starting with = + - @ TAB or CR are prefixed with a single quote so that no spreadsheet reads them as formulas. The course's teaching staff (instructors, TAs) and admins only (403).
          */
         get: operations["getCourseComplianceReport"];
         put?: never;
@@ -1656,7 +1763,7 @@ export interface paths {
         };
         /**
          * The course's seat-time sessions, newest first (instructors), or a learner's own
-         * @description The course's instructors and admins see every learner's sessions, filtered by `user_id`, `block_id` and when they started (`from` inclusive, `to` exclusive). A student of the course sees their own (no `user_id`, or their own; another learner's is 403). Sessions found timed out are recorded as ended first. `from` after `to` is 422.
+         * @description The course's teaching staff (instructors, TAs) and admins see every learner's sessions, filtered by `user_id`, `block_id` and when they started (`from` inclusive, `to` exclusive). A student of the course sees their own (no `user_id`, or their own; another learner's is 403). Sessions found timed out are recorded as ended first. `from` after `to` is 422.
          */
         get: operations["listCourseSeatSessions"];
         put?: never;
@@ -1676,7 +1783,7 @@ export interface paths {
         };
         /**
          * Performance summary: a learner's own figures, or with `course_id` a course's for its instructors
-         * @description Learner figures (`scope: learner`): completion rate (completed required activities over required ones), activities completed, XP earned and total, level, streak (current, in the learner's time zone, and longest), average grade (mean of their weighted gradebook percents), seat time credited against requirements, last activity; across every course they are (or were, completing it) a student of, or in `course_id`. Course figures (`scope: course`, the course's instructors and admins): student enrollments by status, progress, the completion funnel per module, the grade distribution, at-risk learners (active, progress below `at_risk_progress_below` (default: the median of active learners) and no activity for `at_risk_inactive_days` (default 7)), engagement (deep-link clicks, help requests, skips with their reasons counted). A student passing `course_id` gets their own figures in it; `user_id` of another learner is 403 for them. Instructors may pass `user_id` (a student of the course) for that learner's figures; without `course_id`, only admins may name another user. TAs and others of the tenant: 403.
+         * @description Learner figures (`scope: learner`): completion rate (completed required activities over required ones), activities completed, XP earned and total, level, streak (current, in the learner's time zone, and longest), average grade (mean of their weighted gradebook percents), seat time credited against requirements, last activity; across every course they are (or were, completing it) a student of, or in `course_id`. Course figures (`scope: course`, the course's teaching staff: instructors, TAs, and admins): student enrollments by status, progress, the completion funnel per module, the grade distribution, at-risk learners (active, progress below `at_risk_progress_below` (default: the median of active learners, at least 0.1, so that learners with no progress are always flagged) and no activity for `at_risk_inactive_days` (default 7)), engagement (deep-link clicks, help requests, skips with their reasons counted). A student passing `course_id` gets their own figures in it; `user_id` of another learner is 403 for them. Teaching staff may pass `user_id` (a student of the course) for that learner's figures; without `course_id`, only admins may name another user. Others of the tenant: 403.
          */
         get: operations["getPerformanceSummary"];
         put?: never;
@@ -3294,6 +3401,57 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "enrollment_request.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The enrollment_request.created message */
+        post: operations["receive_enrollment_request_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "enrollment_request.approved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The enrollment_request.approved message */
+        post: operations["receive_enrollment_request_approved"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "enrollment_request.denied": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The enrollment_request.denied message */
+        post: operations["receive_enrollment_request_denied"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "grade.recorded": {
         parameters: {
             query?: never;
@@ -3588,6 +3746,64 @@ export interface components {
                 /** Format: uuid */
                 user_id: string;
                 role: string;
+            };
+        };
+        WebhookMessage_enrollment_request_created: {
+            /** @enum {string} */
+            type: "enrollment_request.created";
+            /**
+             * Format: date-time
+             * @description When the event happened
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            timestamp: string;
+            data: {
+                /** Format: uuid */
+                request_id: string;
+                /** Format: uuid */
+                course_id: string;
+                /** Format: uuid */
+                user_id: string;
+                message: string | null;
+            };
+        };
+        WebhookMessage_enrollment_request_approved: {
+            /** @enum {string} */
+            type: "enrollment_request.approved";
+            /**
+             * Format: date-time
+             * @description When the event happened
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            timestamp: string;
+            data: {
+                /** Format: uuid */
+                request_id: string;
+                /** Format: uuid */
+                course_id: string;
+                /** Format: uuid */
+                user_id: string;
+                /** Format: uuid */
+                enrollment_id: string;
+            };
+        };
+        WebhookMessage_enrollment_request_denied: {
+            /** @enum {string} */
+            type: "enrollment_request.denied";
+            /**
+             * Format: date-time
+             * @description When the event happened
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            timestamp: string;
+            data: {
+                /** Format: uuid */
+                request_id: string;
+                /** Format: uuid */
+                course_id: string;
+                /** Format: uuid */
+                user_id: string;
+                reason: string | null;
             };
         };
         WebhookMessage_grade_recorded: {
@@ -3896,7 +4112,7 @@ export interface components {
             role?: "admin" | "member";
             password?: string;
             current_password?: string;
-            /** @description An IANA time zone such as `Europe/Paris` (422 for anything else), stored in its canonical form; null resets to UTC */
+            /** @description An IANA time zone such as `Europe/Paris` (422 for anything else), stored as given (its case corrected); null resets to UTC */
             timezone?: string | null;
         };
         Invitation: {
@@ -3965,6 +4181,14 @@ export interface components {
              */
             added_at: string;
         };
+        ApiKeyScope: {
+            /** @example grades:read */
+            name: string;
+            area: string;
+            /** @enum {string} */
+            access: "read" | "write";
+            description: string;
+        };
         ApiKey: {
             /** Format: uuid */
             id: string;
@@ -3986,6 +4210,10 @@ export interface components {
              * @example 2026-01-01T00:00:00.000Z
              */
             expires_at: string | null;
+            /** @description The scopes the key holds; `["*"]`: every scope (keys made before scopes existed, and keys made without `scopes`) */
+            scopes: string[];
+            /** @description The only courses the key reaches; null: every course its creator reaches */
+            course_ids: string[] | null;
         };
         CreatedApiKey: components["schemas"]["ApiKey"] & {
             /** @description The secret; shown only in this answer */
@@ -4274,6 +4502,28 @@ export interface components {
              * @example 2026-01-01T00:00:00.000Z
              */
             published_at: string | null;
+            enrollment: components["schemas"]["CourseEnrollmentPolicy"];
+        };
+        CourseEnrollmentPolicy: {
+            /**
+             * @description closed (the default): only instructors and admins enrol people; open: any member of the tenant enrols themselves as a student; approval: members ask (POST /api/courses/{id}/enrollment-requests) and an instructor approves or denies
+             * @enum {string}
+             */
+            self_enroll: "closed" | "open" | "approval";
+            /** @description At most this many students (active or completed) through self-enrolment and approvals; null: no limit */
+            capacity: number | null;
+            /**
+             * Format: date-time
+             * @description Self-enrolment and requests are taken from this moment; null: at once
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            opens_at: string | null;
+            /**
+             * Format: date-time
+             * @description and until this moment; null: no end
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            closes_at: string | null;
         };
         CreateCourse: {
             title: string;
@@ -4284,6 +4534,16 @@ export interface components {
             title?: string;
             slug?: string;
             description?: string | null;
+            /** @description Only the fields given change; null clears capacity or a date */
+            enrollment?: {
+                /** @enum {string} */
+                self_enroll?: "closed" | "open" | "approval";
+                capacity?: number | null;
+                /** Format: date-time */
+                opens_at?: string | null;
+                /** Format: date-time */
+                closes_at?: string | null;
+            };
         };
         Section: {
             /** Format: uuid */
@@ -4869,6 +5129,39 @@ export interface components {
                 module_id: string;
                 percent: number;
             }[];
+        };
+        EnrollmentRequest: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            course_id: string;
+            /** Format: uuid */
+            user_id: string;
+            /** @enum {string} */
+            status: "pending" | "approved" | "denied";
+            message: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            decided_at: string | null;
+            /** Format: uuid */
+            decided_by: string | null;
+            /** @description Why it was denied, as the instructor put it */
+            reason: string | null;
+        };
+        CreateEnrollmentRequest: {
+            /** @description A word to the instructors */
+            message?: string;
+        };
+        DenyEnrollmentRequest: {
+            /** @description Told to the member */
+            reason?: string;
         };
         SequencingEdge: {
             /** Format: uuid */
@@ -5710,6 +6003,112 @@ export interface components {
                 /** Format: uuid */
                 user_id: string;
                 role: string;
+            };
+        } | {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description Who caused it; null for the system
+             */
+            actor_id: string | null;
+            subject: {
+                type: string;
+                id: string;
+            };
+            /** Format: uuid */
+            course_id: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            occurred_at: string;
+            /** @description At or before the point the caller marked their feed read */
+            read: boolean;
+            /**
+             * @description A member asked to join a course that enrols by approval; in the feed of the course's instructors.
+             * @enum {string}
+             */
+            type: "enrollment_request.created";
+            data: {
+                /** Format: uuid */
+                request_id: string;
+                /** Format: uuid */
+                course_id: string;
+                /** Format: uuid */
+                user_id: string;
+                message: string | null;
+            };
+        } | {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description Who caused it; null for the system
+             */
+            actor_id: string | null;
+            subject: {
+                type: string;
+                id: string;
+            };
+            /** Format: uuid */
+            course_id: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            occurred_at: string;
+            /** @description At or before the point the caller marked their feed read */
+            read: boolean;
+            /**
+             * @description An instructor approved a request to join a course: the member is enrolled as a student (an enrollment.created follows).
+             * @enum {string}
+             */
+            type: "enrollment_request.approved";
+            data: {
+                /** Format: uuid */
+                request_id: string;
+                /** Format: uuid */
+                course_id: string;
+                /** Format: uuid */
+                user_id: string;
+                /** Format: uuid */
+                enrollment_id: string;
+            };
+        } | {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description Who caused it; null for the system
+             */
+            actor_id: string | null;
+            subject: {
+                type: string;
+                id: string;
+            };
+            /** Format: uuid */
+            course_id: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            occurred_at: string;
+            /** @description At or before the point the caller marked their feed read */
+            read: boolean;
+            /**
+             * @description An instructor denied a request to join a course.
+             * @enum {string}
+             */
+            type: "enrollment_request.denied";
+            data: {
+                /** Format: uuid */
+                request_id: string;
+                /** Format: uuid */
+                course_id: string;
+                /** Format: uuid */
+                user_id: string;
+                reason: string | null;
             };
         } | {
             /** Format: uuid */
@@ -8622,6 +9021,37 @@ export interface operations {
             };
         };
     };
+    listApiKeyScopes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The catalogue */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ApiKeyScope"][];
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listApiKeys: {
         parameters: {
             query?: {
@@ -8681,6 +9111,10 @@ export interface operations {
                     name: string;
                     /** Format: date-time */
                     expires_at?: string;
+                    /** @description Names from GET /api/api-keys/scopes (a write scope holds its read one); omitted: every scope */
+                    scopes?: string[];
+                    /** @description Only these courses of the tenant; omitted: every course the creator reaches */
+                    course_ids?: string[];
                 };
             };
         };
@@ -10189,6 +10623,15 @@ export interface operations {
             };
             /** @description Body is not JSON (unsupported_media_type) */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Well-formed but not acceptable (validation_failed) */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13919,6 +14362,366 @@ export interface operations {
             };
         };
     };
+    listEnrollmentRequests: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (at most 1000000000) */
+                page?: number;
+                /** @description Items per page, 1 to 100 */
+                per_page?: number;
+                status?: "pending" | "approved" | "denied";
+            };
+            header?: never;
+            path: {
+                /** @description The course */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of requests */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["EnrollmentRequest"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createEnrollmentRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The course */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CreateEnrollmentRequest"];
+            };
+        };
+        responses: {
+            /** @description The request, pending */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnrollmentRequest"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getEnrollmentRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The course */
+                id: string;
+                request_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnrollmentRequest"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    approveEnrollmentRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The course */
+                id: string;
+                request_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request, approved */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnrollmentRequest"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    denyEnrollmentRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The course */
+                id: string;
+                request_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["DenyEnrollmentRequest"];
+            };
+        };
+        responses: {
+            /** @description The request, denied */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnrollmentRequest"];
+                };
+            };
+            /** @description Malformed request (validation_failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authenticated but not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or belongs to another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listSequencingEdges: {
         parameters: {
             query?: {
@@ -14871,7 +15674,7 @@ export interface operations {
                 user_id?: string;
                 /** @description At risk: no activity for at least this many days (default 7) */
                 at_risk_inactive_days?: number;
-                /** @description At risk: progress (percent) strictly below this; default the median progress of the active learners */
+                /** @description At risk: progress (percent) strictly below this; default the median progress of the active learners, at least 0.1 (learners with no progress are always at risk) */
                 at_risk_progress_below?: number | null;
             };
             header?: never;
@@ -22281,6 +23084,93 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["WebhookMessage_enrollment_dropped"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the message; anything else (or no answer within 10 s) is retried */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receive_enrollment_request_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id: the same on every attempt (deduplicate on it) */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per secret (two during a rotation) */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookMessage_enrollment_request_created"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the message; anything else (or no answer within 10 s) is retried */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receive_enrollment_request_approved: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id: the same on every attempt (deduplicate on it) */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per secret (two during a rotation) */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookMessage_enrollment_request_approved"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the message; anything else (or no answer within 10 s) is retried */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receive_enrollment_request_denied: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id: the same on every attempt (deduplicate on it) */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per secret (two during a rotation) */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookMessage_enrollment_request_denied"];
             };
         };
         responses: {
