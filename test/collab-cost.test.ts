@@ -2,14 +2,14 @@
 // counted before anything is decoded, refused past the caps, charged to their sender, and applied
 // in slices when large. Real sockets and stock y-websocket clients against the real server.
 import { count, eq } from 'drizzle-orm';
-import * as encoding from 'lib0/encoding';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
 import { isEmptyUpdate, scanUpdate, UpdatePass } from '../collab/update-check';
 import { documentUpdates } from '../db/schema';
 import { makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { sharedDocument, storedUpdateCount } from './helpers/documents';
-import { editorsOf, eventually, rawClient, startCollabServer, synced, syncUpdateMessage, type CollabServer } from './helpers/collab';
+import { editorsOf, eventually, rawClient, startCollabServer, synced, type CollabServer } from './helpers/collab';
+import { gcFlood, syncUpdateMessage, typedBackwards } from './helpers/yjs-attacks';
 
 let t: TestApp;
 let server: CollabServer;
@@ -17,30 +17,6 @@ let owner: TestUser;
 let writer: TestUser;
 let reader: TestUser;
 const editors = editorsOf(() => server.port);
-
-/** The attack of issue 41: one client's run of `n` GC structs, two bytes each. */
-function gcFlood(n: number, client = 4242): Uint8Array {
-  const e = encoding.createEncoder();
-  encoding.writeVarUint(e, 1);
-  encoding.writeVarUint(e, n);
-  encoding.writeVarUint(e, client);
-  encoding.writeVarUint(e, 0);
-  for (let i = 0; i < n; i++) {
-    encoding.writeUint8(e, 0);
-    encoding.writeVarUint(e, 1);
-  }
-  encoding.writeVarUint(e, 0);
-  return encoding.toUint8Array(e);
-}
-
-/** `n` characters typed one at a time at the start of `doc` (each its own item): the update that adds them. */
-function typedBackwards(doc: Y.Doc, n: number, char = 'x'): Uint8Array {
-  const before = Y.encodeStateVector(doc);
-  doc.transact(() => {
-    for (let i = 0; i < n; i++) doc.getText('content').insert(0, char);
-  });
-  return Y.encodeStateAsUpdate(doc, before);
-}
 
 const newDocument = (content = ''): Promise<string> =>
   sharedDocument(t, owner, [
