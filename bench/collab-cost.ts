@@ -10,15 +10,15 @@
 // own stalls (a shared VM's load shows there).
 //   npx tsx bench/collab-cost.ts        (npm run bench -- collab-cost)
 import { cpus, loadavg } from 'node:os';
-import * as encoding from 'lib0/encoding';
 import { WebSocket } from 'ws';
 import { WebsocketProvider } from 'y-websocket';
 import * as Y from 'yjs';
 import { MAX_UPDATE_PLACEHOLDERS } from '../collab/update-check';
+import { startBackgroundCheckpoints } from '../db/client';
 import { createApp } from '../src/app';
 import { createCollabHub } from '../src/deps';
 import { startHttpServer } from '../src/http-server';
-import { gcFlood, syncUpdateMessage, typedBackwards } from '../test/helpers/yjs-attacks';
+import { gcFlood, syncStep1Message, syncUpdateMessage, typedBackwards } from '../test/helpers/yjs-attacks';
 import { BENCH_ADMIN, benchDeps, tempDatabase } from './helpers/common';
 
 const TARGET_MS = 100;
@@ -26,6 +26,8 @@ const ROUNDS = 10;
 const BASELINE_MS = 5_000;
 
 const { database, dispose } = tempDatabase('collab-cost');
+// As the server runs: WAL checkpoints in a worker, not in the commits of the work measured.
+const checkpoints = startBackgroundCheckpoints(database);
 const deps = await benchDeps(database);
 const app = createApp(deps);
 const hub = createCollabHub(deps);
@@ -56,15 +58,6 @@ const provider = new WebsocketProvider(base, other, bystander, {
 await new Promise<void>((resolve) => provider.once('sync', () => resolve()));
 const typing = setInterval(() => bystander.getText('content').insert(0, 'k'), 50);
 
-/** A sync step 1 announcing `stateVector`. */
-function stepOne(stateVector: Uint8Array): Uint8Array {
-  const e = encoding.createEncoder();
-  encoding.writeVarUint(e, 0);
-  encoding.writeVarUint(e, 0);
-  encoding.writeVarUint8Array(e, stateVector);
-  return encoding.toUint8Array(e);
-}
-
 /** Sends one update on a fresh or open socket; resolves with how it ended: kept, or the close code. */
 let socket: WebSocket | null = null;
 async function send(update: Uint8Array): Promise<string> {
@@ -94,7 +87,7 @@ async function send(update: Uint8Array): Promise<string> {
     ws.on('message', onMessage);
     ws.on('close', onClose);
     ws.send(syncUpdateMessage(update));
-    ws.send(stepOne(Y.encodeStateVector(author)));
+    ws.send(syncStep1Message(Y.encodeStateVector(author)));
   });
 }
 
@@ -148,5 +141,6 @@ clearInterval(typing);
 (socket as WebSocket | null)?.terminate();
 provider.destroy();
 await running.close();
+await checkpoints.stop();
 dispose();
 process.exit(over ? 1 : 0);

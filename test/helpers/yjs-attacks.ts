@@ -12,6 +12,15 @@ export function syncUpdateMessage(update: Uint8Array): Uint8Array {
   return encoding.toUint8Array(encoder);
 }
 
+/** A y-websocket sync step 1 message announcing `stateVector` (the server answers with what it lacks). */
+export function syncStep1Message(stateVector: Uint8Array): Uint8Array {
+  const encoder = encoding.createEncoder();
+  encoding.writeVarUint(encoder, 0);
+  encoding.writeVarUint(encoder, 0);
+  encoding.writeVarUint8Array(encoder, stateVector);
+  return encoding.toUint8Array(encoder);
+}
+
 /** The attack of issue 41: one client's run of `n` GC structs, two bytes each. */
 export function gcFlood(n: number, client = 4242): Uint8Array {
   const e = encoding.createEncoder();
