@@ -2,14 +2,14 @@
 // counted before anything is decoded, refused past the caps, charged to their sender, and applied
 // in slices when large. Real sockets and stock y-websocket clients against the real server.
 import { count, eq } from 'drizzle-orm';
-import * as encoding from 'lib0/encoding';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import { isEmptyUpdate, scanUpdate, sliceUpdate } from '../collab/update-check';
+import { isEmptyUpdate, scanUpdate, UpdatePass } from '../collab/update-check';
 import { documentUpdates } from '../db/schema';
 import { makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { sharedDocument, storedUpdateCount } from './helpers/documents';
-import { editorsOf, eventually, rawClient, startCollabServer, synced, syncUpdateMessage, type CollabServer } from './helpers/collab';
+import { connectEditor, editorsOf, eventually, rawClient, startCollabServer, synced, type CollabServer, type Editor } from './helpers/collab';
+import { gcFlood, syncStep1Message, syncUpdateMessage, typedBackwards } from './helpers/yjs-attacks';
 
 let t: TestApp;
 let server: CollabServer;
@@ -17,30 +17,6 @@ let owner: TestUser;
 let writer: TestUser;
 let reader: TestUser;
 const editors = editorsOf(() => server.port);
-
-/** The attack of issue 41: one client's run of `n` GC structs, two bytes each. */
-function gcFlood(n: number, client = 4242): Uint8Array {
-  const e = encoding.createEncoder();
-  encoding.writeVarUint(e, 1);
-  encoding.writeVarUint(e, n);
-  encoding.writeVarUint(e, client);
-  encoding.writeVarUint(e, 0);
-  for (let i = 0; i < n; i++) {
-    encoding.writeUint8(e, 0);
-    encoding.writeVarUint(e, 1);
-  }
-  encoding.writeVarUint(e, 0);
-  return encoding.toUint8Array(e);
-}
-
-/** `n` characters typed one at a time at the start of `doc` (each its own item): the update that adds them. */
-function typedBackwards(doc: Y.Doc, n: number, char = 'x'): Uint8Array {
-  const before = Y.encodeStateVector(doc);
-  doc.transact(() => {
-    for (let i = 0; i < n; i++) doc.getText('content').insert(0, char);
-  });
-  return Y.encodeStateAsUpdate(doc, before);
-}
 
 const newDocument = (content = ''): Promise<string> =>
   sharedDocument(t, owner, [
@@ -145,20 +121,24 @@ describe('large updates are applied in slices', () => {
     Y.applyUpdate(b, Y.encodeStateAsUpdate(a));
     b.getMap('meta').set('k', [1, { x: 'y' }]);
     const whole = Y.encodeStateAsUpdate(b);
-    const slices = sliceUpdate(whole, 500)!;
-    expect(slices.length).toBeGreaterThan(10);
-    for (const slice of slices) expect(scanUpdate(slice)!.work).toBeLessThanOrEqual(500);
+    const pass = new UpdatePass(whole, 500);
+    expect(pass.advance()).toBe(true);
+    expect(pass.sliceCount).toBeGreaterThan(10);
+    const slices = Array.from({ length: pass.sliceCount }, (_, i) => pass.pieces(i));
+    for (const pieces of slices) expect(scanUpdate(pass.encode(pieces))!.work).toBeLessThanOrEqual(500);
     const rebuilt = new Y.Doc();
-    // In order, a slice that needs another client's later slice put back, as the hub does.
-    let pending = [...slices];
+    // In order, as the hub does: a slice that needs a later one is put back, one of several
+    // clients' pieces split into its pieces.
+    let pending = slices;
     for (let round = 0; pending.length > 0 && round < 100; round++) {
-      pending = pending.filter((slice) => {
+      pending = pending.flatMap((pieces) => {
+        const slice = pass.encode(pieces);
         const probe = new Y.Doc();
         Y.applyUpdate(probe, Y.encodeStateAsUpdate(rebuilt));
         Y.applyUpdate(probe, slice);
-        if (probe.store.pendingStructs || probe.store.pendingDs) return true;
+        if (probe.store.pendingStructs || probe.store.pendingDs) return pieces.length > 1 ? pieces.map((piece) => [piece]) : [pieces];
         Y.applyUpdate(rebuilt, slice);
-        return false;
+        return [];
       });
     }
     expect(pending).toHaveLength(0);
@@ -200,3 +180,63 @@ describe('large updates are applied in slices', () => {
     sender.ws.close();
   });
 });
+
+describe('the attack of issue 41: large updates in a row from one member, near the size limit', () => {
+  it('stores every accepted edit before anyone sees it, in order, refuses the rest whole, and serves another document meanwhile', async () => {
+    // A small limit, and every document's whole-body work in the worker threads: the document is
+    // measured by a worker's fold when the estimate nears the limit, the update waiting meanwhile.
+    const small = await makeTestApp({ config: { documentMaxBytes: 200 * 1024 }, offloadMinBytes: 0 });
+    const smallServer = await startCollabServer(small, { pingIntervalMs: 60_000 });
+    const open: Editor[] = [];
+    try {
+      const [attackerUser, other] = [await small.newUser(), await small.newUser()];
+      const attacked = (await small.call('POST', '/api/documents', { as: attackerUser, body: { title: 'Mine', content: '' } })).body.id as string;
+      const elsewhere = (await small.call('POST', '/api/documents', { as: other, body: { title: 'Elsewhere', content: 'calm' } })).body.id as string;
+      const watcher = connectEditor(smallServer.port, attacked, attackerUser.token);
+      const bystander = connectEditor(smallServer.port, elsewhere, other.token);
+      open.push(watcher, bystander);
+      await Promise.all([synced(watcher), synced(bystander)]);
+
+      const author = new Y.Doc();
+      const attacker = rawClient(smallServer.port, `/collab/${attacked}?token=${attackerUser.token}`);
+      await attacker.opened;
+      const outcomes: string[] = [];
+      for (let round = 0; round < 10; round++) {
+        const before = attacker.messages.length;
+        attacker.ws.send(syncUpdateMessage(typedBackwards(author, 6_000, String(round))));
+        // A sync step 1 behind it is answered once the update was taken (or refused: permission denied).
+        attacker.ws.send(syncStep1Message(Y.encodeStateVector(author)));
+        await eventually(() => attacker.messages.slice(before).some((m) => (m[0] === 0 && m[1] === 1) || m[0] === 2), 20_000, `round ${round} answered`);
+        outcomes.push(attacker.messages.slice(before).some((m) => m[0] === 2) ? 'refused' : 'taken');
+        // The other document's editor is served between the attacker's updates.
+        bystander.text.insert(0, String(round));
+      }
+      expect(attacker.ws.readyState).toBe(attacker.ws.OPEN);
+      expect(outcomes[0]).toBe('taken');
+      expect(outcomes.at(-1)).toBe('refused');
+      // Taken whole, then refused whole from the first refusal on (a refused slice ends its update).
+      const taken = outcomes.indexOf('refused');
+      expect(outcomes.slice(taken).every((o) => o === 'refused')).toBe(true);
+
+      const stored = async (id: string) => (await small.call('GET', `/api/documents/${id}?include=content`, { as: attackerUser })).body.content as string;
+      await eventually(async () => watcher.text.toString() === (await stored(attacked)), 10_000, 'the watcher has what is stored');
+      const content = await stored(attacked);
+      // Every taken round whole, later rounds before earlier (typed at the start), each round's
+      // characters together; of the refused round, at most the slices before its refusal.
+      const runs = content.match(/(.)\1*/g) ?? [];
+      const rounds = runs.map((run) => Number(run[0]));
+      expect(rounds).toEqual([...rounds].sort((a, b) => b - a));
+      expect(new Set(rounds).size).toBe(runs.length);
+      for (let round = 0; round < taken; round++) expect(runs.find((run) => run[0] === String(round))).toHaveLength(6_000);
+      expect(rounds.every((round) => round <= taken)).toBe(true);
+      expect(content.length).toBeLessThan(200 * 1024);
+      await eventually(async () => (await small.call('GET', `/api/documents/${elsewhere}?include=content`, { as: other })).body.content === '9876543210calm', 10_000, 'the bystander stored');
+      attacker.ws.close();
+    } finally {
+      for (const editor of open) editor.destroy();
+      await smallServer.close();
+      small.close();
+    }
+  });
+});
+

@@ -11,10 +11,11 @@ import {
   DocumentTooLargeError,
   InvalidUpdateError,
   PersistenceError,
+  SizeUnknownError,
   UnreadableDocumentError,
   type DocumentStore,
 } from '../store';
-import { isEmptyUpdate, scanUpdate, sliceUpdate, tooMuch } from '../update-check';
+import { isEmptyUpdate, tooMuch, UpdatePass, type UpdatePiece } from '../update-check';
 import {
   awarenessEntries,
   CLOSE,
@@ -61,8 +62,15 @@ const MAX_AWARENESS_BYTES = 64 * 1024;
 /** Awareness client ids one connection may hold (a stock client has one). */
 const MAX_AWARENESS_CLIENTS = 16;
 
-/** How long the slices of a large update applied in one turn of the event loop may take, before it yields. */
-const SLICE_TURN_MS = 8;
+/**
+ * How long the work on a large update (its pass over the bytes, then its slices) may take in one
+ * turn of the event loop before it yields, and the structs or ranges its pass reads between looks
+ * at the time.
+ */
+const TURN_MS = 8;
+const PASS_ENTRIES = 1_000;
+/** Times an update waits for a worker to measure its document before the document is measured on the event loop. */
+const MAX_MEASURE_WAITS = 2;
 
 /** Each socket's connection, for the socket event handlers, which are shared by all sockets. */
 const CONNECTION = Symbol('collab connection');
@@ -76,8 +84,10 @@ export class Connection {
   alive = true;
   private tokens: number;
   private lastRefill: number;
-  /** Messages received while a large update is applied in slices, taken in turn after it. */
+  /** Messages received while a large update is read or applied in slices, taken in turn after it. */
   private backlog: Array<[RawData, boolean]> | null = null;
+  /** A large update's slices are being applied. */
+  private applying = false;
 
   constructor(
     private readonly ctx: ConnectionContext,
@@ -247,30 +257,59 @@ export class Connection {
       return;
     }
     ctx.metrics.updateReceived();
-    // Counted before anything is decoded: past the caps it is refused, and its sender is charged
-    // for the work it asks, so that one who keeps sending large updates is let go.
-    const count = scanUpdate(update);
-    if (!count) throw new InvalidUpdateError('not a Yjs update');
-    const excess = tooMuch(count);
+    // Counted and cut in one pass over its bytes before anything is decoded: past the caps it is
+    // refused, and its sender is charged for the work it asks, so that one who keeps sending large
+    // updates is let go. A large update's pass, and then its slices, take a few milliseconds of
+    // each turn of the event loop, so that other documents' editors are served in between.
+    const pass = new UpdatePass(update, ctx.sliceEntries);
+    if (pass.advance(PASS_ENTRIES)) {
+      this.counted(pass);
+      return;
+    }
+    this.hold();
+    const step = (): void => {
+      if (this.ws.readyState !== this.ws.OPEN) return this.resumeReading();
+      const started = performance.now();
+      while (!pass.advance(PASS_ENTRIES)) {
+        if (performance.now() - started >= TURN_MS) {
+          setImmediate(step);
+          return;
+        }
+      }
+      try {
+        this.counted(pass);
+      } catch (err) {
+        this.failed(err);
+      }
+      if (!this.applying) this.resumeReading();
+    };
+    setImmediate(step);
+  }
+
+  /** An editor's update, read to its end by `pass`: refused, or charged and applied (whole, or in slices). */
+  private counted(pass: UpdatePass): void {
+    const { ctx, room } = this;
+    if (pass.unreadable) throw new InvalidUpdateError('not a Yjs update');
+    const excess = tooMuch(pass);
     if (excess) throw new InvalidUpdateError(`update refused: ${excess}`);
-    if (!ctx.charge(this, count.work)) {
-      ctx.logger.info({ documentId: room.documentId, userId: this.actor.userId, work: count.work }, 'collab connection closed: too much work');
+    const { work } = pass.count();
+    if (!ctx.charge(this, work)) {
+      ctx.logger.info({ documentId: room.documentId, userId: this.actor.userId, work }, 'collab connection closed: too much work');
       ctx.metrics.messageRefused('rate_limit');
       this.close(CLOSE.policyViolation, 'updates too large too often: slow down');
       return;
     }
-    // A large one is checked and applied a slice at a time, so that other documents' editors are
-    // served between slices.
-    const slices = count.work > ctx.sliceEntries ? sliceUpdate(update, ctx.sliceEntries) : null;
-    if (slices && slices.length > 1) this.applyInSlices(slices);
-    else this.applyEdit(update);
+    this.applyAll(pass);
   }
 
-  /** Applies an editor's update; one the document cannot take for its size is refused, the connection kept. */
-  private applyEdit(update: Uint8Array): void {
+  /**
+   * Applies an editor's update; one the document cannot take for its size is refused, the
+   * connection kept. `measureInline`: a document still unmeasured is measured here, not by a worker.
+   */
+  private applyEdit(update: Uint8Array, measureInline: boolean): void {
     const { ctx, room } = this;
     try {
-      ctx.store.applyUpdate(room.documentId, update, this.actor.userId, this, { defer: true });
+      ctx.store.applyUpdate(room.documentId, update, this.actor.userId, this, { defer: true, measureInline });
     } catch (err) {
       if (err instanceof DocumentTooLargeError) {
         ctx.logger.info({ documentId: room.documentId, userId: this.actor.userId, bytes: err.bytes }, 'collab update refused: document too large');
@@ -287,40 +326,76 @@ export class Connection {
   }
 
   /**
-   * Applies the slices of one update, a few per turn of the event loop, reading nothing more from
-   * this socket meanwhile (its later messages build on this one). A slice that needs another
-   * client's later slice is put back behind the others, as long as some slice goes in; the first
-   * refusal ends the rest, as it ends a whole update.
+   * Applies an update read by `pass`: whole, or a large one slice by slice, a few slices per turn of
+   * the event loop, reading nothing more from this socket meanwhile (its later messages build on
+   * this one). A slice that needs another client's later slice is put back behind the others (one
+   * of several clients' pieces split into its pieces), as long as some slice goes in; the first
+   * refusal ends the rest, as it ends a whole update. Near its
+   * size limit, a large document may first have to be measured by a worker: the update (or slice)
+   * waits for that, and is then tried again.
    */
-  private applyInSlices(slices: Uint8Array[]): void {
-    const pending = slices.reverse();
+  private applyAll(pass: UpdatePass): void {
+    const queue: Array<readonly UpdatePiece[] | null> = pass.sliceCount > 1 ? Array.from({ length: pass.sliceCount }, (_, i) => pass.pieces(i)) : [null];
+    let head = 0;
     let putBack = 0;
-    this.backlog = [];
-    this.ws.pause();
+    let waits = 0;
     const step = (): void => {
       const started = performance.now();
-      while (pending.length > 0 && this.ws.readyState === this.ws.OPEN && performance.now() - started < SLICE_TURN_MS) {
-        const slice = pending.pop()!;
+      let measuring: Promise<void> | null = null;
+      while (head < queue.length && this.ws.readyState === this.ws.OPEN && performance.now() - started < TURN_MS) {
+        const pieces = queue[head++]!;
+        const slice = pieces ? pass.encode(pieces) : pass.bytes;
         try {
           const denied = this.refusedTooLarge;
-          this.applyEdit(slice);
-          if (!denied && this.refusedTooLarge) pending.length = 0;
+          // Should the workers not manage to measure the document, it is measured here.
+          this.applyEdit(slice, waits >= MAX_MEASURE_WAITS);
+          if (!denied && this.refusedTooLarge) head = queue.length;
           putBack = 0;
+          waits = 0;
         } catch (err) {
+          if (err instanceof SizeUnknownError) {
+            queue[--head] = pieces;
+            waits += 1;
+            measuring = err.measured;
+            break;
+          }
           // Each try costs a check, charged as a slice's work.
-          if (err instanceof InvalidUpdateError && err.lacksChanges && putBack < pending.length && this.ctx.charge(this, this.ctx.sliceEntries)) {
-            pending.unshift(slice);
-            putBack += 1;
-            continue;
+          if (err instanceof InvalidUpdateError && err.lacksChanges && pieces && this.ctx.charge(this, this.ctx.sliceEntries)) {
+            if (pieces.length > 1) {
+              for (const piece of pieces) queue.push([piece]);
+              continue;
+            }
+            if (putBack < queue.length - head) {
+              queue.push(pieces);
+              putBack += 1;
+              continue;
+            }
           }
           this.failed(err);
-          pending.length = 0;
+          head = queue.length;
         }
       }
-      if (pending.length > 0 && this.ws.readyState === this.ws.OPEN) setImmediate(step);
-      else this.resumeReading();
+      if (head < queue.length && this.ws.readyState === this.ws.OPEN) {
+        this.applying = true;
+        this.hold();
+        const resume = () => setImmediate(step);
+        if (measuring) void measuring.then(resume, resume);
+        else setImmediate(step);
+        return;
+      }
+      if (this.applying) {
+        this.applying = false;
+        this.resumeReading();
+      }
     };
     step();
+  }
+
+  /** Reads nothing more from the socket until resumeReading: what still arrives waits in the backlog. */
+  private hold(): void {
+    if (this.backlog) return;
+    this.backlog = [];
+    this.ws.pause();
   }
 
   private resumeReading(): void {

@@ -5,7 +5,7 @@
 import * as Y from 'yjs';
 import type { UpdateShape } from '../update-check';
 import type { textEdits } from '../text-edits';
-import { DocumentTooLargeError } from './errors';
+import { DocumentTooLargeError, SizeUnknownError } from './errors';
 import { encode, type LoadedDoc } from './loaded';
 
 export const DEFAULT_MAX_DOCUMENT_BYTES = 5 * 1024 * 1024;
@@ -39,12 +39,15 @@ export class SizeBudget {
    * Refuses a change that may add `growth` bytes to the encoded state if that takes the document
    * past its limit (plus DELETE_HEADROOM for a change that only deletes). The estimate is replaced
    * by a measurement only when it may be far off, so that an editor at the limit cannot make every
-   * message encode the whole document.
+   * message encode the whole document. `measureElsewhere` may take the measurement off the event
+   * loop (a worker's fold): the change is then refused with SizeUnknownError, to be tried again.
    */
-  makeRoom(loaded: LoadedDoc, growth: number, deletesOnly: boolean): void {
+  makeRoom(loaded: LoadedDoc, growth: number, deletesOnly: boolean, measureElsewhere?: (loaded: LoadedDoc) => Promise<void> | null): void {
     const cap = this.maxDocumentBytes + (deletesOnly ? DELETE_HEADROOM : 0);
     if (loaded.bytes + growth <= cap) return;
     if (loaded.slack >= Math.max(1024, this.maxDocumentBytes * REMEASURE_SHARE) || loaded.unmeasured >= REMEASURE_CHANGES) {
+      const later = measureElsewhere?.(loaded);
+      if (later) throw new SizeUnknownError(later);
       measured(loaded, encode(loaded).byteLength);
     }
     if (loaded.bytes + growth > cap) throw new DocumentTooLargeError(loaded.bytes + growth, this.maxDocumentBytes);
@@ -56,6 +59,25 @@ export function measured(loaded: LoadedDoc, bytes: number): void {
   loaded.bytes = bytes;
   loaded.slack = 0;
   loaded.unmeasured = 0;
+  loaded.measurements += 1;
+}
+
+/** The size estimate of a document at one moment (see measuredSince). */
+export type SizeEstimate = Pick<LoadedDoc, 'bytes' | 'slack' | 'unmeasured' | 'measurements'>;
+
+export const estimateOf = ({ bytes, slack, unmeasured, measurements }: LoadedDoc): SizeEstimate => ({ bytes, slack, unmeasured, measurements });
+
+/**
+ * The document was `bytes` encoded at the moment its estimate was `then`, and has changed since: the
+ * estimate starts again from that size, with what the changes since added on top. (Unless it was
+ * measured meanwhile, which is newer.)
+ */
+export function measuredSince(loaded: LoadedDoc, bytes: number, then: SizeEstimate): void {
+  if (loaded.measurements !== then.measurements || !Number.isFinite(then.slack) || !Number.isFinite(then.unmeasured)) return;
+  loaded.bytes = Math.max(0, bytes + loaded.bytes - then.bytes);
+  loaded.slack = Math.max(0, loaded.slack - then.slack);
+  loaded.unmeasured = Math.max(0, loaded.unmeasured - then.unmeasured);
+  loaded.measurements += 1;
 }
 
 /** A change was applied: what it may have added (`charge`), less the text it deleted, goes on the estimate. */

@@ -11,7 +11,12 @@ import { encode, textOf, type LoadedDoc } from './loaded';
 import { unfinishedClearings, type Statements } from './statements';
 import type { StoreMetrics } from './types';
 
-/** Compacted log rows cleared per step, and the time a slice of steps may take before it yields (see bench/RESULTS.md, "Compaction clears the log in slices"). */
+/**
+ * Compacted log rows cleared per step at most, and the time a slice of steps may take before it
+ * yields (see bench/RESULTS.md, "Compaction clears the log in slices"). Rows of large updates (a
+ * large update applied in slices, bench/collab-cost.ts) take longer to clear: a step that took
+ * longer than a slice halves the next step of its document, down to one row.
+ */
 const CLEAR_ROWS_PER_STEP = 100;
 const CLEAR_SLICE_MS = 3;
 
@@ -24,13 +29,13 @@ export interface CompactionOptions {
 }
 
 export class Compaction {
-  /** Documents whose compacted log rows still hold data (see clearSlice). */
-  private readonly uncleared = new Set<string>();
+  /** Documents whose compacted log rows still hold data (see clearSlice), and the rows of their next step. */
+  private readonly uncleared = new Map<string, number>();
   private clearScheduled = false;
 
   constructor(private readonly opts: CompactionOptions) {
     // Clearing that a previous process left unfinished.
-    for (const { documentId } of unfinishedClearings(opts.db).all()) this.uncleared.add(documentId);
+    for (const { documentId } of unfinishedClearings(opts.db).all()) this.uncleared.set(documentId, CLEAR_ROWS_PER_STEP);
     this.scheduleClear();
   }
 
@@ -60,7 +65,7 @@ export class Compaction {
       .run();
     this.opts.metrics.compacted();
     if (cleared) return;
-    this.uncleared.add(doc.id);
+    if (!this.uncleared.has(doc.id)) this.uncleared.set(doc.id, CLEAR_ROWS_PER_STEP);
     this.scheduleClear();
   }
 
@@ -83,8 +88,13 @@ export class Compaction {
     const started = performance.now();
     try {
       while (this.uncleared.size > 0 && performance.now() - started < CLEAR_SLICE_MS) {
-        for (const documentId of this.uncleared) {
-          this.clearCompacted(documentId, CLEAR_ROWS_PER_STEP);
+        for (const [documentId, rows] of this.uncleared) {
+          const stepStarted = performance.now();
+          this.clearCompacted(documentId, rows);
+          const took = performance.now() - stepStarted;
+          if (this.uncleared.has(documentId)) {
+            this.uncleared.set(documentId, took > CLEAR_SLICE_MS ? Math.max(1, rows >> 1) : Math.min(CLEAR_ROWS_PER_STEP, rows * 2));
+          }
           if (performance.now() - started >= CLEAR_SLICE_MS) break;
         }
       }

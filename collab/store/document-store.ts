@@ -333,14 +333,15 @@ export class DocumentStore {
     update: Uint8Array,
     userId: string | null,
     origin: unknown = null,
-    options: { defer?: boolean } = {},
+    options: { defer?: boolean; measureInline?: boolean } = {},
   ): void {
     const apply = (loaded: LoadedDoc) => {
       // Judged (decoded first, which rejects garbage) before it can touch the document.
       const shape = checkUpdate(update, loaded.doc);
       if (shape instanceof UpdateProblem) throw new InvalidUpdateError(`update refused: ${shape.reason}`, shape.lacksChanges);
       const charge = chargeOfShape(update, shape);
-      this.budget.makeRoom(loaded, charge, shape.structs === 0);
+      // A live editor's change waits for a large document to be measured by a worker.
+      this.budget.makeRoom(loaded, charge, shape.structs === 0, live && !options.measureInline ? (l) => this.workerPath.measureSoon(l) : undefined);
       integrate(loaded, update, new Authored(userId, origin, charge), this.logger);
     };
     const live = options.defer ? this.live.get(documentId) : undefined;
@@ -502,6 +503,7 @@ export class DocumentStore {
       bytes: (state?.state.byteLength ?? 0) + logBytes,
       slack,
       unmeasured,
+      measurements: 0,
       freed: 0,
       lacksMarkdown: state !== undefined && !state.hasMarkdown,
       folding: false,

@@ -41,6 +41,17 @@ export class DocumentTooLargeError extends AppError {
   }
 }
 
+/**
+ * The change cannot be judged against the document's size limit until the document is measured,
+ * which a worker thread does (encoding a large document on the event loop would stall it): nothing
+ * was stored; try the change again once `measured` settles. Only the hub's deferred writes see it.
+ */
+export class SizeUnknownError extends Error {
+  constructor(readonly measured: Promise<void>) {
+    super('the document is being measured');
+  }
+}
+
 /** What is stored for the document (or a version of it) cannot be loaded or encoded. `detail`: what the client is told. */
 export class UnreadableDocumentError extends AppError {
   constructor(message: string, detail = 'The stored body of this document cannot be encoded or loaded, so it cannot be read, copied or versioned') {

@@ -3,7 +3,7 @@
 export { CONTENT_FIELD } from '../yjs-tasks';
 export { DEFAULT_MAX_DOCUMENT_BYTES } from './budget';
 export { DocumentStore } from './document-store';
-export { DocumentTooLargeError, InvalidUpdateError, PersistenceError, UnknownDocumentError, UnreadableDocumentError } from './errors';
+export { DocumentTooLargeError, InvalidUpdateError, PersistenceError, SizeUnknownError, UnknownDocumentError, UnreadableDocumentError } from './errors';
 export { textOfState, type DocumentSubscriber } from './loaded';
 export { unfinishedClearings } from './statements';
 export type { ChangeRow, Snapshot, StoreMetrics, StoreOptions } from './types';

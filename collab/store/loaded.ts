@@ -45,6 +45,8 @@ export interface LoadedDoc {
   bytes: number;
   slack: number;
   unmeasured: number;
+  /** How many times the estimate was replaced by a measurement. */
+  measurements: number;
   /** Bytes of text the transaction being applied deleted (counted before Yjs drops them). */
   freed: number;
   /** The stored state has no Markdown beside it (written before it was kept): the next compaction adds it. */

@@ -10,7 +10,7 @@ import { yieldToEventLoop } from '../../src/lib/event-loop';
 import { WorkersBusyError } from '../../src/lib/worker-pool';
 import type { YjsWorkers } from '../workers';
 import { replay, type Folded } from '../yjs-tasks';
-import { chargeOf, measured, type SizeBudget } from './budget';
+import { chargeOf, estimateOf, measured, measuredSince, type SizeBudget, type SizeEstimate } from './budget';
 import type { Compaction } from './compaction';
 import { UnknownDocumentError, UnreadableDocumentError } from './errors';
 import { Authored, integrate, textOf, type LoadedDoc } from './loaded';
@@ -61,6 +61,8 @@ export class WorkerPath {
   private readonly preloading = new Map<string, Promise<void>>();
   /** Folds running in the workers (see `settled`). */
   private readonly background = new Set<Promise<unknown>>();
+  /** Each live document's fold running in the workers, settled once its outcome is applied. */
+  private readonly folds = new WeakMap<LoadedDoc, Promise<void>>();
   private closed = false;
 
   constructor(private readonly opts: WorkerPathOptions) {
@@ -147,47 +149,61 @@ export class WorkerPath {
     const { host } = this.opts;
     loaded.folding = true;
     const covered = loaded.updatesSinceCompaction;
+    const then = estimateOf(loaded);
     let busy = false;
-    this.inBackground(
-      this.foldStored(loaded.id)
-        .then((fold) => this.folded(loaded, fold.through, fold.state.byteLength, covered))
-        .catch((err: unknown) => {
-          if (this.closed) return;
-          // Too much work waits for the threads: a live document tries again at its next change
-          // past the threshold, one leaving memory in a while (below).
-          if (err instanceof WorkersBusyError) {
-            busy = true;
-            return;
-          }
-          // The log holds every update; a failed compaction only costs load time later. A document
-          // leaving memory is compacted inline instead (or, that failing too, let go).
-          this.opts.logger?.warn({ err, documentId: loaded.id }, 'compaction failed');
-          const leaving = loaded.leaving;
-          loaded.leaving = false;
-          if (leaving && host.live.get(loaded.id) === loaded && loaded.refs === 0) host.unload(loaded, true);
-        })
-        .finally(() => {
-          loaded.folding = false;
-          const leaves = () => loaded.leaving && !this.closed && host.live.get(loaded.id) === loaded && loaded.refs === 0;
-          if (!leaves()) return;
-          if (busy) {
-            setTimeout(() => leaves() && this.compactSoon(loaded), BUSY_RETRY_MS).unref();
-            return;
-          }
-          if (loaded.updatesSinceCompaction > 0 || loaded.lacksMarkdown) this.compactSoon(loaded);
-          else host.unload(loaded, true);
-        }),
-    );
+    const work = this.foldStored(loaded.id)
+      .then((fold) => this.folded(loaded, fold.through, fold.state.byteLength, covered, then))
+      .catch((err: unknown) => {
+        if (this.closed) return;
+        // Too much work waits for the threads: a live document tries again at its next change
+        // past the threshold, one leaving memory in a while (below).
+        if (err instanceof WorkersBusyError) {
+          busy = true;
+          return;
+        }
+        // The log holds every update; a failed compaction only costs load time later. A document
+        // leaving memory is compacted inline instead (or, that failing too, let go).
+        this.opts.logger?.warn({ err, documentId: loaded.id }, 'compaction failed');
+        const leaving = loaded.leaving;
+        loaded.leaving = false;
+        if (leaving && host.live.get(loaded.id) === loaded && loaded.refs === 0) host.unload(loaded, true);
+      })
+      .finally(() => {
+        loaded.folding = false;
+        const leaves = () => loaded.leaving && !this.closed && host.live.get(loaded.id) === loaded && loaded.refs === 0;
+        if (!leaves()) return;
+        if (busy) {
+          setTimeout(() => leaves() && this.compactSoon(loaded), BUSY_RETRY_MS).unref();
+          return;
+        }
+        if (loaded.updatesSinceCompaction > 0 || loaded.lacksMarkdown) this.compactSoon(loaded);
+        else host.unload(loaded, true);
+      });
+    this.folds.set(loaded, work);
+    this.inBackground(work);
+  }
+
+  /**
+   * Measures a large live document off the event loop: its fold in a worker (a compaction, see
+   * compactSoon) gives its exact size. Null for a document measured on the event loop (a small one,
+   * or no workers).
+   */
+  measureSoon(loaded: LoadedDoc): Promise<void> | null {
+    if (!this.offloaded(loaded)) return null;
+    this.compactSoon(loaded);
+    return this.folds.get(loaded) ?? null;
   }
 
   /** A fold through log row `through` (covering `covered` of the updates counted since the last one) was stored for `loaded`. */
-  private folded(loaded: LoadedDoc, through: number, bytes: number, covered: number): void {
+  private folded(loaded: LoadedDoc, through: number, bytes: number, covered: number, then?: SizeEstimate): void {
     loaded.lacksMarkdown = false;
     if (loaded.lastUpdateId === through) {
       loaded.updatesSinceCompaction = 0;
       measured(loaded, bytes);
     } else {
       loaded.updatesSinceCompaction = Math.max(0, loaded.updatesSinceCompaction - covered);
+      // Changed since the fold's read: what those changes added goes on top of the fold's size.
+      if (then) measuredSince(loaded, bytes, then);
     }
   }
 

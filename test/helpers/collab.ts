@@ -3,7 +3,6 @@
 // and raw sockets for protocol-level checks.
 import type { Database } from 'better-sqlite3';
 import { afterEach } from 'vitest';
-import * as encoding from 'lib0/encoding';
 import { WebSocket } from 'ws';
 import { WebsocketProvider } from 'y-websocket';
 import * as Y from 'yjs';
@@ -121,14 +120,7 @@ export function rawClient(port: number, path: string, options: { maxPayload?: nu
   return { ws, messages, opened, closed };
 }
 
-/** A y-websocket sync "update" message carrying `update`. */
-export function syncUpdateMessage(update: Uint8Array): Uint8Array {
-  const encoder = encoding.createEncoder();
-  encoding.writeVarUint(encoder, 0);
-  encoding.writeVarUint(encoder, 2);
-  encoding.writeVarUint8Array(encoder, update);
-  return encoding.toUint8Array(encoder);
-}
+export { syncUpdateMessage } from './yjs-attacks';
 
 /** An update inserting `text` at the start, made on a scratch document. */
 export function insertUpdate(text: string): Uint8Array {
