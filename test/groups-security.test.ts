@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { groups } from '../db/schema';
 import type { CallResult, TestUser } from './helpers/app';
-import { countRows, readAs, securityMatrix, sharedFixture, useCast, type Cast, type Side } from './helpers/security';
+import { adminsOnly, countRows, readAs, securityMatrix, sharedFixture, useCast, type Cast, type Side } from './helpers/security';
 
 const cast = useCast('groups-sec');
 
@@ -33,17 +33,6 @@ const readGroup = sharedFixture(group);
 
 const groupState = (f: Fixture, c: Cast, side: Side) => readAs(c, side.admin, `/api/groups/${f.group}`);
 
-const adminsOnly = (ok: number) => ({
-  platform: ok,
-  admin: ok,
-  instructor: 403,
-  ta: 403,
-  student: 403,
-  outsider: 403,
-  otherTenantAdmin: 404,
-  // Another tenant's group does not exist for anyone outside it, admin or not.
-  otherTenantUser: 404,
-});
 
 /** Emails of the members as the caller sees them. */
 const emails = (res: CallResult) => (res.body.members as { id: string; email: string | null }[]).map((m) => m.email);

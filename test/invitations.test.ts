@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { accountTokens, users } from '../db/schema';
 import type { ConfigInput } from '../src/config';
 import { expectProblem, makeTestApp, MISSING_ID, uniqueEmail, type TestApp } from './helpers/app';
-import { countRows, securityMatrix, useCast, type Cast, type Side } from './helpers/security';
+import { adminsOnly, countRows, securityMatrix, useCast, type Cast, type Side } from './helpers/security';
 
 const PUBLIC_URL = 'https://lms.example.org';
 
@@ -150,16 +150,6 @@ describe('invitations', () => {
 
 const cast = useCast('invitations-sec');
 
-const adminsOnly = (ok: number) => ({
-  platform: ok,
-  admin: ok,
-  instructor: 403,
-  ta: 403,
-  student: 403,
-  outsider: 403,
-  otherTenantAdmin: 404,
-  otherTenantUser: 404,
-});
 
 let created = 0;
 

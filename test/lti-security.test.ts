@@ -4,7 +4,7 @@
 // of the course (active) or admins; deep linking requests only instructors and admins.
 import { expect } from 'vitest';
 import { ltiHandles, ltiTools } from '../db/schema';
-import { countRows, readAs, securityMatrix, sharedFixture, useCast, type Cast, type Side } from './helpers/security';
+import { ownTenantAdmins, adminsOnly, countRows, readAs, securityMatrix, sharedFixture, useCast, type Cast, type Side } from './helpers/security';
 import { toolKey, type ToolKey } from './helpers/lti-tool';
 
 const cast = useCast('lti-sec');
@@ -28,17 +28,6 @@ async function tool(side: Side, c: Cast): Promise<{ id: string }> {
 const readTool = sharedFixture(tool);
 const toolState = (f: { id: string }, c: Cast, side: Side) => readAs(c, side.admin, `/api/lti/tools/${f.id}`);
 
-const adminsOnly = (ok: number) => ({
-  platform: ok,
-  admin: ok,
-  instructor: 403,
-  ta: 403,
-  student: 403,
-  outsider: 403,
-  otherTenantAdmin: 404,
-  otherTenantUser: 404,
-});
-const ownTenantAdmins = (ok: number) => ({ ...adminsOnly(ok), otherTenantAdmin: ok, otherTenantUser: 403 });
 
 securityMatrix(cast, {
   name: 'GET /api/lti/tools',

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { jobs, users } from '../db/schema';
-import { countRows, securityMatrix, sharedFixture, useCast, type Cast, type Side } from './helpers/security';
+import { ownTenantAdmins, adminsOnly, countRows, securityMatrix, sharedFixture, useCast, type Cast, type Side } from './helpers/security';
 import { multipart, rosterBundle } from './helpers/zip';
 
 // The uploads land in a data directory of the test's own.
@@ -43,19 +43,7 @@ const imported = sharedFixture(async (side: Side, c: Cast) => {
   return { id: res.body.id as string };
 });
 
-const adminsOnly = (ok: number) => ({
-  platform: ok,
-  admin: ok,
-  instructor: 403,
-  ta: 403,
-  student: 403,
-  outsider: 403,
-  otherTenantAdmin: 404,
-  otherTenantUser: 404,
-});
 
-/** Collection routes: each admin in their own tenant. */
-const ownTenantAdmins = (ok: number) => ({ ...adminsOnly(ok), otherTenantAdmin: ok, otherTenantUser: 403 });
 
 securityMatrix(cast, {
   name: 'POST /api/rosters/imports',

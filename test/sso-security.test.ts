@@ -3,7 +3,7 @@
 // 403); another tenant's connection is 404.
 import { expect } from 'vitest';
 import { ssoConnections, ssoSettings } from '../db/schema';
-import { countRows, readAs, securityMatrix, sharedFixture, useCast, type Cast, type Side } from './helpers/security';
+import { ownTenantAdmins, adminsOnly, countRows, readAs, securityMatrix, sharedFixture, useCast, type Cast, type Side } from './helpers/security';
 import { keypair, type Keypair } from './helpers/sso';
 
 const cast = useCast('sso-sec');
@@ -26,18 +26,6 @@ async function connection(side: Side, c: Cast): Promise<{ id: string }> {
 const readConnection = sharedFixture(connection);
 const connectionState = (f: { id: string }, c: Cast, side: Side) => readAs(c, side.admin, `/api/sso/connections/${f.id}`);
 
-const adminsOnly = (ok: number) => ({
-  platform: ok,
-  admin: ok,
-  instructor: 403,
-  ta: 403,
-  student: 403,
-  outsider: 403,
-  otherTenantAdmin: 404,
-  otherTenantUser: 404,
-});
-/** Collection routes: each admin in their own tenant. */
-const ownTenantAdmins = (ok: number) => ({ ...adminsOnly(ok), otherTenantAdmin: ok, otherTenantUser: 403 });
 
 securityMatrix(cast, {
   name: 'GET /api/sso/connections',

@@ -7,7 +7,7 @@ import { describe, expect } from 'vitest';
 import { users } from '../db/schema';
 import { uniqueEmail, type CallResult, type TestUser } from './helpers/app';
 import { insertEnrollment } from './helpers/courses';
-import { countRows, newCourse, readAs, securityMatrix, sharedFixture, useCast, type Cast, type Side } from './helpers/security';
+import { adminsOnly, countRows, newCourse, readAs, securityMatrix, sharedFixture, useCast, type Cast, type Side } from './helpers/security';
 
 const cast = useCast('users-sec');
 
@@ -30,8 +30,6 @@ const self = (f: Target) => ({ self: f.target });
 /** The user as their tenant's admin reads them (deleted ones too). */
 const userState = (f: Target, c: Cast, side: Side) => readAs(c, side.admin, `/api/users/${f.target.user.id}`);
 
-
-const adminsOnly = (ok: number) => ({ platform: ok, admin: ok, instructor: 403, ta: 403, student: 403, outsider: 403, otherTenantAdmin: 404, otherTenantUser: 404 });
 
 const idOf = (res: CallResult) => res.body.id as string;
 const listed = (res: CallResult) => (res.body.data as { id: string }[]).map((u) => u.id);

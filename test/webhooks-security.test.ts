@@ -3,7 +3,7 @@
 // another tenant's subscription, or delivery, is 404.
 import { expect } from 'vitest';
 import { webhookDeliveries, webhookSubscriptions } from '../db/schema';
-import { countRows, readAs, securityMatrix, sharedFixture, useCast, type Cast, type Side } from './helpers/security';
+import { ownTenantAdmins, adminsOnly, countRows, readAs, securityMatrix, sharedFixture, useCast, type Cast, type Side } from './helpers/security';
 import { emitEvent } from './helpers/webhooks';
 
 const cast = useCast('webhooks-sec');
@@ -33,19 +33,7 @@ const webhookState = (f: Fixture, c: Cast, side: Side) => Promise.all([
   readAs(c, side.admin, `/api/webhooks/${f.webhook}/deliveries`),
 ]);
 
-const adminsOnly = (ok: number) => ({
-  platform: ok,
-  admin: ok,
-  instructor: 403,
-  ta: 403,
-  student: 403,
-  outsider: 403,
-  otherTenantAdmin: 404,
-  otherTenantUser: 404,
-});
 
-/** Collection routes: each admin in their own tenant. */
-const ownTenantAdmins = (ok: number) => ({ ...adminsOnly(ok), otherTenantAdmin: ok, otherTenantUser: 403 });
 
 securityMatrix(cast, {
   name: 'GET /api/webhooks/event-types',

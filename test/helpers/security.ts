@@ -196,6 +196,21 @@ export type Expectation<F> =
   /** A known discrepancy with API.md, reported to be fixed: no case is generated for it. */
   | { exception: string };
 
+/** A tenant admin's route on one of the tenant's things: admins `ok`, everyone else of the tenant 403, the other tenant 404. */
+export const adminsOnly = (ok: number) => ({
+  platform: ok,
+  admin: ok,
+  instructor: 403,
+  ta: 403,
+  student: 403,
+  outsider: 403,
+  otherTenantAdmin: 404,
+  otherTenantUser: 404,
+});
+
+/** A tenant admin's collection route: each admin in their own tenant, other members 403. */
+export const ownTenantAdmins = (ok: number) => ({ ...adminsOnly(ok), otherTenantAdmin: ok, otherTenantUser: 403 });
+
 /** Marks a role whose answer today contradicts API.md: the table still names it, no case runs. */
 export const knownDiscrepancy = (why: string): { exception: string } => ({ exception: why });
 
