@@ -57,7 +57,7 @@ describe('the database file', () => {
       const sqlite = database.sqlite;
       // Platform-wide: the tenants themselves, the signing keys, the first-start record, drizzle's
       // journal, and the full-text index (FTS5 and its shadow tables, keyed by document_search rows).
-      const global = /^(tenants|signing_keys|system_state|__drizzle_migrations|documents_fts(_\w+)?|sqlite_\w+)$/;
+      const global = /^(tenants|signing_keys|lti_platform_keys|system_state|__drizzle_migrations|documents_fts(_\w+)?|sqlite_\w+)$/;
       const tables = (sqlite.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").all() as { name: string }[]).map((t) => t.name);
       const tenantTables = tables.filter((name) => !global.test(name));
       expect(tenantTables.length).toBeGreaterThan(20);

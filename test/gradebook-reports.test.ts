@@ -318,17 +318,19 @@ describe('GET /api/gradebook/offerings/{offering_id}/summary', () => {
     expect(packedRows('gradebook_student_scores').map((r) => r.student_id)).toEqual([kim.user.id]);
   });
 
-  it('answers an empty offering with nulls, and refuses TAs and students', async () => {
+  it('answers an empty offering with nulls, to its TAs too, and refuses students', async () => {
     const s = await setup(['Solo']);
     await addAssignment(s, 'Nothing yet', { score_maximum: 10 });
     const res = await t.call('GET', `/api/gradebook/offerings/${s.offeringId}/summary`, { as: t.admin });
     expect(res.status).toBe(200);
     expect(res.body.assignments[0]).toMatchObject({ count: 0, missing: 1, mean: null, median: null, min: null, max: null, stddev: null });
-    for (const who of [s.ta, s.students[0]!]) {
-      const denied = await t.call('GET', `/api/gradebook/offerings/${s.offeringId}/summary`, { as: who });
-      expect(denied.status).toBe(403);
-      expect(denied.body.detail).toBe('Instructor access required');
-    }
+    // A TA reads the gradebook of their course (API.md, "Course roles"); a student does not.
+    const ta = await t.call('GET', `/api/gradebook/offerings/${s.offeringId}/summary`, { as: s.ta });
+    expect(ta.status).toBe(200);
+    expect(ta.body.assignments[0]).toMatchObject({ count: 0, missing: 1 });
+    const denied = await t.call('GET', `/api/gradebook/offerings/${s.offeringId}/summary`, { as: s.students[0]! });
+    expect(denied.status).toBe(403);
+    expect(denied.body.detail).toBe('Instructor access required');
     const other = await t.newTenant('gradebook-reports-other');
     expect((await t.call('GET', `/api/gradebook/offerings/${s.offeringId}/summary`, { as: other.admin })).status).toBe(404);
     expect((await t.call('GET', `/api/gradebook/offerings/nope/summary`, { as: t.admin })).status).toBe(400);
