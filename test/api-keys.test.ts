@@ -45,7 +45,7 @@ describe('/api/api-keys', () => {
     expect(res.body.pagination).toEqual({ page: 1, per_page: 100, total: 2, total_pages: 1 });
     expect(res.body.data.map((k: { id: string }) => k.id)).toEqual([b.id, a.id]);
     for (const key of res.body.data) {
-      expect(Object.keys(key).sort()).toEqual(['created_at', 'expires_at', 'id', 'last_used_at', 'name', 'prefix']);
+      expect(Object.keys(key).sort()).toEqual(['course_ids', 'created_at', 'expires_at', 'id', 'last_used_at', 'name', 'prefix', 'scopes']);
     }
     expect(res.text).not.toContain(a.key);
     expect(res.text).not.toContain(b.key);
