@@ -96,10 +96,11 @@ describe('gradebook policy', () => {
     expect(canManageGradebook(member, { role: 'instructor', status: 'dropped' })).toBe(false);
     expect(canManageGradebook(member, undefined)).toBe(false);
   });
-  it('lets a student read only their own grades', () => {
+  it("lets a student read only their own grades, and the course's staff everyone's", () => {
     expect(canReadStudentGrades(member, 'u1', { role: 'student', status: 'active' })).toBe(true);
     expect(canReadStudentGrades(member, 'u2', { role: 'student', status: 'active' })).toBe(false);
-    expect(canReadStudentGrades(member, 'u2', { role: 'ta', status: 'active' })).toBe(false);
+    // A TA reads the gradebook of their course (API.md, "Course roles").
+    expect(canReadStudentGrades(member, 'u2', { role: 'ta', status: 'active' })).toBe(true);
     expect(canReadStudentGrades(member, 'u2', { role: 'instructor', status: 'active' })).toBe(true);
   });
 });
