@@ -13,7 +13,7 @@ import { cpus, loadavg } from 'node:os';
 import { WebSocket } from 'ws';
 import { WebsocketProvider } from 'y-websocket';
 import * as Y from 'yjs';
-import { MAX_UPDATE_PLACEHOLDERS } from '../collab/update-check';
+import { MAX_UPDATE_PLACEHOLDERS } from '../collab/update-pass';
 import { startBackgroundCheckpoints } from '../db/client';
 import { createApp } from '../src/app';
 import { createCollabHub } from '../src/deps';

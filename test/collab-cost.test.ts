@@ -4,7 +4,7 @@
 import { count, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import { isEmptyUpdate, scanUpdate, UpdatePass } from '../collab/update-check';
+import { isEmptyUpdate, scanUpdate, UpdatePass } from '../collab/update-pass';
 import { documentUpdates } from '../db/schema';
 import { makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { sharedDocument, storedUpdateCount } from './helpers/documents';

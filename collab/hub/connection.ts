@@ -15,7 +15,7 @@ import {
   UnreadableDocumentError,
   type DocumentStore,
 } from '../store';
-import { isEmptyUpdate, tooMuch, UpdatePass, type UpdatePiece } from '../update-check';
+import { isEmptyUpdate, tooMuch, UpdatePass, type UpdatePiece } from '../update-pass';
 import {
   awarenessEntries,
   CLOSE,

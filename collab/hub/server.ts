@@ -12,7 +12,7 @@ import { rawProblemResponse } from '../../src/http/errors';
 import { isUuid } from '../../src/lib/ids';
 import { WorkersBusyError } from '../../src/lib/worker-pool';
 import type { DocumentStore } from '../store';
-import { MAX_UPDATE_DELETE_RANGES, MAX_UPDATE_STRUCTS } from '../update-check';
+import { MAX_UPDATE_DELETE_RANGES, MAX_UPDATE_STRUCTS } from '../update-pass';
 import { recheckAccess, type AccessResolver } from './access';
 import { Connection, type ConnectionContext, type HubMetrics } from './connection';
 import { CLOSE, MESSAGE_FRAMING_BYTES } from './protocol';

@@ -1,8 +1,8 @@
 // Reading an IMS CASE 1.0 package: the request body's bytes to the rows an import stores, or the
 // first problem (a 400 for a body that is not a package, a 422 naming the offending item). Pure (no
 // database): large packages are read in a worker thread (src/lib/worker-pool.ts; this module's
-// default export is the thread's task), since parsing, checking and serializing 20,000 items would
-// hold the event loop for seconds (issue 41). case.ts stores what this returns.
+// default export is the thread's task), so that parsing a large package never holds the event loop.
+// case.ts stores what this returns.
 //
 // Every text of the package, the fields kept as given included, passes the one text rule of REST
 // bodies (src/http/text.ts textRefusal); a tree deeper than MAX_COMPETENCY_DEPTH is refused.

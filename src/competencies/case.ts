@@ -15,7 +15,7 @@
 // framework's. Items that left the package are kept (an import never deletes what instructors may
 // have aligned); the answer counts them.
 //
-// Off the event loop (issue 41: 20,000 items held it 5.5 s): a large package is read and checked
+// Off the event loop, so that one tenant's import never stalls the others: a large package is read and checked
 // in a worker thread (case-parse.ts); its rows are then staged in TEMP tables of the connection, a
 // few milliseconds a turn (other requests run between the turns; nothing of the main database is
 // written yet, so they read the framework as it was); then one transaction moves them in with a

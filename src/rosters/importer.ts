@@ -1,6 +1,4 @@
-// One roster import, in two steps. Reading (async, streamed): each file of the bundle is inflated
-// (counted, zip.ts), parsed (csv.ts) and each row checked on its own (records.ts); a file that is
-// not readable fails everything. Applying (sync, in ONE immediate transaction): references are
+// Applying a read roster bundle (reader.ts), sync, in ONE immediate transaction: references are
 // resolved against the bundle and the tenant's links (roster_links), and users, courses and
 // enrollments are created, updated or ended; any error rolls the whole of it back, so a failed
 // import changes nothing. Rows that are wrong on their own (a missing email, an unknown role, an
@@ -14,118 +12,9 @@ import { appendEvents, type NewEvent } from '../events/log';
 import type { Clock } from '../lib/clock';
 import { newId } from '../lib/ids';
 import { normaliseEmail, revokeRefreshTokensOf } from '../users/service';
-import { readCsv, RosterFailure, type FileMode, type RosterProblem } from './csv';
-import {
-  readAcademicSession,
-  readClass,
-  readCourse,
-  readEnrollment,
-  readOrg,
-  readUser,
-  rosterFileKeys,
-  rosterFiles,
-  type ClassRecord,
-  type EnrollmentRecord,
-  type MetadataRecord,
-  type RosterFileKey,
-  type UserRecord,
-} from './records';
-import { openBundle } from './zip';
-
-export type ImportMode = 'bulk' | 'delta';
-
-export interface Counts {
-  created: number;
-  updated: number;
-  deleted: number;
-  unchanged: number;
-}
-
-export interface RosterReport extends Counts {
-  mode: ImportMode;
-  by_type: Record<RosterFileKey, Counts>;
-  /** Every rejected line (at most MAX_REPORTED_ERRORS; errors_total counts them all). */
-  errors: RosterProblem[];
-  errors_total: number;
-}
-
-/** Rejected lines listed in a report; past it they are only counted. */
-export const MAX_REPORTED_ERRORS = 10_000;
-
-export interface ParsedBundle {
-  orgs: MetadataRecord[];
-  academicSessions: MetadataRecord[];
-  courses: MetadataRecord[];
-  users: UserRecord[];
-  classes: ClassRecord[];
-  enrollments: EnrollmentRecord[];
-  /** Every sourcedId named in each file read, rejected lines included: a bulk import never ends a record whose line was merely rejected. */
-  seen: Record<RosterFileKey, Set<string>>;
-  problems: RosterProblem[];
-}
-
-const readers = {
-  orgs: readOrg,
-  academicSessions: readAcademicSession,
-  courses: readCourse,
-  users: readUser,
-  classes: readClass,
-  enrollments: readEnrollment,
-} as const;
-
-/** Reads and checks every file the manifest names (async: the event loop serves requests between chunks). */
-export async function readBundle(
-  path: string,
-  modes: Record<RosterFileKey, FileMode>,
-  options: { signal?: AbortSignal; progress?: (done: number, total: number) => void } = {},
-): Promise<ParsedBundle> {
-  const bundle = await openBundle(path);
-  try {
-    const parsed: ParsedBundle = {
-      orgs: [],
-      academicSessions: [],
-      courses: [],
-      users: [],
-      classes: [],
-      enrollments: [],
-      seen: Object.fromEntries(rosterFileKeys.map((k) => [k, new Set<string>()])) as ParsedBundle['seen'],
-      problems: [],
-    };
-    const keys = rosterFileKeys.filter((key) => modes[key] !== 'absent');
-    const total = keys.reduce((sum, key) => sum + (bundle.files.get(rosterFiles[key].file)?.uncompressedSize ?? 0), 0) + 1;
-    let done = 0;
-    for (const key of keys) {
-      const { file, required } = rosterFiles[key];
-      if (!bundle.files.has(file)) {
-        throw new RosterFailure({ file, line: null, field: null, message: `is listed as ${modes[key]} in manifest.csv but is not in the zip` });
-      }
-      const source = await bundle.open(file);
-      source.on('data', (chunk: Buffer) => {
-        done += chunk.length;
-        options.progress?.(done, total);
-      });
-      const list = parsed[key] as Array<{ sourcedId: string; line: number }>;
-      const firstLine = new Map<string, number>();
-      for await (const row of readCsv(source, file, required, { signal: options.signal })) {
-        const named = row.values.sourcedId?.trim();
-        if (named) parsed.seen[key].add(named);
-        const { record, problems } = readers[key](row);
-        parsed.problems.push(...problems);
-        if (!record) continue;
-        const earlier = firstLine.get(record.sourcedId);
-        if (earlier !== undefined) {
-          parsed.problems.push({ file, line: row.line, field: 'sourcedId', message: `${record.sourcedId} is already on line ${earlier}` });
-          continue;
-        }
-        firstLine.set(record.sourcedId, row.line);
-        list.push(record);
-      }
-    }
-    return parsed;
-  } finally {
-    bundle.close();
-  }
-}
+import type { FileMode, RosterProblem } from './csv';
+import { rosterFileKeys, rosterFiles, type MetadataRecord, type RosterFileKey, type UserRecord } from './records';
+import { MAX_REPORTED_ERRORS, zero, type Counts, type ImportMode, type ParsedBundle, type RosterReport } from './reader';
 
 type LinkRow = typeof rosterLinks.$inferSelect;
 type LinkData = Record<string, unknown>;
@@ -133,7 +22,6 @@ type LinkData = Record<string, unknown>;
 /** Rows per multi-row INSERT: far below SQLite's 32,766 bound values for these tables. */
 const BATCH = 500;
 
-const zero = (): Counts => ({ created: 0, updated: 0, deleted: 0, unchanged: 0 });
 
 /** The tenant's links of one type, read once, written through. */
 class Links {
@@ -708,12 +596,3 @@ class Apply {
     this.events.push(enrollmentEvent(type, this.ctx.actorId, { ...e, tenantId: this.ctx.tenantId }));
   }
 }
-
-/** A report with nothing done (the report of a failed import, before its errors). */
-export const rosterReportOf = (mode: ImportMode): RosterReport => ({
-  mode,
-  ...zero(),
-  by_type: Object.fromEntries(rosterFileKeys.map((k) => [k, zero()])) as Record<RosterFileKey, Counts>,
-  errors: [],
-  errors_total: 0,
-});

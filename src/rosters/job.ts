@@ -5,7 +5,8 @@ import { rm } from 'node:fs/promises';
 import type { Deps } from '../context';
 import { JobFailure, type JobContext, type JobKind } from '../jobs/runner';
 import { RosterFailure, type RosterProblem } from './csv';
-import { applyBundle, readBundle, rosterReportOf, type RosterReport } from './importer';
+import { applyBundle } from './importer';
+import { readBundle, rosterReportOf, type RosterReport } from './reader';
 import type { ImportInput } from './service';
 import { BundleRefused } from './zip';
 

@@ -1,7 +1,7 @@
 // An import (its job row) as its admin sees it: where it stands, and its report once it has ended.
 import { jobResult } from '../jobs/present';
 import type { JobRow } from '../jobs/runner';
-import type { RosterReport } from './importer';
+import type { RosterReport } from './reader';
 import type { ImportInput } from './service';
 
 const base = (row: JobRow) => {

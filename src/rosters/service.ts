@@ -15,7 +15,7 @@ import type { JobRow } from '../jobs/runner';
 import { newId } from '../lib/ids';
 import { selectPage } from '../lib/sql';
 import { parseManifest, RosterFailure, type FileMode } from './csv';
-import type { ImportMode } from './importer';
+import type { ImportMode } from './reader';
 import { rosterFileKeys, rosterFiles, type RosterFileKey } from './records';
 import { BundleRefused, openBundle, readSmallEntry, ZIP_LIMITS } from './zip';
 
