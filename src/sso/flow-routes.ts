@@ -17,7 +17,7 @@ import { samlLoginUrl, spMetadata, validateSamlResponse, type ServiceProvider } 
 import { discoverProvider, finishAuthorization, startAuthorization } from './oidc';
 import { refusalPage, setPageHeaders } from './pages';
 import { connectionUrls } from './present';
-import { completeSignIn, refusalReasons, SsoRefusal, type RefusalReason } from './signin';
+import { completeSignIn, refusalReasons, SsoRefusal, type IdpIdentity, type RefusalReason } from './signin';
 import { getConnection } from './connections';
 
 const tags: [ApiTag] = ['Single sign-on'];
@@ -117,6 +117,51 @@ function connectionOf(c: Context<AppEnv>, slug: string, id: string): ConnectionR
   return row;
 }
 
+/** What the first phase of a callback found: where the person goes back to, and how their identity is read. */
+interface CallbackCheck {
+  returnTo: string;
+  identity: () => Promise<IdpIdentity>;
+}
+
+/**
+ * Every callback in two phases. First the sign-in budget, the connection of that protocol and
+ * `check` (state or InResponseTo, the provider's message): a refusal there answers as a page, since
+ * return_to is not trusted yet. Then the identity is read and the person signed in: a refusal there
+ * goes back to return_to with `?error=`.
+ */
+async function finishCallback(
+  c: Context<AppEnv>,
+  slug: string,
+  connectionId: string,
+  protocol: ConnectionRow['protocol'],
+  check: (row: ConnectionRow) => Promise<CallbackCheck>,
+): Promise<Response> {
+  setPageHeaders(c);
+  const deps = c.var.deps;
+  try {
+    checkSignInBudget(deps, clientIp(c, deps.config.trustProxy));
+  } catch {
+    return refuse(c, new SsoRefusal('rate_limited'), connectionId);
+  }
+  let row: ConnectionRow;
+  let checked: CallbackCheck;
+  try {
+    row = connectionOf(c, slug, connectionId);
+    if (row.protocol !== protocol) throw new SsoRefusal('protocol_unavailable', row.protocol);
+    checked = await check(row);
+  } catch (err) {
+    if (err instanceof SsoRefusal) return refuse(c, err, connectionId);
+    throw err;
+  }
+  try {
+    const { code } = completeSignIn(deps.db, deps.clock, row, await checked.identity());
+    return c.redirect(withParam(checked.returnTo, 'code', code), 302);
+  } catch (err) {
+    if (err instanceof SsoRefusal) return refuseTo(c, checked.returnTo, err, row.id);
+    throw err;
+  }
+}
+
 /** The connection's provider, discovered once per version of the connection (OidcProviderCache). */
 const providerOf = (c: Context<AppEnv>, row: ConnectionRow) =>
   // The version: what discovery and the client depend on, and when the row last changed.
@@ -213,45 +258,27 @@ export const ssoFlowRouter = newRouter()
     async (c) => {
       const { tenant_slug, connection_id } = c.req.valid('param');
       const query = c.req.valid('query');
-      setPageHeaders(c);
       const deps = c.var.deps;
-      try {
-        checkSignInBudget(deps, clientIp(c, deps.config.trustProxy));
-      } catch {
-        return refuse(c, new SsoRefusal('rate_limited'), connection_id);
-      }
-      let row: ConnectionRow;
-      let state: OidcState;
-      try {
-        row = connectionOf(c, tenant_slug, connection_id);
-        if (row.protocol !== 'oidc') throw new SsoRefusal('protocol_unavailable', row.protocol);
+      return finishCallback(c, tenant_slug, connection_id, 'oidc', async (row) => {
         const taken = query.state ? takeHandle<OidcState>(deps.db, deps.clock, 'oidc_state', query.state, row.id) : ({ status: 'unknown' } as const);
         if (taken.status !== 'ok') throw new SsoRefusal(`state_${taken.status}`);
-        state = taken.data;
-      } catch (err) {
-        if (err instanceof SsoRefusal) return refuse(c, err, connection_id);
-        throw err;
-      }
-      try {
-        if (query.error) throw new SsoRefusal('idp_error', query.error.slice(0, 200));
-        const callback = new URL(connectionUrls(deps.config.publicUrl, tenant_slug, row.id).callback);
-        callback.search = new URL(c.req.url).search;
-        let claims: Record<string, unknown>;
-        try {
-          claims = await finishAuthorization(await providerOf(c, row), callback, { codeVerifier: state.code_verifier, state: query.state!, nonce: state.nonce });
-        } catch (err) {
-          throw new SsoRefusal('token_invalid', failureReason(err));
-        }
-        const { code } = completeSignIn(deps.db, deps.clock, row, {
-          subject: String(claims.sub),
-          attributes: claims,
-          emailVerified: claims.email_verified === true,
-        });
-        return c.redirect(withParam(state.return_to, 'code', code), 302);
-      } catch (err) {
-        if (err instanceof SsoRefusal) return refuseTo(c, state.return_to, err, row.id);
-        throw err;
-      }
+        const state = taken.data;
+        return {
+          returnTo: state.return_to,
+          identity: async () => {
+            if (query.error) throw new SsoRefusal('idp_error', query.error.slice(0, 200));
+            const callback = new URL(connectionUrls(deps.config.publicUrl, tenant_slug, row.id).callback);
+            callback.search = new URL(c.req.url).search;
+            let claims: Record<string, unknown>;
+            try {
+              claims = await finishAuthorization(await providerOf(c, row), callback, { codeVerifier: state.code_verifier, state: query.state!, nonce: state.nonce });
+            } catch (err) {
+              throw new SsoRefusal('token_invalid', failureReason(err));
+            }
+            return { subject: String(claims.sub), attributes: claims, emailVerified: claims.email_verified === true };
+          },
+        };
+      });
     },
   )
   .openapi(
@@ -321,21 +348,11 @@ export const ssoFlowRouter = newRouter()
     async (c) => {
       const { tenant_slug, connection_id } = c.req.valid('param');
       const form = c.req.valid('form');
-      setPageHeaders(c);
       const deps = c.var.deps;
-      try {
-        checkSignInBudget(deps, clientIp(c, deps.config.trustProxy));
-      } catch {
-        return refuse(c, new SsoRefusal('rate_limited'), connection_id);
-      }
-      let row: ConnectionRow;
-      let identity;
-      let returnTo: string;
-      try {
-        row = connectionOf(c, tenant_slug, connection_id);
-        if (row.protocol !== 'saml') throw new SsoRefusal('protocol_unavailable', row.protocol);
+      return finishCallback(c, tenant_slug, connection_id, 'saml', async (row) => {
         const result = await validateSamlResponse(row, await serviceProviderOf(c, row, tenant_slug), form.SAMLResponse, deps.clock.now());
         const owner = { tenantId: row.tenantId, connectionId: row.id };
+        let returnTo: string;
         if (result.inResponseTo !== null) {
           const taken = takeHandle<SamlRequestData>(deps.db, deps.clock, 'saml_request', result.inResponseTo, row.id);
           if (taken.status !== 'ok') throw new SsoRefusal(`request_${taken.status}`, result.inResponseTo);
@@ -345,17 +362,7 @@ export const ssoFlowRouter = newRouter()
           returnTo = checkedReturnTo(c, form.RelayState || undefined);
         }
         if (!recordAssertion(deps.db, deps.clock, owner, result.assertionId, result.validUntil)) throw new SsoRefusal('assertion_replayed', result.assertionId);
-        identity = result.identity;
-      } catch (err) {
-        if (err instanceof SsoRefusal) return refuse(c, err, connection_id);
-        throw err;
-      }
-      try {
-        const { code } = completeSignIn(deps.db, deps.clock, row, identity);
-        return c.redirect(withParam(returnTo, 'code', code), 302);
-      } catch (err) {
-        if (err instanceof SsoRefusal) return refuseTo(c, returnTo, err, row.id);
-        throw err;
-      }
+        return { returnTo, identity: async () => result.identity };
+      });
     },
   );
