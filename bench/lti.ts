@@ -198,7 +198,9 @@ async function main() {
   const seedStarted = performance.now();
   const seeded = await seed();
   const seedSeconds = (performance.now() - seedStarted) / 1000;
-  const server = await startHelper('bench/lti-server.ts', [file]);
+  // BENCH_CPU_PROF=<dir>: the server process writes a CPU profile there (node --cpu-prof) when it stops.
+  const profileDir = process.env.BENCH_CPU_PROF;
+  const server = await startHelper('bench/lti-server.ts', [file], profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []);
   const pid = server.child.pid!;
   const base = `http://127.0.0.1:${server.port}`;
   const { courseId, adminToken, instructorToken, students } = seeded;
