@@ -324,13 +324,16 @@ async function main() {
     const cpuAlone = cpuMs(pid);
     const [alone] = await atRates(base, [floor]);
     const cpuBeside = cpuMs(pid);
+    const besideStarted = performance.now();
     const [beside, sustained] = await atRates(base, [floor, scores]);
+    const besideSeconds = (performance.now() - besideStarted) / 1000;
     const cpuEnd = cpuMs(pid);
     loads.push({ ...alone!, name: 'GET /api/users/me alone' }, { ...beside!, name: 'GET /api/users/me beside the scores' }, sustained!);
     extra =
       `server CPU: ${(((cpuBeside - cpuAlone) * 1000) / alone!.requests).toFixed(0)} µs per request alone; ` +
       `${(((cpuEnd - cpuBeside) * 1000) / (beside!.requests + sustained!.requests)).toFixed(0)} µs per request in the sustained run, ` +
-      `${((cpuEnd - cpuBeside) / (SUSTAIN_SECONDS * 10)).toFixed(0)}% of one core`;
+      `the server process had ${((cpuEnd - cpuBeside) / (besideSeconds * 10)).toFixed(0)}% of one core over the ${besideSeconds.toFixed(1)} s it took ` +
+      `(at that CPU per score, one core to itself would take ${(1_000_000 / (((cpuEnd - cpuBeside) * 1000) / (beside!.requests + sustained!.requests))).toFixed(0)} requests/s)`;
   } finally {
     server.child.kill('SIGTERM');
     await new Promise((resolve) => server.child.once('exit', resolve));
