@@ -243,6 +243,10 @@ describe('ltijs as a tool of this platform', () => {
     const assignment = t.db.select().from(gradebookAssignments).where(eq(gradebookAssignments.activityId, linkedActivityId)).get()!;
     expect(assignment).toMatchObject({ label: 'Chapter 3 quiz', scoreMaximum: 10, resourceId: 'quiz-3', tag: 'quiz' });
     assignmentId = assignment.id;
+    // The activity's JSON shows its link: the tool, its resource link id, the item's custom parameters and URL.
+    const shown = await t.call('GET', `/api/activities/${linkedActivityId}`, { as: instructor });
+    expect(shown.status, shown.text).toBe(200);
+    expect(shown.body.lti).toEqual({ tool_id: tool.id, resource_link_id: expect.any(String), custom: { quiz: 'chapter-3', learner: '$User.id' }, url: `${toolUrl}?content=quiz-3` });
 
     // The same response posted again is a replay (its nonce, our data): refused, nothing more made.
     const replay = await fetch(action!, { method: 'POST', headers: FORM, body: new URLSearchParams({ JWT: jwt! }).toString() });
@@ -252,6 +256,7 @@ describe('ltijs as a tool of this platform', () => {
 
   it('resource link launch: ltijs accepts our id_token and sees the roles, context, resource link and custom parameters', async () => {
     const link = t.db.select().from(ltiLinks).where(eq(ltiLinks.activityId, linkedActivityId)).get()!;
+    expect((await t.call('GET', `/api/activities/${linkedActivityId}`, { as: student })).body.lti.resource_link_id).toBe(link.resourceLinkId);
     const { html, authorizeUrl } = await launchThroughLtijs(student, { activity_id: linkedActivityId });
     expect(JSON.parse(html)).toEqual({ launched: link.resourceLinkId });
     studentToken = connects.at(-1);
