@@ -5,7 +5,7 @@
 // forged, replayed or misdirected message refused, creating nothing.
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { activities, activityStates, events, gradebookAssignments, gradebookGrades, ltiTools } from '../db/schema';
+import { activities, activityStates, events, gradebookAssignments, gradebookGrades, ltiLinks, ltiTools } from '../db/schema';
 import { expectProblem, makeTestApp, MISSING_ID, type TestApp, type TestUser } from './helpers/app';
 import { insertCourse } from './helpers/courses';
 import {
@@ -307,6 +307,37 @@ describe('resource link launch', () => {
     expectProblem(await t.call('POST', `/api/modules/${moduleId}/activities`, { as: instructor, body: { title: 'x', type: 'lti' } }), 422, 'validation_failed');
     expectProblem(await t.call('POST', `/api/modules/${moduleId}/activities`, { as: instructor, body: { title: 'x', type: 'lti', lti: { tool_id: MISSING_ID } } }), 422, 'validation_failed');
     expectProblem(await t.call('POST', `/api/modules/${moduleId}/activities`, { as: instructor, body: { title: 'x', type: 'reading', lti: { tool_id: tool.id } } }), 422, 'validation_failed');
+  });
+});
+
+describe('an lti activity as JSON', () => {
+  it('shows its tool, resource link id and custom parameters (`lti`) in every answer; other types show lti: null', async () => {
+    const link = t.db.select().from(ltiLinks).where(eq(ltiLinks.activityId, activityId)).get()!;
+    const expected = { tool_id: tool.id, resource_link_id: link.resourceLinkId, custom: { chapter: '3' }, url: null };
+    for (const as of [instructor, student]) {
+      const one = await t.call('GET', `/api/activities/${activityId}`, { as });
+      expect(one.status, one.text).toBe(200);
+      expect(one.body.lti).toEqual(expected);
+      const list = await t.call('GET', `/api/modules/${moduleId}/activities`, { as });
+      expect(list.status, list.text).toBe(200);
+      expect(list.body.data.find((a: { id: string }) => a.id === activityId).lti).toEqual(expected);
+    }
+    const mine = await t.call('GET', `/api/activities?course_id=${courseId}`, { as: student });
+    expect(mine.status, mine.text).toBe(200);
+    expect(mine.body.data.find((a: { id: string }) => a.id === activityId).lti).toEqual(expected);
+    const renamed = await t.call('PATCH', `/api/activities/${activityId}`, { as: instructor, body: { title: 'Quiz 1 (renamed)' } });
+    expect(renamed.status, renamed.text).toBe(200);
+    expect(renamed.body.lti).toEqual(expected);
+
+    const created = await t.call('POST', `/api/modules/${moduleId}/activities`, { as: instructor, body: { title: 'Quiz 2', type: 'lti', lti: { tool_id: tool.id, custom: { level: 'hard' } } } });
+    expect(created.status, created.text).toBe(201);
+    expect(created.body.lti).toEqual({ tool_id: tool.id, resource_link_id: expect.any(String), custom: { level: 'hard' }, url: null });
+    expect(created.body.lti.resource_link_id).not.toBe(link.resourceLinkId);
+    const reading = await t.call('POST', `/api/modules/${moduleId}/activities`, { as: instructor, body: { title: 'Read', type: 'reading' } });
+    expect(reading.status, reading.text).toBe(201);
+    expect(reading.body.lti).toBeNull();
+    expect((await t.call('DELETE', `/api/activities/${created.body.id}`, { as: instructor })).status).toBe(204);
+    expect((await t.call('DELETE', `/api/activities/${reading.body.id}`, { as: instructor })).status).toBe(204);
   });
 });
 

@@ -9,17 +9,17 @@ import path from 'node:path';
 import { serve } from '@hono/node-server';
 import { openDatabase, type Database_ } from '../../db/client';
 import { systemClock } from '../../src/lib/clock';
-import { buildConfig } from '../../src/config';
+import { buildConfig, type ConfigInput } from '../../src/config';
 import { buildDeps } from '../../src/deps';
 import { createLogger } from '../../src/logger';
 
 export const BENCH_ADMIN = { email: 'bench@example.com', password: 'bench-password' };
 
-/** The app's dependencies on `database` (bootstrap admin, cheap password hashing, no logging). */
-export function benchDeps(database: Database_) {
+/** The app's dependencies on `database` (bootstrap admin, cheap password hashing, no logging); `config` adds settings. */
+export function benchDeps(database: Database_, config: ConfigInput = {}) {
   return buildDeps({
     database,
-    config: buildConfig({ adminEmail: BENCH_ADMIN.email, adminPassword: BENCH_ADMIN.password, scryptCost: 1024, logLevel: 'silent' }),
+    config: buildConfig({ adminEmail: BENCH_ADMIN.email, adminPassword: BENCH_ADMIN.password, scryptCost: 1024, logLevel: 'silent', ...config }),
     clock: systemClock,
     logger: createLogger('silent'),
   });

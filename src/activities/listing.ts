@@ -9,6 +9,7 @@ import { activities, activityStates } from '../../db/schema';
 import { learnerCourseState, learnerCourseStates, type LearnerCourseState } from '../sequencing/state';
 import { compareByPriority, isOverdue, priorityScore, type LearnerActivityStatus, type PrioritizedActivity } from './priority';
 import { activeCourseIdsAs } from '../memberships/service';
+import type { LinkRow } from './lti-links';
 import { presentActivity, presentState } from './present';
 import type { ActivityRow, ActivityStateRow } from './service';
 
@@ -107,8 +108,9 @@ export function learnerModuleActivities(db: Db, learner: { tenantId: string; use
   return rows.map((row) => combine(row, stateRows.get(row.id), courseState));
 }
 
-export const presentLearnerActivity = (a: LearnerActivity, now: number) => ({
-  ...presentActivity(a.row),
+/** `links`: the LTI links of the page's activities (linksOf). */
+export const presentLearnerActivity = (a: LearnerActivity, now: number, links: ReadonlyMap<string, LinkRow>) => ({
+  ...presentActivity(a.row, links.get(a.row.id)),
   state: presentState(a.state),
   available: a.available,
   locked: isLocked(a),

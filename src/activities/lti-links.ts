@@ -1,7 +1,7 @@
 // Activities of type `lti` (the LTI area launches them): each is tied to a tool of its tenant, with a resource link id of its
 // own and custom parameters (merged over the tool's). Created with the activity, in its
 // transaction; they go with it (ON DELETE CASCADE).
-import { and, eq } from 'drizzle-orm';
+import { and, eq, inArray } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { ltiLinks, ltiTools } from '../../db/schema';
 import { unprocessable } from '../http/errors';
@@ -16,6 +16,12 @@ export interface LinkInput {
 }
 
 export const linkOf = (db: Db, activityId: string): LinkRow | undefined => db.select().from(ltiLinks).where(eq(ltiLinks.activityId, activityId)).get();
+
+/** The links of these activities (those of type `lti`), by activity id: one query for a page. */
+export function linksOf(db: Db, activityIds: readonly string[]): Map<string, LinkRow> {
+  if (activityIds.length === 0) return new Map();
+  return new Map(db.select().from(ltiLinks).where(inArray(ltiLinks.activityId, [...activityIds])).all().map((l) => [l.activityId, l]));
+}
 
 export const linkCustomOf = (row: LinkRow): Record<string, string> => JSON.parse(row.custom) as Record<string, string>;
 
@@ -34,4 +40,5 @@ export function insertLink(tx: Db, activity: { id: string; tenantId: string; cou
     .get();
 }
 
+/** An `lti` activity's link as its JSON shows it (`lti`). */
 export const presentLink = (row: LinkRow) => ({ tool_id: row.toolId, resource_link_id: row.resourceLinkId, custom: linkCustomOf(row), url: row.url });

@@ -1,8 +1,10 @@
 // Activity rows, learner states and rewards → public JSON (snake_case).
 import type { AppliedRewards, RewardsOnOffer } from './rewards';
+import { presentLink, type LinkRow } from './lti-links';
 import type { ActivityRow, ActivityStateRow } from './service';
 
-export const presentActivity = (row: ActivityRow) => ({
+/** An activity; `link` is its LTI link (type `lti`), shown as `lti` (null for every other type). */
+export const presentActivity = (row: ActivityRow, link: LinkRow | undefined) => ({
   id: row.id,
   course_id: row.courseId,
   module_id: row.moduleId,
@@ -19,6 +21,7 @@ export const presentActivity = (row: ActivityRow) => ({
   created_by: row.createdBy,
   created_at: row.createdAt,
   updated_at: row.updatedAt,
+  lti: link ? presentLink(link) : null,
 });
 
 /** A state row (or none: not started) as the learner sees it. */

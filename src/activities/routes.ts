@@ -9,7 +9,7 @@ import { pageBounds, paginate, pageOf, paginationQuery } from '../http/paginatio
 import { eventJson } from '../events/log';
 import { inTransaction } from '../../db/client';
 import { unprocessable } from '../http/errors';
-import { insertLink, requireToolOf } from './lti-links';
+import { insertLink, linkOf, linksOf, requireToolOf } from './lti-links';
 import { learnerCourseState } from '../sequencing/state';
 import { learnerActivityPage, learnerModuleActivities, presentLearnerActivity } from './listing';
 import { complete, recordClick, requestHelp, saveForLater, skip, stateOf, unsave } from './learner';
@@ -98,11 +98,11 @@ export const activitiesRouter = newRouter()
         minSeatSeconds: b.min_seat_seconds,
         position: b.position,
         });
-        if (b.lti) insertLink(tx, created, { toolId: b.lti.tool_id, custom: b.lti.custom });
-        return created;
+        const link = b.lti ? insertLink(tx, created, { toolId: b.lti.tool_id, custom: b.lti.custom }) : undefined;
+        return { created, link };
       }, { behavior: 'immediate' });
-      c.header('Location', `/api/activities/${activity.id}`);
-      return c.json(presentActivity(activity), 201);
+      c.header('Location', `/api/activities/${activity.created.id}`);
+      return c.json(presentActivity(activity.created, activity.link), 201);
     },
     unacceptableIs422(),
   )
@@ -122,12 +122,13 @@ export const activitiesRouter = newRouter()
       const { module, course, membership } = authorizeModuleActivities(actor, 'read', moduleAccess(db, actor, c.req.valid('param').id));
       const q = c.req.valid('query');
       const page = listModuleActivities(db, module.id, q);
+      const links = linksOf(db, page.rows.map((row) => row.id));
       if (membership?.role !== 'student') {
-        return c.json(paginate(c, q, page.rows.map((row) => ({ ...presentActivity(row), state: null, available: null, locked: null })), page.total), 200);
+        return c.json(paginate(c, q, page.rows.map((row) => ({ ...presentActivity(row, links.get(row.id)), state: null, available: null, locked: null })), page.total), 200);
       }
       const now = c.var.deps.clock.now().getTime();
       const items = learnerModuleActivities(db, actor, course.id, page.rows).map((a) => {
-        const { overdue: _o, priority_score: _p, ...item } = presentLearnerActivity(a, now);
+        const { overdue: _o, priority_score: _p, ...item } = presentLearnerActivity(a, now, links);
         return item;
       });
       return c.json(paginate(c, q, items, page.total), 200);
@@ -150,7 +151,8 @@ export const activitiesRouter = newRouter()
       const now = deps.clock.now().getTime();
       const { offset, limit } = pageBounds(q);
       const { items, total } = learnerActivityPage(deps.db, now, c.var.actor, { courseId: q.course_id, status: q.status }, { offset, limit });
-      return c.json(paginate(c, q, items.map((a) => presentLearnerActivity(a, now)), total), 200);
+      const links = linksOf(deps.db, items.map((a) => a.row.id));
+      return c.json(paginate(c, q, items.map((a) => presentLearnerActivity(a, now, links)), total), 200);
     },
   )
   .openapi(
@@ -167,13 +169,14 @@ export const activitiesRouter = newRouter()
       const deps = c.var.deps;
       const actor = c.var.actor;
       const { activity, course, membership } = authorizeActivity(actor, 'read', activityAccess(deps.db, actor, c.req.valid('param').id));
-      if (membership?.role !== 'student') return c.json({ ...presentActivity(activity), state: null, availability: null, rewards: null }, 200);
+      const link = linkOf(deps.db, activity.id);
+      if (membership?.role !== 'student') return c.json({ ...presentActivity(activity, link), state: null, availability: null, rewards: null }, 200);
       const state = stateOf(deps.db, actor.userId, activity.id);
       const node = learnerCourseState(deps.db, { tenantId: actor.tenantId, courseId: course.id, userId: actor.userId })?.byId.get(activity.id);
       const completed = state?.status === 'completed';
       return c.json(
         {
-          ...presentActivity(activity),
+          ...presentActivity(activity, link),
           state: presentState(state),
           availability: { available: node?.available ?? false, reasons: node?.reasons ?? [], unmet: node?.unmet ?? [] },
           rewards: completed || !isActiveLearner(membership) ? null : presentOffer(rewardsOnOffer(deps.db, actor.userId, activity, deps.clock.now())),
@@ -211,7 +214,7 @@ export const activitiesRouter = newRouter()
         minSeatSeconds: b.min_seat_seconds,
         position: b.position,
       });
-      return c.json(presentActivity(updated), 200);
+      return c.json(presentActivity(updated, linkOf(deps.db, updated.id)), 200);
     },
     unacceptableIs422(),
   )
@@ -362,6 +365,7 @@ export const activitiesRouter = newRouter()
       const now = deps.clock.now().getTime();
       const { offset, limit } = pageBounds(q);
       const { items, total } = learnerActivityPage(deps.db, now, c.var.actor, { status: 'available' }, { offset, limit });
-      return c.json(paginate(c, q, items.map((a) => presentLearnerActivity(a, now)), total), 200);
+      const links = linksOf(deps.db, items.map((a) => a.row.id));
+      return c.json(paginate(c, q, items.map((a) => presentLearnerActivity(a, now, links)), total), 200);
     },
   );

@@ -39,6 +39,16 @@ const position = z.number().int('must be a whole number').min(0, 'must be 0 or m
 
 export const activityStateStatus = z.enum(['not_started', 'in_progress', 'completed', 'skipped']);
 
+/** What ties an `lti` activity to its tool (LTI 1.3: the resource link). */
+export const activityLtiLinkSchema = z
+  .object({
+    tool_id: uuid().openapi({ description: 'The LTI tool (`/api/lti/tools/{id}`) it launches' }),
+    resource_link_id: z.string().openapi({ description: 'Its resource link id: `…/claim/resource_link.id` of its launches, `resource_link_id` of its AGS line items' }),
+    custom: z.record(z.string(), z.string()).openapi({ description: "Its own custom parameters, sent over the tool's in each launch" }),
+    url: z.string().nullable().openapi({ description: "The launch URL a deep linking item gave it (the launch's `target_link_uri`); null: the tool's `target_link_uri`" }),
+  })
+  .openapi('ActivityLtiLink');
+
 export const activitySchema = z
   .object({
     id: uuid(),
@@ -57,6 +67,7 @@ export const activitySchema = z
     created_by: uuid(),
     created_at: timestamp,
     updated_at: timestamp,
+    lti: activityLtiLinkSchema.nullable().openapi({ description: 'For type `lti`: the tool it launches, its resource link id and its custom parameters; null for every other type' }),
   })
   .openapi('Activity');
 

@@ -2,7 +2,7 @@
 // and results, and NRPS 2.0 memberships. A token reaches only courses of its tool's tenant where
 // the tool is used (an `lti` activity of it): another course is 404, as is any of another tenant.
 // A tool sees the line items of its own activities and those it created.
-import { and, asc, eq, exists, inArray, isNull, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, exists, inArray, isNull, or, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import { courses, enrollments, gradebookAssignments, gradebookGrades, ltiLineItems, ltiLinks, ltiScores, users } from '../../db/schema';
 import type { Deps } from '../context';
@@ -10,6 +10,7 @@ import { createAssignment, deleteAssignment, getAssignment, updateAssignment, ty
 import { recordGrade } from '../gradebook/grades';
 import type { Offering } from '../gradebook/service';
 import { AppError, notFound, unprocessable } from '../http/errors';
+import { preparedFor } from '../lib/prepared';
 import { isStudentOfRecord } from '../memberships/service';
 import { courseRoleOfFilter, lisRoles, nameParts } from './claims';
 import type { ToolRow } from './tools';
@@ -29,25 +30,29 @@ export function requireScope(caller: ServiceCaller, ...needed: string[]): void {
 
 /** The course, when it is of the tool's tenant, live, and uses the tool; 404 otherwise. */
 export function serviceCourse(db: Db, caller: ServiceCaller, courseId: string) {
-  const course = db
-    .select()
-    .from(courses)
-    .where(
-      and(
-        eq(courses.id, courseId),
-        eq(courses.tenantId, caller.tool.tenantId),
-        isNull(courses.deletedAt),
-        exists(db.select({ one: sql`1` }).from(ltiLinks).where(and(eq(ltiLinks.courseId, courses.id), eq(ltiLinks.toolId, caller.tool.id)))),
-      ),
-    )
-    .get();
+  // Every service call asks this and lineItemOf: prepared once per database (bench/lti.ts, RESULTS.md).
+  const query = preparedFor(db, 'lti:service-course', () =>
+    db
+      .select()
+      .from(courses)
+      .where(
+        and(
+          eq(courses.id, sql.placeholder('courseId')),
+          eq(courses.tenantId, sql.placeholder('tenantId')),
+          isNull(courses.deletedAt),
+          exists(db.select({ one: sql`1` }).from(ltiLinks).where(and(eq(ltiLinks.courseId, courses.id), eq(ltiLinks.toolId, sql.placeholder('toolId'))))),
+        ),
+      )
+      .prepare(),
+  );
+  const course = query.get({ courseId, tenantId: caller.tool.tenantId, toolId: caller.tool.id });
   if (!course) throw notFound('Course');
   const offering: Offering = { id: course.id, tenantId: course.tenantId, slug: course.slug, status: course.status };
   return { course, offering };
 }
 
 /** The line items (assignments) of the course the tool may see. */
-const visibleTo = (toolId: string): SQL =>
+const visibleTo = (toolId: string | Placeholder): SQL =>
   or(
     inArray(gradebookAssignments.activityId, sql`(select ${ltiLinks.activityId} from ${ltiLinks} where ${ltiLinks.toolId} = ${toolId})`),
     inArray(gradebookAssignments.id, sql`(select ${ltiLineItems.assignmentId} from ${ltiLineItems} where ${ltiLineItems.toolId} = ${toolId})`),
@@ -87,12 +92,22 @@ export function listLineItems(db: Db, caller: ServiceCaller, courseId: string, f
 }
 
 export function lineItemOf(db: Db, caller: ServiceCaller, courseId: string, id: string): { assignment: AssignmentRow; resourceLinkId: string | null } {
-  const row = db
-    .select({ assignment: gradebookAssignments, resourceLinkId: ltiLinks.resourceLinkId })
-    .from(gradebookAssignments)
-    .leftJoin(ltiLinks, eq(ltiLinks.activityId, gradebookAssignments.activityId))
-    .where(and(eq(gradebookAssignments.id, id), eq(gradebookAssignments.courseId, courseId), eq(gradebookAssignments.tenantId, caller.tool.tenantId), visibleTo(caller.tool.id)))
-    .get();
+  const query = preparedFor(db, 'lti:line-item', () =>
+    db
+      .select({ assignment: gradebookAssignments, resourceLinkId: ltiLinks.resourceLinkId })
+      .from(gradebookAssignments)
+      .leftJoin(ltiLinks, eq(ltiLinks.activityId, gradebookAssignments.activityId))
+      .where(
+        and(
+          eq(gradebookAssignments.id, sql.placeholder('id')),
+          eq(gradebookAssignments.courseId, sql.placeholder('courseId')),
+          eq(gradebookAssignments.tenantId, sql.placeholder('tenantId')),
+          visibleTo(sql.placeholder('toolId')),
+        ),
+      )
+      .prepare(),
+  );
+  const row = query.get({ id, courseId, tenantId: caller.tool.tenantId, toolId: caller.tool.id });
   if (!row) throw notFound('Line item');
   return row;
 }
@@ -188,7 +203,9 @@ export function recordScore(deps: Deps, caller: ServiceCaller, assignment: Assig
   const gradedBy = graded ? ownerOf(caller) : null;
   const timestamp = new Date(input.timestamp).toISOString();
   return inTransaction(db, (tx) => {
-    const kept = tx.select().from(ltiScores).where(and(eq(ltiScores.assignmentId, assignment.id), eq(ltiScores.userId, input.userId))).get();
+    const kept = preparedFor(db, 'lti:kept-score', () =>
+      db.select().from(ltiScores).where(and(eq(ltiScores.assignmentId, sql.placeholder('assignmentId')), eq(ltiScores.userId, sql.placeholder('userId')))).prepare(),
+    ).get({ assignmentId: assignment.id, userId: input.userId });
     if (kept && Date.parse(kept.timestamp) > Date.parse(timestamp)) return 'ignored';
     const values = {
       scoreGiven: input.scoreGiven ?? null,

@@ -3,11 +3,12 @@
 // tool's client_id, `aud` = our token endpoint, an `exp` at most an hour away, a `jti` never seen
 // (a replay is `invalid_grant`). Only scopes registered for the tool are granted. The token is
 // opaque, stored as its SHA-256, and lasts one hour.
-import { and, eq, gt, lt } from 'drizzle-orm';
+import { and, eq, gt, lt, sql } from 'drizzle-orm';
 import { decodeJwt } from 'jose';
 import type { Db } from '../../db/client';
 import { ltiAccessTokens, ltiTools } from '../../db/schema';
 import { randomToken, sha256 } from '../auth/secrets';
+import { preparedFor } from '../lib/prepared';
 import type { Deps } from '../context';
 import { recordOnce } from './handles';
 import { ToolJwtRefused, verifyToolJwt } from './tool-keys';
@@ -82,12 +83,16 @@ export async function issueToken(deps: Deps, req: TokenRequest): Promise<{ acces
 
 /** The tool and scopes of a live service token, or undefined. */
 export function tokenHolder(db: Db, now: Date, token: string): { tool: ToolRow; scopes: string[] } | undefined {
-  const row = db
-    .select({ tool: ltiTools, scope: ltiAccessTokens.scope })
-    .from(ltiAccessTokens)
-    .innerJoin(ltiTools, eq(ltiTools.id, ltiAccessTokens.toolId))
-    .where(and(eq(ltiAccessTokens.hash, sha256(token)), gt(ltiAccessTokens.expiresAt, now.toISOString())))
-    .get();
+  // Every service call asks this: prepared once per database (bench/lti.ts, RESULTS.md).
+  const query = preparedFor(db, 'lti:token-holder', () =>
+    db
+      .select({ tool: ltiTools, scope: ltiAccessTokens.scope })
+      .from(ltiAccessTokens)
+      .innerJoin(ltiTools, eq(ltiTools.id, ltiAccessTokens.toolId))
+      .where(and(eq(ltiAccessTokens.hash, sql.placeholder('hash')), gt(ltiAccessTokens.expiresAt, sql.placeholder('now'))))
+      .prepare(),
+  );
+  const row = query.get({ hash: sha256(token), now: now.toISOString() });
   if (!row || !row.tool.enabled) return undefined;
   return { tool: row.tool, scopes: row.scope.split(' ') };
 }

@@ -4848,7 +4848,24 @@ export interface components {
              * @example 2026-01-01T00:00:00.000Z
              */
             updated_at: string;
+            lti: components["schemas"]["ActivityLtiLink"];
         };
+        /** @description For type `lti`: the tool it launches, its resource link id and its custom parameters; null for every other type */
+        ActivityLtiLink: {
+            /**
+             * Format: uuid
+             * @description The LTI tool (`/api/lti/tools/{id}`) it launches
+             */
+            tool_id: string;
+            /** @description Its resource link id: `…/claim/resource_link.id` of its launches, `resource_link_id` of its AGS line items */
+            resource_link_id: string;
+            /** @description Its own custom parameters, sent over the tool's in each launch */
+            custom: {
+                [key: string]: string;
+            };
+            /** @description The launch URL a deep linking item gave it (the launch's `target_link_uri`); null: the tool's `target_link_uri` */
+            url: string | null;
+        } | null;
         CreateActivity: {
             title: string;
             /** @enum {string} */
