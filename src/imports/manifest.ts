@@ -33,7 +33,7 @@ export interface Manifest {
   resources: Map<string, ManifestResource>;
 }
 
-const ARRAYS = new Set(['item', 'resource', 'file', 'dependency', 'organization', 'module', 'string']);
+const ARRAYS = new Set(['item', 'resource', 'file', 'dependency', 'organization', 'module', 'string', 'property', 'extensions']);
 
 const parser = new XMLParser({
   ignoreAttributes: false,
@@ -200,11 +200,31 @@ export function readTopic(bytes: Buffer, what: string): { title?: string; text: 
   return { title: textOf(topic.title)?.trim(), text: textOf(textNode) ?? '', html: type !== 'text/plain' };
 }
 
-/** A basic LTI link (imsbasiclti_xmlv1pN): its title and launch URL. */
-export function readLtiLink(bytes: Buffer, what: string): { title?: string; launchUrl?: string } {
+export interface LtiLinkDescriptor {
+  title?: string;
+  launchUrl?: string;
+  /** `<blti:custom>`'s properties, by name, in their order. */
+  custom: Array<[string, string]>;
+  /** `<blti:extensions platform="…">`: each platform's properties. */
+  extensions: Array<{ platform: string; properties: Map<string, string> }>;
+}
+
+const propertiesOf = (node: unknown): Array<[string, string]> =>
+  asArray<Node>(node && typeof node === 'object' && !Array.isArray(node) ? (node as Node).property : undefined).flatMap((p) => {
+    const name = typeof p === 'object' ? attr(p, 'name') : undefined;
+    return name ? [[name, (textOf(p) ?? '').trim()] as [string, string]] : [];
+  });
+
+/** A basic LTI link (imsbasiclti_xmlv1pN): its title, launch URL (the secure one first), custom parameters and extensions. */
+export function readLtiLink(bytes: Buffer, what: string): LtiLinkDescriptor {
   const doc = parseCartridgeXml(bytes, what);
   const link = (doc.cartridge_basiclti_link ?? doc.basic_lti_link ?? {}) as Node;
-  return { title: textOf(link.title)?.trim(), launchUrl: (textOf(link.secure_launch_url) || textOf(link.launch_url))?.trim() };
+  return {
+    title: textOf(link.title)?.trim(),
+    launchUrl: (textOf(link.secure_launch_url)?.trim() || textOf(link.launch_url)?.trim()) || undefined,
+    custom: propertiesOf(link.custom),
+    extensions: asArray<Node>(link.extensions).map((e) => ({ platform: (typeof e === 'object' ? attr(e, 'platform') : undefined) ?? '', properties: new Map(propertiesOf(e)) })),
+  };
 }
 
 /** Canvas's assignment_settings.xml: the points and due date CC has no place for. */

@@ -4,9 +4,9 @@
 // make a second import of the same cartridge update rather than add), and the caller's imports are
 // read back (getImport, listImports). The heavy work before the write is in job.ts and tasks.ts.
 import { createHash } from 'node:crypto';
-import { and, desc, eq } from 'drizzle-orm';
+import { and, asc, desc, eq } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
-import { activities, courseModules, courseSections, documentContexts, documents, importMappings, jobs, users, type ImportTargetKind } from '../../db/schema';
+import { activities, courseModules, ltiLinks, ltiTools, courseSections, documentContexts, documents, importMappings, jobs, users, type ImportTargetKind } from '../../db/schema';
 import type { Deps } from '../context';
 import { createCourse, getCourse } from '../courses/service';
 import { createModule, createSection, type CourseModuleRow } from '../courses/structure';
@@ -23,7 +23,9 @@ import { selectPage } from '../lib/sql';
 import { yieldToEventLoop } from '../lib/event-loop';
 import type { JobRow } from '../jobs/runner';
 import { PLACEHOLDER_PATTERN } from './html';
-import { cleanTitle, type InlineDocument, type Plan, type PlannedActivity, type PlannedModule, type Skipped } from './tasks';
+import { insertLink, linkOf } from '../activities/lti-links';
+import type { ToolRow } from '../lti/tools';
+import { cleanTitle, type PlannedLti, type InlineDocument, type Plan, type PlannedActivity, type PlannedModule, type Skipped } from './tasks';
 import type { ConvertedPage } from './html';
 import { keepCourseFile, releasePlaced, type StagedFile } from './course-files';
 
@@ -117,6 +119,47 @@ class Mappings {
   }
 }
 
+/**
+ * The tenant's LTI tools an imported basic LTI link is tied to: the one our own export named (when
+ * it is of this tenant), else one whose target link URI or OIDC initiation URL has the host of the
+ * link's launch URL (an enabled tool first).
+ */
+class ToolMatcher {
+  private rows: ToolRow[] | undefined;
+  constructor(
+    private readonly tx: Db,
+    private readonly tenantId: string,
+  ) {}
+
+  find(link: PlannedLti): ToolRow | undefined {
+    this.rows ??= this.tx.select().from(ltiTools).where(eq(ltiTools.tenantId, this.tenantId)).orderBy(asc(ltiTools.createdAt), asc(ltiTools.id)).all();
+    if (link.toolId) {
+      const named = this.rows.find((t) => t.id === link.toolId);
+      if (named) return named;
+    }
+    const host = hostOf(link.launchUrl);
+    if (!host) return undefined;
+    const matching = this.rows.filter((t) => hostOf(t.targetLinkUri) === host || hostOf(t.oidcInitiationUrl) === host);
+    return matching.find((t) => t.enabled) ?? matching[0];
+  }
+
+  /** Ties the activity to the tool: a new link, or the one it has updated (custom parameters, launch URL). */
+  tie(activity: { id: string; tenantId: string; courseId: string }, tool: ToolRow, link: PlannedLti): void {
+    const url = link.launchUrl === tool.targetLinkUri ? null : link.launchUrl;
+    const current = linkOf(this.tx, activity.id);
+    if (!current) insertLink(this.tx, activity, { toolId: tool.id, custom: link.custom, url });
+    else if (current.toolId === tool.id) this.tx.update(ltiLinks).set({ custom: JSON.stringify(link.custom), url }).where(eq(ltiLinks.activityId, activity.id)).run();
+  }
+}
+
+const hostOf = (url: string): string | undefined => {
+  try {
+    return new URL(url).hostname.toLowerCase() || undefined;
+  } catch {
+    return undefined;
+  }
+};
+
 /** Our own export's identifiers carry the row's id: importing it back into the same course finds the rows. */
 const exportedId = (prefix: string, identifier: string): string | undefined => {
   const match = new RegExp(`^${prefix}_([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$`).exec(identifier);
@@ -159,6 +202,7 @@ export function applyPlan(
           ? getCourse(tx, job.tenantId, input.courseId)
           : createCourse(tx, clock, { tenantId: job.tenantId, createdBy: user.id, title: cleanTitle(plan.title ?? input.filename.replace(/\.(imscc|zip)$/i, ''), 'Imported course') });
         const maps = new Mappings(tx, job.tenantId, course.id, now);
+        const tools = new ToolMatcher(tx, job.tenantId);
 
         // Course files first: documents link to them.
         const fileIds = new Map<string, string>();
@@ -237,16 +281,28 @@ export function applyPlan(
             const existing = known
               ? tx.select().from(activities).where(and(eq(activities.id, known), eq(activities.courseId, course.id))).get()
               : undefined;
-            const fields = { title: a.title, type: a.type, deepLinkUrl: a.deepLinkUrl ?? null, ...(a.assignment?.dueAt ? { dueAt: a.assignment.dueAt } : {}) };
+            const tool = a.lti ? tools.find(a.lti) : undefined;
+            if (a.lti && !tool && existing?.type !== 'lti') {
+              report.warnings.push(`LTI link ${a.identifier} ("${a.title}") was kept as an external link: no LTI tool of this tenant has the host of ${a.lti.launchUrl}`);
+            }
+            const fields = {
+              title: a.title,
+              type: tool ? ('lti' as const) : a.type,
+              deepLinkUrl: tool ? null : (a.deepLinkUrl ?? null),
+              ...(a.assignment?.dueAt ? { dueAt: a.assignment.dueAt } : {}),
+            };
             let activity;
             if (existing && existing.moduleId === module.id) {
               // A page tells no more than "reading": an activity of another type keeps its own.
               if (a.source === 'page' && existing.type !== 'discussion' && existing.type !== 'external') fields.type = existing.type;
+              // An lti activity stays one (tied to its tool) even when no tool has the link's host now.
+              if (existing.type === 'lti' && !tool) Object.assign(fields, { type: 'lti', deepLinkUrl: existing.deepLinkUrl });
               activity = updateActivity(tx, clock, existing, fields);
               report.updated.activities += 1;
             } else {
               activity = createActivity(tx, clock, module, user.id, { ...fields, position });
             }
+            if (tool && a.lti) tools.tie(activity, tool, a.lti);
             maps.set('activity', a.identifier, activity.id);
             report.imported.activities += 1;
             if (a.source === 'link') report.imported.links += 1;

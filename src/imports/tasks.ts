@@ -45,9 +45,24 @@ export interface PlannedActivity {
   deepLinkUrl?: string;
   document?: PlannedDocument;
   assignment?: { points: number; dueAt?: string };
+  /** A basic LTI link's launch URL and custom parameters: an `lti` activity when a tool of the tenant has its host, else `external`. */
+  lti?: PlannedLti;
   /** How the activity came about, for the report's counts. */
   source: 'page' | 'link' | 'lti' | 'discussion' | 'file' | 'assignment';
 }
+
+export interface PlannedLti {
+  launchUrl: string;
+  custom: Record<string, string>;
+  /** The tool our own export named (extensions of platform EXPORT_PLATFORM), tried before the host. */
+  toolId?: string;
+}
+
+/** The `platform` of the extensions our export writes into basic LTI links. */
+export const EXPORT_PLATFORM = 'lms-server';
+const CUSTOM_NAME = /^[A-Za-z0-9_]{1,64}$/;
+const CUSTOM_MAX = 50;
+const CUSTOM_VALUE_MAX = 1000;
 
 export interface PlannedModule {
   identifier: string;
@@ -232,8 +247,18 @@ async function scan(zipPath: string): Promise<Plan> {
             return undefined;
           }
           const title = cleanTitle(item.title || link.title, link.launchUrl);
-          warnings.push(`LTI link ${item.identifier} ("${title}") was kept as an external link: this server has no LTI tools to launch it with`);
-          return { identifier: item.identifier, title, type: 'external', source: 'lti', deepLinkUrl: link.launchUrl };
+          // Custom parameters as an lti activity keeps them: names of letters, digits and _, single-line values, at most 50.
+          const custom: Record<string, string> = {};
+          for (const [name, value] of link.custom) {
+            const clean = value.replace(/[\u0000-\u001f\u007f]+/g, ' ');
+            if (!CUSTOM_NAME.test(name) || clean.length > CUSTOM_VALUE_MAX || Object.keys(custom).length >= CUSTOM_MAX) {
+              warnings.push(`LTI link ${item.identifier}: custom parameter "${name.slice(0, 64)}" was left out (a name of letters, digits and _, a value of at most ${CUSTOM_VALUE_MAX} characters, at most ${CUSTOM_MAX} of them)`);
+              continue;
+            }
+            custom[name] = clean;
+          }
+          const ours = link.extensions.find((e) => e.platform === EXPORT_PLATFORM)?.properties.get('tool_id');
+          return { identifier: item.identifier, title, type: 'external', source: 'lti', deepLinkUrl: link.launchUrl, lti: { launchUrl: link.launchUrl, custom, ...(ours ? { toolId: ours } : {}) } };
         }
         case 'discussion': {
           if (!descriptorPath || !zip.has(descriptorPath)) break;
