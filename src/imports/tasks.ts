@@ -1,11 +1,13 @@
 // The heavy parts of an import, run in the server's worker threads (src/lib/worker-pool.ts) so that
 // the event loop keeps serving requests and live editors: `scan` reads the zip's directory and the
 // manifest and plans the course; `convert` turns a batch of HTML pages into Markdown; `extract`
-// copies a batch of files out of the zip into a staging directory, hashed. Each task opens the zip
+// copies a batch of files out of the zip into a staging directory, hashed; `states` builds new
+// documents' Yjs states for the write. Each task opens the zip
 // itself (structured clone cannot carry it) and is told how much earlier tasks inflated, so the
 // package's limits hold across them. This module's default export is the threads' entry.
 import { join } from 'node:path';
 import type { ActivityType } from '../../db/schema';
+import { encodeBody } from '../../collab/yjs-tasks';
 import { convertHtml, placeholder, type ConvertedPage } from './html';
 import {
   readCanvasAssignment,
@@ -101,6 +103,8 @@ export interface Plan {
 export type CheckTask = { kind: 'check'; zipPath: string };
 export type ScanTask = { kind: 'scan'; zipPath: string };
 export type ConvertTask = { kind: 'convert'; zipPath: string; alreadyInflated: number; pages: string[]; allPages: string[]; maxMarkdownBytes: number };
+/** New documents' Yjs states (collab/yjs-tasks.ts encodeBody), built here rather than on the event loop. */
+export type StatesTask = { kind: 'states'; bodies: Array<{ id: string; markdown: string }> };
 export type ExtractTask = { kind: 'extract'; zipPath: string; alreadyInflated: number; files: string[]; stagingDir: string };
 
 export interface ConvertResult {
@@ -118,13 +122,18 @@ export interface Refusal {
   refused: string;
 }
 
-export type ImportTask = CheckTask | ScanTask | ConvertTask | ExtractTask;
+export type ImportTask = CheckTask | ScanTask | ConvertTask | ExtractTask | StatesTask;
 
-export default async function run(task: ImportTask): Promise<Plan | ConvertResult | ExtractResult | CheckResult | Refusal> {
+export interface StatesResult {
+  states: Array<{ id: string; update: Uint8Array; stored: string }>;
+}
+
+export default async function run(task: ImportTask): Promise<Plan | ConvertResult | ExtractResult | CheckResult | StatesResult | Refusal> {
   try {
     if (task.kind === 'check') return await check(task.zipPath);
     if (task.kind === 'scan') return await scan(task.zipPath);
     if (task.kind === 'convert') return await convert(task);
+    if (task.kind === 'states') return { states: task.bodies.map(({ id, markdown }) => ({ id, ...encodeBody(markdown) })) };
     return await extract(task);
   } catch (error) {
     if (error instanceof CartridgeRefused) return { refused: error.message };
