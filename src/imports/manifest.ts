@@ -22,12 +22,16 @@ export interface ManifestResource {
   /** Every file of the resource, resolved to paths in the package. */
   files: string[];
   dependencies: string[];
+  /** The resource's LOM metadata says its intended end user is the instructor (Moodle exports a hidden activity so). */
+  instructorOnly: boolean;
 }
 
 export interface Manifest {
   version: CartridgeVersion;
   thin: boolean;
   title: string | null;
+  /** The LOM general description (Moodle writes the course summary there). */
+  description: string | null;
   /** The organization's top level (the children of its single root item). */
   items: OrgItem[];
   resources: Map<string, ManifestResource>;
@@ -148,6 +152,8 @@ export function readManifest(bytes: Buffer): Manifest {
   const general = (lom.general ?? {}) as Node;
   const titleNode = general.title as Node | undefined;
   const title = (titleNode ? textOf(asArray<unknown>(titleNode.string)[0] ?? titleNode) : undefined)?.trim() || null;
+  const descriptionNode = general.description as Node | undefined;
+  const description = (descriptionNode ? textOf(asArray<unknown>(descriptionNode.string)[0] ?? descriptionNode) : undefined)?.trim() || null;
 
   const organizations = asArray<Node>((manifest.organizations as Node | undefined)?.organization);
   let items: OrgItem[] = [];
@@ -178,9 +184,16 @@ export function readManifest(bytes: Buffer): Manifest {
       dependencies: asArray<Node>(node.dependency)
         .map((d) => attr(d, 'identifierref'))
         .filter((d): d is string => !!d),
+      instructorOnly: isInstructorOnly(node.metadata),
     });
   }
-  return { version, thin: /thin/i.test(schema), title, items, resources };
+  return { version, thin: /thin/i.test(schema), title, description, items, resources };
+}
+
+/** `<metadata><lom><educational><intendedEndUserRole><value>Instructor</value>` (CC's roles vocabulary). */
+function isInstructorOnly(metadata: unknown): boolean {
+  const educational = asArray<Node>(((metadata as Node | undefined)?.lom as Node | undefined)?.educational);
+  return educational.some((e) => asArray<Node>(e.intendedEndUserRole).some((role) => /^instructor$/i.test(textOf(role.value)?.trim() ?? '')));
 }
 
 /** A web link (imswl_xmlv1pN): its title and URL. */
@@ -253,14 +266,16 @@ export function readCcAssignment(bytes: Buffer, what: string): { title?: string;
   };
 }
 
-/** Canvas's course_settings/module_meta.xml: module titles by identifier (Canvas's names, when CC's items lack one). */
-export function readCanvasModules(bytes: Buffer): Map<string, string> {
+/** Canvas's course_settings/module_meta.xml: each module's name (which CC's items may lack) and position (Canvas's order of modules). */
+export function readCanvasModules(bytes: Buffer): Map<string, { title?: string; position?: number }> {
   const doc = parseCartridgeXml(bytes, 'course_settings/module_meta.xml');
-  const titles = new Map<string, string>();
+  const modules = new Map<string, { title?: string; position?: number }>();
   for (const module of asArray<Node>((doc.modules as Node | undefined)?.module)) {
     const identifier = attr(module, 'identifier');
-    const title = textOf(module.title)?.trim();
-    if (identifier && title) titles.set(identifier, title);
+    if (!identifier) continue;
+    const title = textOf(module.title)?.trim() || undefined;
+    const position = Number(textOf(module.position));
+    modules.set(identifier, { title, ...(Number.isFinite(position) ? { position } : {}) });
   }
-  return titles;
+  return modules;
 }

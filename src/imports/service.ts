@@ -303,8 +303,8 @@ function* writePlan(c: WriteContext): Generator<NeedStates | undefined, void, Bo
       report.updated.documents += 1;
     }
     maps.set('document', key, id, hash);
+    yield;
   }
-  yield;
   const states = bodies.length > 0 ? (yield { bodies: bodies.map(({ id, markdown }) => ({ id, markdown })) }) : [];
   if (!states || states.length !== bodies.length) throw new Error('the documents\' states were not built');
   for (const [index, state] of states.entries()) {
@@ -508,7 +508,7 @@ export async function applyPlanSliced(
   const course = inTransaction(
     db,
     (tx) => {
-      const row = createCourse(tx, clock, { tenantId: job.tenantId, createdBy: actor.userId, title });
+      const row = createCourse(tx, clock, { tenantId: job.tenantId, createdBy: actor.userId, title, description: plan.description });
       const hidden = tx.update(courses).set({ deletedAt: clock.now().toISOString() }).where(eq(courses.id, row.id)).returning().get()!;
       tx.insert(importDrafts).values({ jobId: job.id, tenantId: job.tenantId, courseId: row.id, createdAt: clock.now().toISOString() }).run();
       return hidden;

@@ -86,6 +86,8 @@ export interface Plan {
   version: string;
   thin: boolean;
   title: string | null;
+  /** The cartridge's description (LOM), for a new course. */
+  description: string | null;
   /** Modules outside any section, then sections, each in the cartridge's order. */
   modules: PlannedModule[];
   sections: PlannedSection[];
@@ -201,7 +203,8 @@ async function scan(zipPath: string): Promise<Plan> {
     const files = new Set<string>();
     const inline: InlineDocument[] = [];
     const descriptor = async (path: string) => zip.read(path, DESCRIPTOR_MAX_BYTES);
-    const canvasTitles = zip.has('course_settings/module_meta.xml') ? readCanvasModules(await descriptor('course_settings/module_meta.xml')) : new Map<string, string>();
+    // Canvas's extension: module names CC's items may lack, and the modules' order.
+    const canvasModules = zip.has('course_settings/module_meta.xml') ? readCanvasModules(await descriptor('course_settings/module_meta.xml')) : new Map<string, { title?: string; position?: number }>();
 
     // Every file of a web-content resource is kept: HTML as pages (documents), the rest as course files.
     for (const resource of manifest.resources.values()) {
@@ -279,9 +282,22 @@ async function scan(zipPath: string): Promise<Plan> {
         case 'assignment': {
           if (!descriptorPath || !zip.has(descriptorPath)) break;
           const assignment = readCcAssignment(await descriptor(descriptorPath), descriptorPath);
-          const title = cleanTitle(item.title || assignment.title, fallbackTitle);
+          // Canvas adds its assignment_settings.xml (points, due date) to the resource or to one it depends on.
+          const settingsPath = [resource, ...resource.dependencies.map((id) => manifest.resources.get(id))]
+            .flatMap((r) => r?.files ?? [])
+            .find((f) => /(^|\/)assignment_settings\.xml$/.test(f) && zip.has(f));
+          const canvas = settingsPath ? readCanvasAssignment(await descriptor(settingsPath), settingsPath) : undefined;
+          const points = assignment.points ?? canvas?.points;
+          const title = cleanTitle(item.title || assignment.title || canvas?.title, fallbackTitle);
           const document = textDocument(`inline:${resource.identifier}`, title, assignment.text, descriptorPath, true);
-          return { identifier: item.identifier, title, type: 'assignment', source: 'assignment', document, ...(assignment.points ? { assignment: { points: assignment.points } } : {}) };
+          return {
+            identifier: item.identifier,
+            title,
+            type: 'assignment',
+            source: 'assignment',
+            document,
+            ...(points ? { assignment: { points, ...(canvas?.dueAt ? { dueAt: canvas.dueAt } : {}) } } : {}),
+          };
         }
         case 'associated': {
           // Canvas writes its assignments so: an HTML page of instructions and assignment_settings.xml.
@@ -327,15 +343,27 @@ async function scan(zipPath: string): Promise<Plan> {
           continue;
         }
         const activity = await activityOf(item, resource);
-        if (activity) into.push(activity);
+        if (!activity) continue;
+        if (resource.instructorOnly) {
+          warnings.push(`${item.identifier} ("${activity.title}") is for instructors only in the cartridge (Moodle exports a hidden activity so); activities here have no such setting, so it was imported visible to the course's students`);
+        }
+        into.push(activity);
       }
     };
-    const titleOf = (item: OrgItem, fallback: string) => cleanTitle(item.title || canvasTitles.get(item.identifier), fallback);
+    const titleOf = (item: OrgItem, fallback: string) => cleanTitle(item.title || canvasModules.get(item.identifier)?.title, fallback);
+    // Moodle writes an indented activity inside items with neither title nor resource, one per
+    // level of indentation: a layout of its pages, not a module. Below the top level, such an item
+    // (that Canvas does not name either) gives way to its children.
+    const unwrap = (items: OrgItem[]): OrgItem[] =>
+      items.flatMap((item) =>
+        !item.title && !item.identifierref && item.children.length > 0 && !canvasModules.get(item.identifier)?.title ? unwrap(item.children) : [{ ...item, children: unwrap(item.children) }],
+      );
+    const topItems = manifest.items.map((item) => ({ ...item, children: unwrap(item.children) }));
 
     const modules: PlannedModule[] = [];
     const sections: PlannedSection[] = [];
     let loose: PlannedModule | undefined;
-    for (const item of manifest.items) {
+    for (const item of topItems) {
       if (item.children.length === 0 && item.identifierref) {
         // Content at the top level goes to a module of its own, as in Canvas's "unfiled" items.
         if (!loose) modules.push((loose = { identifier: `${item.identifier}#module`, title: cleanTitle(manifest.title ?? undefined, 'General'), activities: [] }));
@@ -364,6 +392,9 @@ async function scan(zipPath: string): Promise<Plan> {
         modules.push(module);
       }
     }
+    // Canvas's order of modules, where module_meta.xml gives one (the others keep theirs, after them).
+    const positionOf = (module: PlannedModule) => canvasModules.get(module.identifier)?.position ?? Number.POSITIVE_INFINITY;
+    if (modules.some((m) => canvasModules.get(m.identifier)?.position !== undefined)) modules.sort((a, b) => (positionOf(a) === positionOf(b) ? 0 : positionOf(a) < positionOf(b) ? -1 : 1));
     // Every page becomes a document (the ones no activity shows are linked to the course), and
     // the files that texts link to are kept even when no resource lists them.
     for (const doc of inline) for (const ref of doc.references) if (kindOf(ref) === 'file') files.add(ref);
@@ -371,6 +402,8 @@ async function scan(zipPath: string): Promise<Plan> {
       version: manifest.version,
       thin: manifest.thin,
       title: manifest.title,
+      // Moodle writes the course summary as HTML.
+      description: manifest.description ? convertHtml(manifest.description, '', () => undefined).markdown.trim().slice(0, 20_000) || null : null,
       modules,
       sections,
       pages: [...pages],
