@@ -441,23 +441,26 @@ export function applyPlan(
   report: ImportReport,
 ): Applied {
   const actor = importingActor(deps, job);
-  const c = context(deps, job, plan, texts, staged, report, actor, getCourse(deps.db, job.tenantId, input.courseId), false);
+  let c: WriteContext | undefined;
   // Editors' queued changes are committed on their own, not with a transaction that may roll back.
   deps.documents.flush();
   try {
-    inTransaction(
+    c = inTransaction(
       deps.db,
       (tx) => {
+        // The course read under the write lock: one deleted meanwhile is a 404, not written into.
+        c = context(deps, job, plan, texts, staged, report, actor, getCourse(tx, job.tenantId, input.courseId), false);
         const steps = writePlan(c);
         for (let step = steps.next(); !step.done; ) {
           step = steps.next(step.value ? step.value.bodies.map(({ id, markdown }) => ({ id, ...encodeBody(markdown) })) : undefined);
         }
         writeResult(tx, job.id, { course_id: c.course.id, report });
+        return c;
       },
       { behavior: 'immediate' },
     );
   } catch (error) {
-    releasePlaced(deps, c.placed);
+    if (c) releasePlaced(deps, c.placed);
     throw error;
   }
   releasePlaced(deps, c.replaced);
