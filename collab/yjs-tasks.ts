@@ -9,6 +9,16 @@ import { textEdits } from './text-edits';
 export const CONTENT_FIELD = 'content';
 
 /** A body as stored: the compacted state, if any, and the log rows after it, in order. */
+/** A new document's whole Yjs state for `markdown`, and the text Yjs holds (should it differ). */
+export function encodeBody(markdown: string): { update: Uint8Array; stored: string } {
+  const scratch = new Y.Doc();
+  scratch.getText(CONTENT_FIELD).insert(0, markdown);
+  const update = Y.encodeStateAsUpdate(scratch);
+  const stored = scratch.getText(CONTENT_FIELD).toString();
+  scratch.destroy();
+  return { update, stored };
+}
+
 export interface StoredBody {
   state: Uint8Array | null;
   updates: Uint8Array[];

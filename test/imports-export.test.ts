@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem, makeTestApp, MISSING_ID, type TestApp, type TestUser } from './helpers/app';
 import { importForm } from './helpers/cartridges';
 import { unzip } from './helpers/files';
+import { toolKey } from './helpers/lti-tool';
 
 let t: TestApp;
 let dataDir: string;
@@ -41,6 +42,20 @@ beforeAll(async () => {
   await ok('POST', `/api/modules/${week1.id}/activities`, { title: 'Read the article', type: 'external', deep_link_url: 'https://example.org/article?x=1&y=2' });
   const forum = await ok('POST', `/api/modules/${week1.id}/activities`, { title: 'Introduce yourself', type: 'discussion' });
   await ok('POST', `/api/modules/${week1.id}/activities`, { title: 'Watch later', type: 'video' });
+  const tool = await t.call('POST', '/api/lti/tools', {
+    as: t.admin,
+    body: {
+      name: 'Stats lab',
+      oidc_initiation_url: 'https://lab.example.com/login',
+      target_link_uri: 'https://lab.example.com/launch',
+      redirect_uris: ['https://lab.example.com/redirect'],
+      public_jwk: (await toolKey()).publicJwk,
+      scopes: [],
+      custom: {},
+    },
+  });
+  expect(tool.status, tool.text).toBe(201);
+  await ok('POST', `/api/modules/${week1.id}/activities`, { title: 'Lab 1', type: 'lti', lti: { tool_id: tool.body.id, custom: { lab: '1' } } });
   const syllabusDoc = await ok('POST', '/api/documents', {
     title: 'Syllabus',
     content: '# Syllabus\n\nGrading is **fair**.\n\n- quizzes\n- projects\n',
@@ -162,7 +177,25 @@ describe('GET /api/courses/{id}/export?format=imscc', () => {
         expect(r['@href']).toBeUndefined();
         expect(hrefs).toHaveLength(1);
         const descriptor = parser.parse(files.get(hrefs[0])!.toString());
-        if (r['@type'] === 'imswl_xmlv1p3') {
+        if (r['@type'] === 'imsbasiclti_xmlv1p0') {
+          // A basic LTI link: the LTI cartridge namespaces; title, custom, extensions, launch_url, vendor in that order.
+          const link = descriptor.cartridge_basiclti_link;
+          expect(link['@xmlns']).toBe('http://www.imsglobal.org/xsd/imslticc_v1p0');
+          expect(link['@xmlns:blti']).toBe('http://www.imsglobal.org/xsd/imsbasiclti_v1p0');
+          expect(link['@xmlns:lticm']).toBe('http://www.imsglobal.org/xsd/imslticm_v1p0');
+          expect(link['@xmlns:lticp']).toBe('http://www.imsglobal.org/xsd/imslticp_v1p0');
+          expect(link['@xsi:schemaLocation']).toContain('imsbasiclti_v1p0p1.xsd');
+          expect(link['blti:title']).toBe('Lab 1');
+          expect(link['blti:launch_url']).toBe('https://lab.example.com/launch');
+          expect(link['blti:custom']['lticm:property']).toEqual({ '@name': 'lab', '#text': 1 });
+          expect(link['blti:extensions']['@platform']).toBe('lms-server');
+          expect(link['blti:vendor']['lticp:name']).toBe('Stats lab');
+          expect(link['blti:vendor']['lticp:code']).toBe('lab.example.com');
+          const text = files.get(hrefs[0])!.toString();
+          const order = ['<blti:title>', '<blti:custom>', '<blti:extensions', '<blti:launch_url>', '<blti:vendor>'].map((tag) => text.indexOf(tag));
+          expect(order.every((at) => at > 0)).toBe(true);
+          expect([...order].sort((a, b) => a - b)).toEqual(order);
+        } else if (r['@type'] === 'imswl_xmlv1p3') {
           expect(descriptor.webLink['@xmlns']).toBe('http://www.imsglobal.org/xsd/imsccv1p3/imswl_v1p3');
           expect(descriptor.webLink.url['@href']).toBe('https://example.org/article?x=1&y=2');
           expect(descriptor.webLink.title).toBe('Read the article');
@@ -174,7 +207,7 @@ describe('GET /api/courses/{id}/export?format=imscc', () => {
         }
       }
     }
-    expect([...types].sort()).toEqual(['imsdt_xmlv1p3', 'imswl_xmlv1p3', 'webcontent']);
+    expect([...types].sort()).toEqual(['imsbasiclti_xmlv1p0', 'imsdt_xmlv1p3', 'imswl_xmlv1p3', 'webcontent']);
     // Course files are web content too, under web_resources/ by folder.
     expect(files.get('web_resources/week1/handout.pdf')!.toString()).toBe('%PDF-1.4\n%handout\n');
     expect(resources.some((r) => r.file?.[0]?.['@href'] === 'web_resources/week1/handout.pdf')).toBe(true);
@@ -192,8 +225,8 @@ describe('GET /api/courses/{id}/export?format=imscc', () => {
     const shape = (o: typeof original) =>
       o.map((m) => ({ section: m.section, module: m.module, activities: m.activities.map((a) => ({ title: a.title, url: a.url })) }));
     expect(shape(copy)).toEqual(shape(original));
-    // Types: pages come back as readings, links as external, discussions as discussions.
-    expect(copy.flatMap((m) => m.activities.map((a) => a.type))).toEqual(['reading', 'reading', 'external', 'discussion', 'reading']);
+    // Types: pages come back as readings, links as external, discussions as discussions, LTI links as lti (the same tool).
+    expect(copy.flatMap((m) => m.activities.map((a) => a.type))).toEqual(['reading', 'reading', 'external', 'discussion', 'reading', 'lti']);
     const copiedTexts = new Map(copy.flatMap((m) => m.activities.map((a) => [a.title, a.text] as const)));
     expect(copiedTexts.get('Syllabus')).toBe(texts.get('Syllabus'));
     expect(copiedTexts.get('Introduce yourself')).toBe(texts.get('Introduce yourself'));

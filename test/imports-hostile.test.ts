@@ -2,14 +2,16 @@
 // (size, not a zip, entry count, paths leaving the package, links, duplicate names, declared sizes,
 // no manifest, a manifest with a DOCTYPE or entities, not well-formed, not CC); what only inflating
 // tells (a zip bomb, an entry larger than its header says) fails the job with the reason. Either
-// way nothing is written and no file is left. A server killed in the middle of an import leaves
-// the job failed and nothing half-imported.
+// way nothing is written and no file is left. A server killed in the middle of an import (before
+// or while it writes) leaves the job failed and nothing half-imported; so does a failure while it writes.
+import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { courseModules, courses, documents, importMappings, jobs } from '../db/schema';
+import { courseFiles, courseModules, courses, documents, enrollments, importDrafts, importMappings, jobs } from '../db/schema';
+import { blobPath } from '../src/files/blobs';
 import { importJobs } from '../src/imports/job';
 import { JobRunner } from '../src/jobs/runner';
 import { countRows } from '../src/lib/sql';
@@ -206,6 +208,70 @@ describe('a server killed during an import', () => {
     expect(job.body).toMatchObject({ status: 'failed', course_id: null });
     expect(job.body.error).toMatch(/interrupted/);
     expect(written()).toEqual(before);
+    expect(await leftFiles()).toEqual([]);
+  });
+
+  it('killed while it writes a new course: the course stays hidden meanwhile, and is removed whole once the job is failed', async () => {
+    const before = { ...written(), files: countRows(t.db, courseFiles), enrollments: countRows(t.db, enrollments) };
+    const res = await upload(await fullCartridge('1.3'));
+    expect(res.status, res.text).toBe(202);
+
+    // The process dies while the documents' states are being built: the course, its files and its
+    // documents' rows are written (in their slices) by then; the rest never comes.
+    let writing!: () => void;
+    const reached = new Promise<void>((resolve) => (writing = resolve));
+    const dyingWorkers = {
+      run: (module: URL, input: { kind: string }) => {
+        if (input.kind !== 'states') return t.deps.workers.run(module, input);
+        setImmediate(writing);
+        return new Promise(() => undefined);
+      },
+    } as unknown as WorkerPool;
+    const dying = new JobRunner({ db: t.db, clock: t.clock, logger: createLogger('silent') });
+    dying.register('imports.cartridge', importJobs({ ...t.deps, workers: dyingWorkers })['imports.cartridge']!);
+    expect(await dying.runDue()).toBe(1);
+    await reached;
+    const draft = t.db.select().from(importDrafts).where(eq(importDrafts.jobId, res.body.id)).get()!;
+    expect(draft).toBeDefined();
+    expect(countRows(t.db, courseFiles)).toBe(before.files + 1);
+    expect(countRows(t.db, documents)).toBeGreaterThan(before.documents);
+    // Hidden meanwhile: not a course anyone can open or list, and no document anyone can see.
+    expectProblem(await t.call('GET', `/api/courses/${draft.courseId}`, { as: instructor }), 404, 'not_found');
+    expect((await t.call('GET', '/api/courses?per_page=100', { as: instructor })).body.data.map((c: { id: string }) => c.id)).not.toContain(draft.courseId);
+    expect((await t.call('GET', '/api/documents?per_page=100', { as: instructor })).body.data).toEqual([]);
+    const blob = t.db.select().from(courseFiles).where(eq(courseFiles.courseId, draft.courseId)).get()!;
+    expect(existsSync(blobPath(dataDir, blob.sha256))).toBe(true);
+
+    // The restarted server fails the job once its lease runs out, and removes the draft whole.
+    t.clock.advance(121_000);
+    await t.deps.jobs.drain();
+    const job = await t.call('GET', `/api/imports/${res.body.id}`, { as: instructor });
+    expect(job.body).toMatchObject({ status: 'failed', course_id: null });
+    expect(job.body.error).toMatch(/interrupted/);
+    expect({ ...written(), files: countRows(t.db, courseFiles), enrollments: countRows(t.db, enrollments) }).toEqual(before);
+    expect(t.db.select().from(courses).where(eq(courses.id, draft.courseId)).get()).toBeUndefined();
+    expect(countRows(t.db, importDrafts)).toBe(0);
+    expect(existsSync(blobPath(dataDir, blob.sha256))).toBe(false);
+    expect(await leftFiles()).toEqual([]);
+  });
+});
+
+describe('an import that fails while it writes a new course', () => {
+  it('leaves nothing behind: the slices written so far are removed before the job is failed', async () => {
+    const before = { ...written(), files: countRows(t.db, courseFiles), enrollments: countRows(t.db, enrollments) };
+    const res = await upload(await fullCartridge('1.2'));
+    expect(res.status, res.text).toBe(202);
+    const failingWorkers = {
+      run: (module: URL, input: { kind: string }) => (input.kind === 'states' ? Promise.reject(new Error('no states today')) : t.deps.workers.run(module, input)),
+    } as unknown as WorkerPool;
+    const runner = new JobRunner({ db: t.db, clock: t.clock, logger: createLogger('silent') });
+    runner.register('imports.cartridge', importJobs({ ...t.deps, workers: failingWorkers })['imports.cartridge']!);
+    await runner.drain();
+    const job = await t.call('GET', `/api/imports/${res.body.id}`, { as: instructor });
+    expect(job.body).toMatchObject({ status: 'failed', course_id: null });
+    expect(job.body.error).toMatch(/no states today/);
+    expect({ ...written(), files: countRows(t.db, courseFiles), enrollments: countRows(t.db, enrollments) }).toEqual(before);
+    expect(countRows(t.db, importDrafts)).toBe(0);
     expect(await leftFiles()).toEqual([]);
   });
 });

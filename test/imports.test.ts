@@ -1,6 +1,7 @@
 // Course migration, importing: cartridges of every CC version (and Thin CC) built here become
 // courses with their structure, pages (sanitised Markdown documents), links, discussions; LTI links
-// are kept as external links with a warning; QTI and unknown resources are skipped with a reason;
+// are kept as external links with a warning when the tenant has no tool of their host (the tied
+// ones: imports-lti.test.ts); QTI and unknown resources are skipped with a reason;
 // Canvas's extension files give module names and assignment points; a second import of the same
 // cartridge into the same course updates and duplicates nothing.
 import { mkdtemp, readdir, rm } from 'node:fs/promises';

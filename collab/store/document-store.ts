@@ -10,7 +10,7 @@ import { documentUpdates } from '../../db/schema';
 import { sqlLimit } from '../../src/lib/sql';
 import { textEdits } from '../text-edits';
 import { checkUpdate, UpdateProblem } from '../update-check';
-import { applyEdits, CONTENT_FIELD, replay } from '../yjs-tasks';
+import { applyEdits, CONTENT_FIELD, encodeBody, replay } from '../yjs-tasks';
 import { chargeOfEdits, chargeOfShape, DEFAULT_MAX_DOCUMENT_BYTES, deletedTextBytes, SizeBudget } from './budget';
 import { Compaction } from './compaction';
 import { InvalidUpdateError, PersistenceError, UnreadableDocumentError } from './errors';
@@ -300,12 +300,17 @@ export class DocumentStore {
    */
   createBody(doc: { id: string; tenantId: string }, markdown: string, userId: string | null): void {
     if (markdown.length === 0) return;
-    const scratch = new Y.Doc();
-    scratch.getText(CONTENT_FIELD).insert(0, markdown);
-    const update = Y.encodeStateAsUpdate(scratch);
-    // What Yjs holds, should it differ from what was given.
-    const stored = scratch.getText(CONTENT_FIELD).toString();
-    scratch.destroy();
+    const { update, stored } = encodeBody(markdown);
+    this.createBodyFromState(doc, update, stored, userId);
+  }
+
+  /**
+   * createBody with the Yjs state already built (by `encodeBody`, in a worker thread for a large
+   * import): `update` is the whole state of a new document, `stored` its text. The same rules hold:
+   * inside the caller's transaction as a savepoint, flushed first.
+   */
+  createBodyFromState(doc: { id: string; tenantId: string }, update: Uint8Array, stored: string, userId: string | null): void {
+    if (stored.length === 0) return;
     this.budget.refuseAbove(update.byteLength);
     this.flush();
     // The first update of an empty document is its whole state: stored once, as the compacted state
@@ -563,3 +568,4 @@ export class DocumentStore {
     loaded.doc.destroy();
   }
 }
+

@@ -33,3 +33,23 @@ export const importMappings = sqliteTable(
     index('import_mappings_tenant_idx').on(t.tenantId),
   ],
 );
+
+/**
+ * A course an import is still writing: created hidden (deleted_at set) and filled in slices of small
+ * transactions, made visible in one short final transaction that removes this row. A job that
+ * fails or is abandoned while its row is here has its course removed whole (the job's onFailed).
+ */
+export const importDrafts = sqliteTable(
+  'import_drafts',
+  {
+    jobId: text('job_id').primaryKey(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id),
+    courseId: text('course_id')
+      .notNull()
+      .references(() => courses.id),
+    createdAt: text('created_at').notNull(),
+  },
+  (t) => [index('import_drafts_course_idx').on(t.courseId), index('import_drafts_tenant_idx').on(t.tenantId)],
+);

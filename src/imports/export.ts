@@ -1,14 +1,17 @@
 // A course as an IMS Common Cartridge 1.3 (GET /api/courses/{id}/export?format=imscc): its sections
 // and modules are the organization, activities its items; a document linked to an activity is web
 // content (its Markdown rendered as an HTML page), an activity with only a URL a web link (imswl), a
-// discussion a topic (imsdt) with its document's text; documents linked to the course itself are web
+// discussion a topic (imsdt) with its document's text, an `lti` activity a basic LTI link (its launch
+// URL, custom parameters, and extensions naming its tool); documents linked to the course itself are web
 // content outside the organization. Identifiers carry our ids (`sec_…`, `mod_…`, `act_…`), so that
 // importing the file back into the same course updates it. Written with yazl as a stream; each
 // document is read and rendered in a turn of its own, so a large course never holds the event loop.
 import { Readable } from 'node:stream';
 import { and, asc, eq, inArray, isNull } from 'drizzle-orm';
 import yazl from 'yazl';
-import { documentContexts, documents, type ActivityType } from '../../db/schema';
+import { documentContexts, documents, ltiLinks, ltiTools, type ActivityType } from '../../db/schema';
+import { linkCustomOf } from '../activities/lti-links';
+import { EXPORT_PLATFORM } from './tasks';
 import { listModuleActivities } from '../activities/service';
 import type { Deps } from '../context';
 import type { CourseRow } from '../courses/service';
@@ -23,6 +26,20 @@ export const CC13_NAMESPACE = 'http://www.imsglobal.org/xsd/imsccv1p3/imscp_v1p1
 const LOM_MANIFEST = 'http://ltsc.ieee.org/xsd/imsccv1p3/LOM/manifest';
 const WEBLINK_NAMESPACE = 'http://www.imsglobal.org/xsd/imsccv1p3/imswl_v1p3';
 const TOPIC_NAMESPACE = 'http://www.imsglobal.org/xsd/imsccv1p3/imsdt_v1p3';
+const LTI_CC_NAMESPACE = 'http://www.imsglobal.org/xsd/imslticc_v1p0';
+const BLTI_NAMESPACE = 'http://www.imsglobal.org/xsd/imsbasiclti_v1p0';
+const LTICM_NAMESPACE = 'http://www.imsglobal.org/xsd/imslticm_v1p0';
+const LTICP_NAMESPACE = 'http://www.imsglobal.org/xsd/imslticp_v1p0';
+const LTI_SCHEMA_LOCATIONS = [
+  LTI_CC_NAMESPACE,
+  'http://www.imsglobal.org/xsd/lti/ltiv1p0/imslticc_v1p0.xsd',
+  BLTI_NAMESPACE,
+  'http://www.imsglobal.org/xsd/lti/ltiv1p0/imsbasiclti_v1p0p1.xsd',
+  LTICM_NAMESPACE,
+  'http://www.imsglobal.org/xsd/lti/ltiv1p0/imslticm_v1p0.xsd',
+  LTICP_NAMESPACE,
+  'http://www.imsglobal.org/xsd/lti/ltiv1p0/imslticp_v1p0.xsd',
+].join(' ');
 const SCHEMA_LOCATIONS = [
   CC13_NAMESPACE,
   'http://www.imsglobal.org/profile/cc/ccv1p3/ccv1p3_imscp_v1p2_v1p0.xsd',
@@ -38,6 +55,8 @@ interface ExportActivity {
   type: ActivityType;
   deepLinkUrl: string | null;
   documentId?: string;
+  /** An `lti` activity's tool and link. */
+  lti?: { launchUrl: string; custom: Record<string, string>; toolId: string; toolName: string };
 }
 
 interface ExportModule {
@@ -76,10 +95,19 @@ function outline(deps: Deps, course: CourseRow) {
     if (link.type === 'activity' && !documentOf.has(link.contextId)) documentOf.set(link.contextId, link.documentId);
     if (link.type === 'course') courseDocuments.push(link.documentId);
   }
+  const ltiOf = new Map(
+    deps.db
+      .select({ link: ltiLinks, tool: ltiTools })
+      .from(ltiLinks)
+      .innerJoin(ltiTools, eq(ltiTools.id, ltiLinks.toolId))
+      .where(and(eq(ltiLinks.courseId, course.id), eq(ltiLinks.tenantId, course.tenantId)))
+      .all()
+      .map(({ link, tool }) => [link.activityId, { launchUrl: link.url ?? tool.targetLinkUri, custom: linkCustomOf(link), toolId: tool.id, toolName: tool.name }] as const),
+  );
   const toModule = (m: (typeof activityRows)[number]): ExportModule => ({
     id: m.module.id,
     title: m.module.title,
-    activities: m.rows.map((a) => ({ id: a.id, title: a.title, type: a.type, deepLinkUrl: a.deepLinkUrl, documentId: documentOf.get(a.id) })),
+    activities: m.rows.map((a) => ({ id: a.id, title: a.title, type: a.type, deepLinkUrl: a.deepLinkUrl, documentId: documentOf.get(a.id), lti: a.type === 'lti' ? ltiOf.get(a.id) : undefined })),
   });
   const loose = activityRows.filter((m) => m.module.sectionId === null).map(toModule);
   const bySection = sections.map((s) => ({ id: s.id, title: s.title, modules: activityRows.filter((m) => m.module.sectionId === s.id).map(toModule) }));
@@ -91,7 +119,8 @@ type Resource =
   | { kind: 'page'; identifier: string; documentId: string; href: string }
   | { kind: 'file'; identifier: string; href: string; blob: string }
   | { kind: 'link'; identifier: string; href: string; title: string; url: string }
-  | { kind: 'topic'; identifier: string; href: string; title: string; documentId?: string };
+  | { kind: 'topic'; identifier: string; href: string; title: string; documentId?: string }
+  | { kind: 'lti'; identifier: string; href: string; title: string; lti: NonNullable<ExportActivity['lti']> };
 
 const pagePath = (documentId: string) => `pages/${documentId}.html`;
 
@@ -107,7 +136,10 @@ function plan(deps: Deps, course: CourseRow, shape: ReturnType<typeof outline>, 
   }
   const itemXml = (a: ExportActivity): string => {
     let ref: string;
-    if (a.type === 'discussion') {
+    if (a.lti) {
+      ref = `res_${a.id}`;
+      resources.set(ref, { kind: 'lti', identifier: ref, href: `${ref}/basiclti.xml`, title: a.title, lti: a.lti });
+    } else if (a.type === 'discussion') {
       ref = `res_${a.id}`;
       resources.set(ref, { kind: 'topic', identifier: ref, href: `${ref}/topic.xml`, title: a.title, documentId: a.documentId });
     } else if (a.documentId) {
@@ -137,6 +169,7 @@ function plan(deps: Deps, course: CourseRow, shape: ReturnType<typeof outline>, 
       if (r.kind === 'page') return `<resource identifier="${r.identifier}" type="webcontent" href="${xml(r.href)}"><file href="${xml(r.href)}"/></resource>`;
       if (r.kind === 'file') return `<resource identifier="${r.identifier}" type="webcontent"><file href="${xml(r.href)}"/></resource>`;
       if (r.kind === 'link') return `<resource identifier="${r.identifier}" type="imswl_xmlv1p3"><file href="${xml(r.href)}"/></resource>`;
+      if (r.kind === 'lti') return `<resource identifier="${r.identifier}" type="imsbasiclti_xmlv1p0"><file href="${xml(r.href)}"/></resource>`;
       return `<resource identifier="${r.identifier}" type="imsdt_xmlv1p3"><file href="${xml(r.href)}"/></resource>`;
     })
     .join('\n    ');
@@ -166,6 +199,35 @@ function plan(deps: Deps, course: CourseRow, shape: ReturnType<typeof outline>, 
 </manifest>
 `;
   return { manifest, resources: [...resources.values()] };
+}
+
+/**
+ * A basic LTI link as the cartridge's LTI profile orders it: title, description, custom, extensions,
+ * launch_url, secure_launch_url, icon, vendor (code and name required). Our extensions name the tool
+ * and the link's launch URL, so that the link goes back to the same tool when imported here.
+ */
+function basicLtiXml(title: string, lti: NonNullable<ExportActivity['lti']>): string {
+  const property = ([name, value]: [string, string]) => `\n    <lticm:property name="${xml(name)}">${xml(value)}</lticm:property>`;
+  const custom = Object.entries(lti.custom);
+  const secure = lti.launchUrl.startsWith('https://');
+  let host = 'unknown';
+  try {
+    host = new URL(lti.launchUrl).hostname || host;
+  } catch {
+    // kept as unknown
+  }
+  return `<?xml version="1.0" encoding="UTF-8"?>
+<cartridge_basiclti_link xmlns="${LTI_CC_NAMESPACE}" xmlns:blti="${BLTI_NAMESPACE}" xmlns:lticm="${LTICM_NAMESPACE}" xmlns:lticp="${LTICP_NAMESPACE}" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:schemaLocation="${LTI_SCHEMA_LOCATIONS}">
+  <blti:title>${xml(title)}</blti:title>${custom.length > 0 ? `\n  <blti:custom>${custom.map(property).join('')}\n  </blti:custom>` : ''}
+  <blti:extensions platform="${EXPORT_PLATFORM}">${property(['tool_id', lti.toolId])}${property(['tool_name', lti.toolName])}
+  </blti:extensions>
+  <blti:launch_url>${xml(lti.launchUrl)}</blti:launch_url>${secure ? `\n  <blti:secure_launch_url>${xml(lti.launchUrl)}</blti:secure_launch_url>` : ''}
+  <blti:vendor>
+    <lticp:code>${xml(host)}</lticp:code>
+    <lticp:name>${xml(lti.toolName)}</lticp:name>
+  </blti:vendor>
+</cartridge_basiclti_link>
+`;
 }
 
 const htmlPage = (title: string, body: string) =>
@@ -202,6 +264,8 @@ export function exportCartridge(deps: Deps, course: CourseRow): Readable {
             ),
             resource.href,
           );
+        } else if (resource.kind === 'lti') {
+          zip.addBuffer(Buffer.from(basicLtiXml(resource.title, resource.lti)), resource.href);
         } else {
           const html = resource.documentId ? markdownToHtml(textOf(resource.documentId)) : '';
           zip.addBuffer(

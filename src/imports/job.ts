@@ -1,16 +1,18 @@
 // The import job (kind `imports.cartridge`): plan the course from the package in a worker thread,
 // convert its pages and extract its files in batches (each a worker task, with progress between
-// them), then write everything in one transaction (service.ts, applyPlan). One attempt: an import
-// cut short by a stopped server is failed once its lease runs out, and since nothing is written
-// before the final transaction, failing it only removes the upload and the staging directory.
+// them), then write: a new course in slices of small transactions, hidden until a short final one
+// (service.ts, applyPlanSliced; the documents' Yjs states built in worker tasks meanwhile), an
+// existing course in one transaction (applyPlan). One attempt: an import cut short by a stopped
+// server is failed once its lease runs out, and failing it removes the course it was still writing
+// (discardDraft), the upload and the staging directory.
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Deps } from '../context';
 import { JobFailure, type JobContext, type JobKind, type JobRow } from '../jobs/runner';
 import type { StagedFile } from './course-files';
 import { sniffContentType } from '../files/blobs';
-import { afterApply, applyPlan, emptyReport, type DocumentText, type ImportInput, type ImportReport } from './service';
-import type { ConvertResult, ExtractResult, ImportTask, Plan, Refusal } from './tasks';
+import { afterApply, applyPlan, applyPlanSliced, discardDraft, emptyReport, type BodyState, type DocumentText, type ImportInput, type ImportReport } from './service';
+import type { ConvertResult, ExtractResult, ImportTask, Plan, Refusal, StatesResult } from './tasks';
 import { CartridgeRefused } from './zip';
 
 const TASK = new URL('./tasks.ts', import.meta.url);
@@ -19,6 +21,24 @@ const FILES_PER_TASK = 10;
 
 export const importsDir = (deps: Pick<Deps, 'config'>) => join(deps.config.dataDir, 'imports');
 const stagingDirOf = (deps: Pick<Deps, 'config'>, jobId: string) => join(importsDir(deps), `${jobId}.staging`);
+
+/** Bodies for one `states` task: up to 25, or about 1 MiB of text. */
+function batchesOf<T extends { markdown: string }>(bodies: T[]): T[][] {
+  const out: T[][] = [];
+  let batch: T[] = [];
+  let size = 0;
+  for (const body of bodies) {
+    if (batch.length > 0 && (batch.length >= PAGES_PER_TASK || size + body.markdown.length > 1024 * 1024)) {
+      out.push(batch);
+      batch = [];
+      size = 0;
+    }
+    batch.push(body);
+    size += body.markdown.length;
+  }
+  if (batch.length > 0) out.push(batch);
+  return out;
+}
 
 const chunks = <T>(items: T[], size: number): T[][] => {
   const out: T[][] = [];
@@ -101,7 +121,17 @@ async function runImport(deps: Deps, job: JobContext): Promise<unknown> {
       job.progress(++done, total);
     }
 
-    const applied = applyPlan(deps, { id: job.id, tenantId: job.tenantId, userId: job.createdBy! }, input, plan, texts, staged, report);
+    const who = { id: job.id, tenantId: job.tenantId, userId: job.createdBy! };
+    const applied = input.courseId
+      ? applyPlan(deps, who, { ...input, courseId: input.courseId }, plan, texts, staged, report)
+      : await applyPlanSliced(deps, who, input, plan, texts, staged, report, async (bodies) => {
+          const states: BodyState[] = [];
+          for (const batch of batchesOf(bodies)) {
+            if (job.signal.aborted) throw new Error('stopped');
+            states.push(...(await task<StatesResult>(deps, { kind: 'states', bodies: batch })).states);
+          }
+          return states;
+        });
     await afterApply(deps, job.createdBy!, applied, report);
     job.progress(total, total);
     await removeLeftovers(deps, job.id, input);
@@ -121,6 +151,10 @@ export const importJobs = (deps: Deps): Record<string, JobKind> => ({
     // A large package's tasks run for a while; the runner renews the lease meanwhile.
     leaseMs: 120_000,
     run: (job) => runImport(deps, job),
-    onFailed: (row: JobRow) => removeLeftovers(deps, row.id, JSON.parse(row.input) as ImportInput),
+    // A new course the job was still writing (failed, or abandoned by a dead process) goes whole.
+    onFailed: async (row: JobRow) => {
+      await discardDraft(deps, row.id);
+      await removeLeftovers(deps, row.id, JSON.parse(row.input) as ImportInput);
+    },
   },
 });

@@ -22,18 +22,22 @@ export interface ManifestResource {
   /** Every file of the resource, resolved to paths in the package. */
   files: string[];
   dependencies: string[];
+  /** The resource's LOM metadata says its intended end user is the instructor (Moodle exports a hidden activity so). */
+  instructorOnly: boolean;
 }
 
 export interface Manifest {
   version: CartridgeVersion;
   thin: boolean;
   title: string | null;
+  /** The LOM general description (Moodle writes the course summary there). */
+  description: string | null;
   /** The organization's top level (the children of its single root item). */
   items: OrgItem[];
   resources: Map<string, ManifestResource>;
 }
 
-const ARRAYS = new Set(['item', 'resource', 'file', 'dependency', 'organization', 'module', 'string']);
+const ARRAYS = new Set(['item', 'resource', 'file', 'dependency', 'organization', 'module', 'string', 'property', 'extensions']);
 
 const parser = new XMLParser({
   ignoreAttributes: false,
@@ -148,6 +152,8 @@ export function readManifest(bytes: Buffer): Manifest {
   const general = (lom.general ?? {}) as Node;
   const titleNode = general.title as Node | undefined;
   const title = (titleNode ? textOf(asArray<unknown>(titleNode.string)[0] ?? titleNode) : undefined)?.trim() || null;
+  const descriptionNode = general.description as Node | undefined;
+  const description = (descriptionNode ? textOf(asArray<unknown>(descriptionNode.string)[0] ?? descriptionNode) : undefined)?.trim() || null;
 
   const organizations = asArray<Node>((manifest.organizations as Node | undefined)?.organization);
   let items: OrgItem[] = [];
@@ -178,9 +184,16 @@ export function readManifest(bytes: Buffer): Manifest {
       dependencies: asArray<Node>(node.dependency)
         .map((d) => attr(d, 'identifierref'))
         .filter((d): d is string => !!d),
+      instructorOnly: isInstructorOnly(node.metadata),
     });
   }
-  return { version, thin: /thin/i.test(schema), title, items, resources };
+  return { version, thin: /thin/i.test(schema), title, description, items, resources };
+}
+
+/** `<metadata><lom><educational><intendedEndUserRole><value>Instructor</value>` (CC's roles vocabulary). */
+function isInstructorOnly(metadata: unknown): boolean {
+  const educational = asArray<Node>(((metadata as Node | undefined)?.lom as Node | undefined)?.educational);
+  return educational.some((e) => asArray<Node>(e.intendedEndUserRole).some((role) => /^instructor$/i.test(textOf(role.value)?.trim() ?? '')));
 }
 
 /** A web link (imswl_xmlv1pN): its title and URL. */
@@ -200,11 +213,31 @@ export function readTopic(bytes: Buffer, what: string): { title?: string; text: 
   return { title: textOf(topic.title)?.trim(), text: textOf(textNode) ?? '', html: type !== 'text/plain' };
 }
 
-/** A basic LTI link (imsbasiclti_xmlv1pN): its title and launch URL. */
-export function readLtiLink(bytes: Buffer, what: string): { title?: string; launchUrl?: string } {
+export interface LtiLinkDescriptor {
+  title?: string;
+  launchUrl?: string;
+  /** `<blti:custom>`'s properties, by name, in their order. */
+  custom: Array<[string, string]>;
+  /** `<blti:extensions platform="…">`: each platform's properties. */
+  extensions: Array<{ platform: string; properties: Map<string, string> }>;
+}
+
+const propertiesOf = (node: unknown): Array<[string, string]> =>
+  asArray<Node>(node && typeof node === 'object' && !Array.isArray(node) ? (node as Node).property : undefined).flatMap((p) => {
+    const name = typeof p === 'object' ? attr(p, 'name') : undefined;
+    return name ? [[name, (textOf(p) ?? '').trim()] as [string, string]] : [];
+  });
+
+/** A basic LTI link (imsbasiclti_xmlv1pN): its title, launch URL (the secure one first), custom parameters and extensions. */
+export function readLtiLink(bytes: Buffer, what: string): LtiLinkDescriptor {
   const doc = parseCartridgeXml(bytes, what);
   const link = (doc.cartridge_basiclti_link ?? doc.basic_lti_link ?? {}) as Node;
-  return { title: textOf(link.title)?.trim(), launchUrl: (textOf(link.secure_launch_url) || textOf(link.launch_url))?.trim() };
+  return {
+    title: textOf(link.title)?.trim(),
+    launchUrl: (textOf(link.secure_launch_url)?.trim() || textOf(link.launch_url)?.trim()) || undefined,
+    custom: propertiesOf(link.custom),
+    extensions: asArray<Node>(link.extensions).map((e) => ({ platform: (typeof e === 'object' ? attr(e, 'platform') : undefined) ?? '', properties: new Map(propertiesOf(e)) })),
+  };
 }
 
 /** Canvas's assignment_settings.xml: the points and due date CC has no place for. */
@@ -233,14 +266,16 @@ export function readCcAssignment(bytes: Buffer, what: string): { title?: string;
   };
 }
 
-/** Canvas's course_settings/module_meta.xml: module titles by identifier (Canvas's names, when CC's items lack one). */
-export function readCanvasModules(bytes: Buffer): Map<string, string> {
+/** Canvas's course_settings/module_meta.xml: each module's name (which CC's items may lack) and position (Canvas's order of modules). */
+export function readCanvasModules(bytes: Buffer): Map<string, { title?: string; position?: number }> {
   const doc = parseCartridgeXml(bytes, 'course_settings/module_meta.xml');
-  const titles = new Map<string, string>();
+  const modules = new Map<string, { title?: string; position?: number }>();
   for (const module of asArray<Node>((doc.modules as Node | undefined)?.module)) {
     const identifier = attr(module, 'identifier');
-    const title = textOf(module.title)?.trim();
-    if (identifier && title) titles.set(identifier, title);
+    if (!identifier) continue;
+    const title = textOf(module.title)?.trim() || undefined;
+    const position = Number(textOf(module.position));
+    modules.set(identifier, { title, ...(Number.isFinite(position) ? { position } : {}) });
   }
-  return titles;
+  return modules;
 }

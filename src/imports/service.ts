@@ -4,26 +4,55 @@
 // make a second import of the same cartridge update rather than add), and the caller's imports are
 // read back (getImport, listImports). The heavy work before the write is in job.ts and tasks.ts.
 import { createHash } from 'node:crypto';
-import { and, desc, eq } from 'drizzle-orm';
+import { and, asc, desc, eq } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
-import { activities, courseModules, courseSections, documentContexts, documents, importMappings, jobs, users, type ImportTargetKind } from '../../db/schema';
+import {
+  activities,
+  activityStates,
+  competencyAlignments,
+  courseEnrollmentCounts,
+  courseFiles,
+  courseModules,
+  courses,
+  courseSections,
+  documentContexts,
+  documentGrants,
+  documents,
+  enrollmentRequests,
+  enrollments,
+  gradebookAssignments,
+  gradebookGrades,
+  gradebookSettings,
+  gradebookStudentScores,
+  importDrafts,
+  importMappings,
+  jobs,
+  ltiLinks,
+  ltiTools,
+  seatSessions,
+  sequencingEdges,
+  users,
+  type ImportTargetKind,
+} from '../../db/schema';
+import { encodeBody } from '../../collab/yjs-tasks';
 import type { Deps } from '../context';
-import { createCourse, getCourse } from '../courses/service';
+import { createCourse, getCourse, type CourseRow } from '../courses/service';
 import { createModule, createSection, type CourseModuleRow } from '../courses/structure';
 import { createActivity, updateActivity } from '../activities/service';
 import { createAssignment, updateAssignment } from '../gradebook/assignments';
-import { getOffering } from '../gradebook/service';
-import { documentServices, insertDocument, type DocumentActor, type DocumentRow } from '../documents/service';
-import { linkContext, resolveContext } from '../documents/contexts';
+import type { Offering } from '../gradebook/service';
+import { documentServices, type DocumentActor, type DocumentRow } from '../documents/service';
+import { linkContext, type ContextTarget } from '../documents/contexts';
 import { replaceContent } from '../documents/content';
-import { gradebookAssignments } from '../../db/schema';
 import { newId } from '../lib/ids';
 import { pageBounds, type PageQuery } from '../http/pagination';
 import { selectPage } from '../lib/sql';
 import { yieldToEventLoop } from '../lib/event-loop';
 import type { JobRow } from '../jobs/runner';
 import { PLACEHOLDER_PATTERN } from './html';
-import { cleanTitle, type InlineDocument, type Plan, type PlannedActivity, type PlannedModule, type Skipped } from './tasks';
+import { insertLink, linkOf } from '../activities/lti-links';
+import type { ToolRow } from '../lti/tools';
+import { cleanTitle, type PlannedLti, type InlineDocument, type Plan, type PlannedActivity, type PlannedModule, type Skipped } from './tasks';
 import type { ConvertedPage } from './html';
 import { keepCourseFile, releasePlaced, type StagedFile } from './course-files';
 
@@ -117,18 +146,356 @@ class Mappings {
   }
 }
 
+/**
+ * The tenant's LTI tools an imported basic LTI link is tied to: the one our own export named (when
+ * it is of this tenant), else one whose target link URI or OIDC initiation URL has the host of the
+ * link's launch URL (an enabled tool first).
+ */
+class ToolMatcher {
+  private rows: ToolRow[] | undefined;
+  constructor(
+    private readonly tx: Db,
+    private readonly tenantId: string,
+  ) {}
+
+  find(link: PlannedLti): ToolRow | undefined {
+    this.rows ??= this.tx.select().from(ltiTools).where(eq(ltiTools.tenantId, this.tenantId)).orderBy(asc(ltiTools.createdAt), asc(ltiTools.id)).all();
+    if (link.toolId) {
+      const named = this.rows.find((t) => t.id === link.toolId);
+      if (named) return named;
+    }
+    const host = hostOf(link.launchUrl);
+    if (!host) return undefined;
+    const matching = this.rows.filter((t) => hostOf(t.targetLinkUri) === host || hostOf(t.oidcInitiationUrl) === host);
+    return matching.find((t) => t.enabled) ?? matching[0];
+  }
+
+  /** Ties the activity to the tool: a new link, or the one it has updated (custom parameters, launch URL). */
+  tie(activity: { id: string; tenantId: string; courseId: string }, tool: ToolRow, link: PlannedLti): void {
+    const url = link.launchUrl === tool.targetLinkUri ? null : link.launchUrl;
+    const current = linkOf(this.tx, activity.id);
+    if (!current) insertLink(this.tx, activity, { toolId: tool.id, custom: link.custom, url });
+    else if (current.toolId === tool.id) this.tx.update(ltiLinks).set({ custom: JSON.stringify(link.custom), url }).where(eq(ltiLinks.activityId, activity.id)).run();
+  }
+}
+
+const hostOf = (url: string): string | undefined => {
+  try {
+    return new URL(url).hostname.toLowerCase() || undefined;
+  } catch {
+    return undefined;
+  }
+};
+
 /** Our own export's identifiers carry the row's id: importing it back into the same course finds the rows. */
 const exportedId = (prefix: string, identifier: string): string | undefined => {
   const match = new RegExp(`^${prefix}_([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$`).exec(identifier);
   return match?.[1];
 };
 
+/** A new document's Yjs state, built by `encodeBody` (in a worker thread for a sliced import). */
+export interface BodyState {
+  id: string;
+  update: Uint8Array;
+  stored: string;
+}
+
+/** What the write asks of its driver between two steps: the Yjs states of these new bodies. */
+interface NeedStates {
+  bodies: Array<{ id: string; markdown: string }>;
+}
+
+interface WriteContext {
+  deps: Deps;
+  job: { id: string; tenantId: string; userId: string };
+  plan: Plan;
+  texts: Map<string, DocumentText>;
+  staged: StagedFile[];
+  report: ImportReport;
+  actor: DocumentActor;
+  course: CourseRow;
+  /** A new course written in slices: its documents' owner grants wait for the final transaction. */
+  draft: boolean;
+  now: string;
+  placed: Set<string>;
+  replaced: Set<string>;
+  created: Applied['created'];
+  changed: Applied['changed'];
+  /** New documents (a draft's get their owner grant in the final transaction). */
+  newDocuments: string[];
+}
+
 /**
- * Writes the plan into the course (a new one when `courseId` is null) in one transaction: all of it
- * or, on any error, nothing. The job row's result is written in the same transaction, so that a
- * committed import is never reported as failed.
+ * The import's write, one step at a time: each `yield` is a point where the driver may commit and
+ * give the event loop a turn (a sliced import) or carry on (one transaction). Every read and write
+ * goes through `deps.db` (better-sqlite3 is one synchronous connection: the driver's transaction is
+ * the one open). A yielded `NeedStates` asks for the Yjs states of new bodies, answered by `next`.
+ */
+function* writePlan(c: WriteContext): Generator<NeedStates | undefined, void, BodyState[] | undefined> {
+  const { deps, job, plan, texts, report, actor, course, now } = c;
+  const { db: tx, clock } = deps;
+  const maps = new Mappings(tx, job.tenantId, course.id, now);
+  const tools = new ToolMatcher(tx, job.tenantId);
+
+  // Course files first: documents link to them.
+  const fileIds = new Map<string, string>();
+  for (const file of c.staged) {
+    const known = maps.get('file', file.path);
+    const id = keepCourseFile(deps, tx, { courseId: course.id, tenantId: job.tenantId, userId: actor.userId, file, knownId: known?.targetId, placed: c.placed, replaced: c.replaced });
+    fileIds.set(file.path, id);
+    maps.set('file', file.path, id, file.sha256);
+    report.imported.files += 1;
+    yield;
+  }
+
+  // Documents: rows first (their ids are what links between pages become), bodies after.
+  const docIds = new Map<string, string>();
+  const fresh = new Set<string>();
+  const documentRow = (id: string) => tx.select().from(documents).where(and(eq(documents.id, id), eq(documents.tenantId, job.tenantId))).get();
+  const keys = new Map<string, string>(); // key → title
+  for (const path of plan.pages) if (texts.has(`page:${path}`)) keys.set(`page:${path}`, texts.get(`page:${path}`)!.title ?? path.split('/').pop()!);
+  const activityTitles = (modules: PlannedModule[]) => {
+    for (const module of modules) for (const a of module.activities) if (a.document && texts.has(a.document.key)) keys.set(a.document.key, a.document.title);
+  };
+  activityTitles(plan.modules);
+  for (const section of plan.sections) activityTitles(section.modules);
+  // A page of our own export is named after its document: imported back into the course it came from, it is that document.
+  const ownDocument = (key: string) => {
+    const id = /^page:pages\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.html$/.exec(key)?.[1];
+    return id && documentInCourse(tx, job.tenantId, course.id, id) ? documentRow(id) : undefined;
+  };
+  for (const [key, title] of keys) {
+    // A page with no text (an activity exported with neither text nor address) makes no document.
+    if (!texts.get(key)!.markdown.trim()) continue;
+    const known = maps.get('document', key);
+    const existing = known ? documentRow(known.targetId) : ownDocument(key);
+    if (existing && !existing.trashedAt) {
+      docIds.set(key, existing.id);
+      continue;
+    }
+    const id = newId();
+    tx.insert(documents).values({ id, tenantId: job.tenantId, title: cleanDocTitle(title), category: null, createdBy: actor.userId, createdAt: now, updatedAt: now }).run();
+    if (!c.draft) grantOwner(tx, [id], actor.userId, job.tenantId, now);
+    c.newDocuments.push(id);
+    // Mapped at once: a draft's clean-up finds every document it made by its mappings.
+    maps.set('document', key, id);
+    docIds.set(key, id);
+    fresh.add(key);
+    yield;
+  }
+  const resolve = (markdown: string) =>
+    markdown.replace(PLACEHOLDER_PATTERN, (whole, kind: string, encoded: string) => {
+      const path = decodeURIComponent(encoded);
+      if (kind === 'page') {
+        const id = docIds.get(`page:${path}`);
+        return id ? `/api/documents/${id}` : path;
+      }
+      const id = fileIds.get(path);
+      return id ? `/api/files/${id}/content` : path;
+    });
+  const bodies: Array<{ id: string; markdown: string; key: string }> = [];
+  for (const [key, id] of docIds) {
+    const markdown = resolve(texts.get(key)!.markdown);
+    const hash = sha256(markdown);
+    if (fresh.has(key)) bodies.push({ id, markdown, key });
+    else if (maps.get('document', key)?.sourceHash !== hash) {
+      c.changed.push({ document: { id, tenantId: job.tenantId }, markdown });
+      report.updated.documents += 1;
+    }
+    maps.set('document', key, id, hash);
+    yield;
+  }
+  const states = bodies.length > 0 ? (yield { bodies: bodies.map(({ id, markdown }) => ({ id, markdown })) }) : [];
+  if (!states || states.length !== bodies.length) throw new Error('the documents\' states were not built');
+  for (const [index, state] of states.entries()) {
+    deps.documents.createBodyFromState({ id: state.id, tenantId: job.tenantId }, state.update, state.stored, actor.userId);
+    c.created.push({ id: state.id, markdown: bodies[index]!.markdown });
+    report.imported.documents += 1;
+    yield;
+  }
+
+  // Structure. Context links are made here directly: the import's caller may add to the course (checked
+  // at upload), and a draft course is not live yet for resolveContext.
+  const linkDoc = (docId: string, target: ContextTarget) => {
+    const doc = documentRow(docId);
+    if (doc) linkContext(tx, clock, actor, doc, target);
+  };
+  const offering: Offering = { id: course.id, tenantId: course.tenantId, slug: course.slug, status: course.status };
+  const linked = new Set<string>();
+  function* writeActivities(module: CourseModuleRow, planned: PlannedActivity[]): Generator<undefined, void, unknown> {
+    for (const [position, a] of planned.entries()) {
+      const known = maps.get('activity', a.identifier)?.targetId ?? exportedId('act', a.identifier);
+      const existing = known ? tx.select().from(activities).where(and(eq(activities.id, known), eq(activities.courseId, course.id))).get() : undefined;
+      const tool = a.lti ? tools.find(a.lti) : undefined;
+      if (a.lti && !tool && existing?.type !== 'lti') {
+        report.warnings.push(`LTI link ${a.identifier} ("${a.title}") was kept as an external link: no LTI tool of this tenant has the host of ${a.lti.launchUrl}`);
+      }
+      const fields = {
+        title: a.title,
+        type: tool ? ('lti' as const) : a.type,
+        deepLinkUrl: tool ? null : (a.deepLinkUrl ?? null),
+        ...(a.assignment?.dueAt ? { dueAt: a.assignment.dueAt } : {}),
+      };
+      let activity;
+      if (existing && existing.moduleId === module.id) {
+        // A page tells no more than "reading": an activity of another type keeps its own.
+        if (a.source === 'page' && existing.type !== 'discussion' && existing.type !== 'external') fields.type = existing.type;
+        // An lti activity stays one (tied to its tool) even when no tool has the link's host now.
+        if (existing.type === 'lti' && !tool) Object.assign(fields, { type: 'lti', deepLinkUrl: existing.deepLinkUrl });
+        activity = updateActivity(tx, clock, existing, fields);
+        report.updated.activities += 1;
+      } else {
+        activity = createActivity(tx, clock, module, actor.userId, { ...fields, position });
+      }
+      if (tool && a.lti) tools.tie(activity, tool, a.lti);
+      maps.set('activity', a.identifier, activity.id);
+      report.imported.activities += 1;
+      if (a.source === 'link') report.imported.links += 1;
+      if (a.source === 'lti') report.imported.lti_links += 1;
+      if (a.source === 'discussion') report.imported.discussions += 1;
+      const docId = a.document ? docIds.get(a.document.key) : undefined;
+      if (docId) {
+        linkDoc(docId, { type: 'activity', id: activity.id, courseId: course.id, title: activity.title });
+        linked.add(docId);
+      }
+      if (a.assignment) {
+        const knownAssignment = maps.get('assignment', a.identifier);
+        const current = knownAssignment
+          ? tx.select().from(gradebookAssignments).where(and(eq(gradebookAssignments.id, knownAssignment.targetId), eq(gradebookAssignments.courseId, course.id))).get()
+          : undefined;
+        const values = { label: a.title, scoreMaximum: a.assignment.points, dueAt: a.assignment.dueAt ?? null, activityId: activity.id };
+        const assignment = current
+          ? updateAssignment(tx, clock, offering, current, values)
+          : createAssignment(tx, clock, offering, actor.userId, { ...values, tag: null, resourceId: a.identifier.slice(0, 200), weight: 1, category: 'Assignments', gradingType: 'points' });
+        maps.set('assignment', a.identifier, assignment.id);
+        report.imported.assignments += 1;
+      }
+      yield;
+    }
+  }
+  function* writeModule(planned: PlannedModule, sectionId: string | null, position: number): Generator<undefined, void, unknown> {
+    const known = maps.get('module', planned.identifier)?.targetId ?? exportedId('mod', planned.identifier);
+    const existing = known ? tx.select().from(courseModules).where(and(eq(courseModules.id, known), eq(courseModules.courseId, course.id))).get() : undefined;
+    let module: CourseModuleRow;
+    if (existing) {
+      module = tx.update(courseModules).set({ title: planned.title, updatedAt: now }).where(eq(courseModules.id, existing.id)).returning().get()!;
+      report.updated.modules += 1;
+    } else {
+      module = createModule(tx, clock, course, { title: planned.title, sectionId, position });
+    }
+    maps.set('module', planned.identifier, module.id);
+    report.imported.modules += 1;
+    yield;
+    yield* writeActivities(module, planned.activities);
+  }
+  for (const [position, module] of plan.modules.entries()) yield* writeModule(module, null, position);
+  for (const [position, planned] of plan.sections.entries()) {
+    const known = maps.get('section', planned.identifier)?.targetId ?? exportedId('sec', planned.identifier);
+    const existing = known ? tx.select().from(courseSections).where(and(eq(courseSections.id, known), eq(courseSections.courseId, course.id))).get() : undefined;
+    const section = existing
+      ? tx.update(courseSections).set({ title: planned.title, updatedAt: now }).where(eq(courseSections.id, existing.id)).returning().get()!
+      : createSection(tx, clock, course, { title: planned.title, position });
+    maps.set('section', planned.identifier, section.id);
+    report.imported.sections += 1;
+    yield;
+    for (const [index, module] of planned.modules.entries()) yield* writeModule(module, section.id, index);
+  }
+  // Pages no activity shows (a wiki's other pages) still belong to the course.
+  for (const id of docIds.values()) {
+    if (linked.has(id)) continue;
+    linkDoc(id, { type: 'course', id: course.id, courseId: course.id, title: course.title });
+    yield;
+  }
+}
+
+/** Owner grants of new documents, many rows a statement. */
+function grantOwner(tx: Db, documentIds: string[], userId: string, tenantId: string, now: string): void {
+  for (let at = 0; at < documentIds.length; at += 500) {
+    tx.insert(documentGrants)
+      .values(documentIds.slice(at, at + 500).map((documentId) => ({ id: newId(), documentId, tenantId, userId, role: 'owner' as const, grantedBy: userId, createdAt: now, updatedAt: now })))
+      .run();
+  }
+}
+
+/** The import's user, as the documents' actor. */
+function importingActor(deps: Deps, job: { tenantId: string; userId: string }): DocumentActor {
+  const user = deps.db.select().from(users).where(and(eq(users.id, job.userId), eq(users.tenantId, job.tenantId))).get();
+  if (!user || user.deletedAt) throw new Error('the user who started the import no longer exists');
+  return { userId: user.id, tenantId: user.tenantId, role: user.role };
+}
+
+const writeResult = (tx: Db, jobId: string, result: ImportResult) => tx.update(jobs).set({ result: JSON.stringify(result) }).where(eq(jobs.id, jobId)).run();
+
+/**
+ * Writes the plan into an existing course in one transaction: all of it or, on any error, nothing.
+ * The job row's result is written in the same transaction, so that a committed import is never
+ * reported as failed. (A new course is written in slices instead: applyPlanSliced.)
  */
 export function applyPlan(
+  deps: Deps,
+  job: { id: string; tenantId: string; userId: string },
+  input: ImportInput & { courseId: string },
+  plan: Plan,
+  texts: Map<string, DocumentText>,
+  staged: StagedFile[],
+  report: ImportReport,
+): Applied {
+  const actor = importingActor(deps, job);
+  let c: WriteContext | undefined;
+  // Editors' queued changes are committed on their own, not with a transaction that may roll back.
+  deps.documents.flush();
+  try {
+    c = inTransaction(
+      deps.db,
+      (tx) => {
+        // The course read under the write lock: one deleted meanwhile is a 404, not written into.
+        c = context(deps, job, plan, texts, staged, report, actor, getCourse(tx, job.tenantId, input.courseId), false);
+        const steps = writePlan(c);
+        for (let step = steps.next(); !step.done; ) {
+          step = steps.next(step.value ? step.value.bodies.map(({ id, markdown }) => ({ id, ...encodeBody(markdown) })) : undefined);
+        }
+        writeResult(tx, job.id, { course_id: c.course.id, report });
+        return c;
+      },
+      { behavior: 'immediate' },
+    );
+  } catch (error) {
+    if (c) releasePlaced(deps, c.placed);
+    throw error;
+  }
+  releasePlaced(deps, c.replaced);
+  return { result: { course_id: c.course.id, report }, created: c.created, changed: c.changed };
+}
+
+function context(
+  deps: Deps,
+  job: WriteContext['job'],
+  plan: Plan,
+  texts: Map<string, DocumentText>,
+  staged: StagedFile[],
+  report: ImportReport,
+  actor: DocumentActor,
+  course: CourseRow,
+  draft: boolean,
+): WriteContext {
+  const now = deps.clock.now().toISOString();
+  return { deps, job, plan, texts, staged, report, actor, course, draft, now, placed: new Set(), replaced: new Set(), created: [], changed: [], newDocuments: [] };
+}
+
+/** How long one slice of a sliced import may write before it commits and lets the event loop run. */
+const SLICE_MS = 8;
+
+/**
+ * Writes the plan as a new course without holding the event loop: the course is created hidden (as
+ * deleted, with an import_drafts row naming the job), filled in slices of small transactions (each
+ * about SLICE_MS of work, the event loop running between them; no transaction stays open across an
+ * await), with the documents' Yjs states built by `encodeStates` (worker threads) meanwhile; then
+ * one short transaction grants the new documents to their owner, makes the course live, removes
+ * the draft row and writes the job's result. On any error the draft is removed whole before this
+ * throws; a process that dies meanwhile leaves the draft row, and the job's onFailed (run also for
+ * an abandoned job) removes it (discardDraft).
+ */
+export async function applyPlanSliced(
   deps: Deps,
   job: { id: string; tenantId: string; userId: string },
   input: ImportInput,
@@ -136,182 +503,115 @@ export function applyPlan(
   texts: Map<string, DocumentText>,
   staged: StagedFile[],
   report: ImportReport,
-): Applied {
+  encodeStates: (bodies: NeedStates['bodies']) => Promise<BodyState[]>,
+): Promise<Applied> {
   const { db, clock } = deps;
-  const now = clock.now().toISOString();
-  const user = db.select().from(users).where(and(eq(users.id, job.userId), eq(users.tenantId, job.tenantId))).get();
-  if (!user || user.deletedAt) throw new Error('the user who started the import no longer exists');
-  const actor: DocumentActor = { userId: user.id, tenantId: user.tenantId, role: user.role };
-  const svc = documentServices(deps);
-  const created: Applied['created'] = [];
-  const changed: Applied['changed'] = [];
-  // Editors' queued changes are committed on their own, not with a transaction that may roll back.
-  deps.documents.flush();
-  const placed = new Set<string>();
-  const replaced = new Set<string>();
-
-  let courseId: string;
+  const actor = importingActor(deps, job);
+  const title = cleanTitle(plan.title ?? input.filename.replace(/\.(imscc|zip)$/i, ''), 'Imported course');
+  const course = inTransaction(
+    db,
+    (tx) => {
+      const row = createCourse(tx, clock, { tenantId: job.tenantId, createdBy: actor.userId, title, description: plan.description });
+      const hidden = tx.update(courses).set({ deletedAt: clock.now().toISOString() }).where(eq(courses.id, row.id)).returning().get()!;
+      tx.insert(importDrafts).values({ jobId: job.id, tenantId: job.tenantId, courseId: row.id, createdAt: clock.now().toISOString() }).run();
+      return hidden;
+    },
+    { behavior: 'immediate' },
+  );
+  const c = context(deps, job, plan, texts, staged, report, actor, course, true);
   try {
-    courseId = inTransaction(
+    const steps = writePlan(c);
+    let answer: BodyState[] | undefined;
+    for (;;) {
+      deps.documents.flush();
+      let need: NeedStates | undefined;
+      let done = false;
+      inTransaction(
+        db,
+        () => {
+          const started = performance.now();
+          for (;;) {
+            const step = steps.next(answer);
+            answer = undefined;
+            if (step.done) return void (done = true);
+            if (step.value) return void (need = step.value);
+            if (performance.now() - started >= SLICE_MS) return;
+          }
+        },
+        { behavior: 'immediate' },
+      );
+      if (done) break;
+      if (need) answer = await encodeStates(need.bodies);
+      else await yieldToEventLoop();
+    }
+    const result: ImportResult = { course_id: course.id, report };
+    inTransaction(
       db,
       (tx) => {
-        const course = input.courseId
-          ? getCourse(tx, job.tenantId, input.courseId)
-          : createCourse(tx, clock, { tenantId: job.tenantId, createdBy: user.id, title: cleanTitle(plan.title ?? input.filename.replace(/\.(imscc|zip)$/i, ''), 'Imported course') });
-        const maps = new Mappings(tx, job.tenantId, course.id, now);
-
-        // Course files first: documents link to them.
-        const fileIds = new Map<string, string>();
-        for (const file of staged) {
-          const known = maps.get('file', file.path);
-          const id = keepCourseFile(deps, tx, { courseId: course.id, tenantId: job.tenantId, userId: user.id, file, knownId: known?.targetId, placed, replaced });
-          fileIds.set(file.path, id);
-          maps.set('file', file.path, id, file.sha256);
-          report.imported.files += 1;
-        }
-
-        // Documents: rows first (their ids are what links between pages become), bodies after.
-        const docIds = new Map<string, string>();
-        const pending: Array<{ doc: DocumentRow; key: string }> = [];
-        const documentRow = (id: string) => tx.select().from(documents).where(and(eq(documents.id, id), eq(documents.tenantId, job.tenantId))).get();
-        const keys = new Map<string, string>(); // key → title
-        for (const path of plan.pages) if (texts.has(`page:${path}`)) keys.set(`page:${path}`, texts.get(`page:${path}`)!.title ?? path.split('/').pop()!);
-        const activityTitles = (modules: PlannedModule[]) => {
-          for (const module of modules) for (const a of module.activities) if (a.document && texts.has(a.document.key)) keys.set(a.document.key, a.document.title);
-        };
-        activityTitles(plan.modules);
-        for (const section of plan.sections) activityTitles(section.modules);
-        // A page of our own export is named after its document: imported back into the course it came from, it is that document.
-        const ownDocument = (key: string) => {
-          const id = /^page:pages\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.html$/.exec(key)?.[1];
-          return id && documentInCourse(tx, job.tenantId, course.id, id) ? documentRow(id) : undefined;
-        };
-        for (const [key, title] of keys) {
-          // A page with no text (an activity exported with neither text nor address) makes no document.
-          if (!texts.get(key)!.markdown.trim()) continue;
-          const known = maps.get('document', key);
-          const existing = known ? documentRow(known.targetId) : ownDocument(key);
-          if (existing && !existing.trashedAt) {
-            docIds.set(key, existing.id);
-            continue;
-          }
-          const doc = insertDocument(svc, actor, { title: cleanDocTitle(title), category: null });
-          docIds.set(key, doc.id);
-          pending.push({ doc, key });
-        }
-        const resolve = (markdown: string) =>
-          markdown.replace(PLACEHOLDER_PATTERN, (whole, kind: string, encoded: string) => {
-            const path = decodeURIComponent(encoded);
-            if (kind === 'page') {
-              const id = docIds.get(`page:${path}`);
-              return id ? `/api/documents/${id}` : path;
-            }
-            const id = fileIds.get(path);
-            return id ? `/api/files/${id}/content` : path;
-          });
-        const fresh = new Set(pending.map((p) => p.key));
-        for (const [key, id] of docIds) {
-          const text = texts.get(key)!;
-          const markdown = resolve(text.markdown);
-          const hash = sha256(markdown);
-          if (fresh.has(key)) {
-            deps.documents.createBody({ id, tenantId: job.tenantId }, markdown, user.id);
-            created.push({ id, markdown });
-            report.imported.documents += 1;
-          } else if (maps.get('document', key)?.sourceHash !== hash) {
-            changed.push({ document: { id, tenantId: job.tenantId }, markdown });
-            report.updated.documents += 1;
-          }
-          maps.set('document', key, id, hash);
-        }
-
-        // Structure.
-        const linkDoc = (docId: string, type: 'course' | 'activity', id: string) => {
-          const doc = documentRow(docId);
-          if (doc) linkContext(tx, clock, actor, doc, resolveContext(tx, actor, { type, id }));
-        };
-        const linked = new Set<string>();
-        const writeActivities = (module: CourseModuleRow, planned: PlannedActivity[]) => {
-          for (const [position, a] of planned.entries()) {
-            const known = maps.get('activity', a.identifier)?.targetId ?? exportedId('act', a.identifier);
-            const existing = known
-              ? tx.select().from(activities).where(and(eq(activities.id, known), eq(activities.courseId, course.id))).get()
-              : undefined;
-            const fields = { title: a.title, type: a.type, deepLinkUrl: a.deepLinkUrl ?? null, ...(a.assignment?.dueAt ? { dueAt: a.assignment.dueAt } : {}) };
-            let activity;
-            if (existing && existing.moduleId === module.id) {
-              // A page tells no more than "reading": an activity of another type keeps its own.
-              if (a.source === 'page' && existing.type !== 'discussion' && existing.type !== 'external') fields.type = existing.type;
-              activity = updateActivity(tx, clock, existing, fields);
-              report.updated.activities += 1;
-            } else {
-              activity = createActivity(tx, clock, module, user.id, { ...fields, position });
-            }
-            maps.set('activity', a.identifier, activity.id);
-            report.imported.activities += 1;
-            if (a.source === 'link') report.imported.links += 1;
-            if (a.source === 'lti') report.imported.lti_links += 1;
-            if (a.source === 'discussion') report.imported.discussions += 1;
-            const docId = a.document ? docIds.get(a.document.key) : undefined;
-            if (docId) {
-              linkDoc(docId, 'activity', activity.id);
-              linked.add(docId);
-            }
-            if (a.assignment) {
-              const offering = getOffering(tx, job.tenantId, course.id);
-              const knownAssignment = maps.get('assignment', a.identifier);
-              const current = knownAssignment
-                ? tx.select().from(gradebookAssignments).where(and(eq(gradebookAssignments.id, knownAssignment.targetId), eq(gradebookAssignments.courseId, course.id))).get()
-                : undefined;
-              const values = { label: a.title, scoreMaximum: a.assignment.points, dueAt: a.assignment.dueAt ?? null, activityId: activity.id };
-              const assignment = current
-                ? updateAssignment(tx, clock, offering, current, values)
-                : createAssignment(tx, clock, offering, user.id, { ...values, tag: null, resourceId: a.identifier.slice(0, 200), weight: 1, category: 'Assignments', gradingType: 'points' });
-              maps.set('assignment', a.identifier, assignment.id);
-              report.imported.assignments += 1;
-            }
-          }
-        };
-        const writeModule = (planned: PlannedModule, sectionId: string | null, position: number) => {
-          const known = maps.get('module', planned.identifier)?.targetId ?? exportedId('mod', planned.identifier);
-          const existing = known ? tx.select().from(courseModules).where(and(eq(courseModules.id, known), eq(courseModules.courseId, course.id))).get() : undefined;
-          let module: CourseModuleRow;
-          if (existing) {
-            module = tx.update(courseModules).set({ title: planned.title, updatedAt: now }).where(eq(courseModules.id, existing.id)).returning().get()!;
-            report.updated.modules += 1;
-          } else {
-            module = createModule(tx, clock, course, { title: planned.title, sectionId, position });
-          }
-          maps.set('module', planned.identifier, module.id);
-          report.imported.modules += 1;
-          writeActivities(module, planned.activities);
-        };
-        for (const [position, module] of plan.modules.entries()) writeModule(module, null, position);
-        for (const [position, planned] of plan.sections.entries()) {
-          const known = maps.get('section', planned.identifier)?.targetId ?? exportedId('sec', planned.identifier);
-          const existing = known ? tx.select().from(courseSections).where(and(eq(courseSections.id, known), eq(courseSections.courseId, course.id))).get() : undefined;
-          const section = existing
-            ? tx.update(courseSections).set({ title: planned.title, updatedAt: now }).where(eq(courseSections.id, existing.id)).returning().get()!
-            : createSection(tx, clock, course, { title: planned.title, position });
-          maps.set('section', planned.identifier, section.id);
-          report.imported.sections += 1;
-          for (const [index, module] of planned.modules.entries()) writeModule(module, section.id, index);
-        }
-        // Pages no activity shows (a wiki's other pages) still belong to the course.
-        for (const id of docIds.values()) if (!linked.has(id)) linkDoc(id, 'course', course.id);
-
-        const result: ImportResult = { course_id: course.id, report };
-        tx.update(jobs).set({ result: JSON.stringify(result) }).where(eq(jobs.id, job.id)).run();
-        return course.id;
+        grantOwner(tx, c.newDocuments, actor.userId, job.tenantId, c.now);
+        tx.update(courses).set({ deletedAt: null, updatedAt: clock.now().toISOString() }).where(eq(courses.id, course.id)).run();
+        tx.delete(importDrafts).where(eq(importDrafts.jobId, job.id)).run();
+        writeResult(tx, job.id, result);
       },
       { behavior: 'immediate' },
     );
+    return { result, created: c.created, changed: c.changed };
   } catch (error) {
-    releasePlaced(deps, placed);
+    await discardDraft(deps, job.id);
+    releasePlaced(deps, c.placed);
     throw error;
   }
-  releasePlaced(deps, replaced);
-  return { result: { course_id: courseId, report }, created, changed };
+}
+
+/**
+ * Removes the course a failed or abandoned import was still writing (its import_drafts row): its
+ * documents a few at a time, then the rest in one transaction; the files' blobs no file refers to
+ * any more after. Nothing when the job left no draft (it failed before writing, or committed).
+ */
+export async function discardDraft(deps: Pick<Deps, 'db' | 'config' | 'documents' | 'auth'>, jobId: string): Promise<void> {
+  const { db } = deps;
+  const draft = db.select().from(importDrafts).where(eq(importDrafts.jobId, jobId)).get();
+  if (!draft) return;
+  const courseId = draft.courseId;
+  const mapped = (kind: ImportTargetKind) =>
+    db
+      .select({ id: importMappings.targetId })
+      .from(importMappings)
+      .where(and(eq(importMappings.courseId, courseId), eq(importMappings.kind, kind)))
+      .all()
+      .map((r) => r.id);
+  const documentIds = mapped('document');
+  for (let at = 0; at < documentIds.length; at += 20) {
+    deps.documents.flush();
+    inTransaction(db, (tx) => {
+      for (const id of documentIds.slice(at, at + 20)) {
+        deps.documents.discard(id);
+        tx.delete(documents).where(and(eq(documents.id, id), eq(documents.tenantId, draft.tenantId))).run();
+      }
+    });
+    await yieldToEventLoop();
+  }
+  const files = db.select({ sha256: courseFiles.sha256 }).from(courseFiles).where(eq(courseFiles.courseId, courseId)).all();
+  inTransaction(
+    db,
+    (tx) => {
+      // Whatever a hidden course can hold: what the import wrote, and the rows other areas keep per course.
+      for (const table of [ltiLinks, gradebookGrades, gradebookStudentScores, gradebookAssignments, gradebookSettings, activityStates, sequencingEdges, competencyAlignments, seatSessions]) {
+        tx.delete(table).where(eq(table.courseId, courseId)).run();
+      }
+      tx.delete(activities).where(eq(activities.courseId, courseId)).run();
+      tx.delete(courseModules).where(eq(courseModules.courseId, courseId)).run();
+      tx.delete(courseSections).where(eq(courseSections.courseId, courseId)).run();
+      tx.delete(courseFiles).where(eq(courseFiles.courseId, courseId)).run();
+      tx.delete(importMappings).where(eq(importMappings.courseId, courseId)).run();
+      for (const table of [enrollmentRequests, enrollments, courseEnrollmentCounts]) tx.delete(table).where(eq(table.courseId, courseId)).run();
+      tx.delete(importDrafts).where(eq(importDrafts.jobId, jobId)).run();
+      tx.delete(courses).where(eq(courses.id, courseId)).run();
+    },
+    { behavior: 'immediate' },
+  );
+  deps.auth.narrowed();
+  releasePlaced(deps, new Set(files.map((f) => f.sha256)));
 }
 
 const cleanDocTitle = (title: string) => title.slice(0, 500) || 'Untitled';

@@ -1,11 +1,13 @@
 // The heavy parts of an import, run in the server's worker threads (src/lib/worker-pool.ts) so that
 // the event loop keeps serving requests and live editors: `scan` reads the zip's directory and the
 // manifest and plans the course; `convert` turns a batch of HTML pages into Markdown; `extract`
-// copies a batch of files out of the zip into a staging directory, hashed. Each task opens the zip
+// copies a batch of files out of the zip into a staging directory, hashed; `states` builds new
+// documents' Yjs states for the write. Each task opens the zip
 // itself (structured clone cannot carry it) and is told how much earlier tasks inflated, so the
 // package's limits hold across them. This module's default export is the threads' entry.
 import { join } from 'node:path';
 import type { ActivityType } from '../../db/schema';
+import { encodeBody } from '../../collab/yjs-tasks';
 import { convertHtml, placeholder, type ConvertedPage } from './html';
 import {
   readCanvasAssignment,
@@ -45,9 +47,24 @@ export interface PlannedActivity {
   deepLinkUrl?: string;
   document?: PlannedDocument;
   assignment?: { points: number; dueAt?: string };
+  /** A basic LTI link's launch URL and custom parameters: an `lti` activity when a tool of the tenant has its host, else `external`. */
+  lti?: PlannedLti;
   /** How the activity came about, for the report's counts. */
   source: 'page' | 'link' | 'lti' | 'discussion' | 'file' | 'assignment';
 }
+
+export interface PlannedLti {
+  launchUrl: string;
+  custom: Record<string, string>;
+  /** The tool our own export named (extensions of platform EXPORT_PLATFORM), tried before the host. */
+  toolId?: string;
+}
+
+/** The `platform` of the extensions our export writes into basic LTI links. */
+export const EXPORT_PLATFORM = 'lms-server';
+const CUSTOM_NAME = /^[A-Za-z0-9_]{1,64}$/;
+const CUSTOM_MAX = 50;
+const CUSTOM_VALUE_MAX = 1000;
 
 export interface PlannedModule {
   identifier: string;
@@ -69,6 +86,8 @@ export interface Plan {
   version: string;
   thin: boolean;
   title: string | null;
+  /** The cartridge's description (LOM), for a new course. */
+  description: string | null;
   /** Modules outside any section, then sections, each in the cartridge's order. */
   modules: PlannedModule[];
   sections: PlannedSection[];
@@ -86,6 +105,8 @@ export interface Plan {
 export type CheckTask = { kind: 'check'; zipPath: string };
 export type ScanTask = { kind: 'scan'; zipPath: string };
 export type ConvertTask = { kind: 'convert'; zipPath: string; alreadyInflated: number; pages: string[]; allPages: string[]; maxMarkdownBytes: number };
+/** New documents' Yjs states (collab/yjs-tasks.ts encodeBody), built here rather than on the event loop. */
+export type StatesTask = { kind: 'states'; bodies: Array<{ id: string; markdown: string }> };
 export type ExtractTask = { kind: 'extract'; zipPath: string; alreadyInflated: number; files: string[]; stagingDir: string };
 
 export interface ConvertResult {
@@ -103,13 +124,18 @@ export interface Refusal {
   refused: string;
 }
 
-export type ImportTask = CheckTask | ScanTask | ConvertTask | ExtractTask;
+export type ImportTask = CheckTask | ScanTask | ConvertTask | ExtractTask | StatesTask;
 
-export default async function run(task: ImportTask): Promise<Plan | ConvertResult | ExtractResult | CheckResult | Refusal> {
+export interface StatesResult {
+  states: Array<{ id: string; update: Uint8Array; stored: string }>;
+}
+
+export default async function run(task: ImportTask): Promise<Plan | ConvertResult | ExtractResult | CheckResult | StatesResult | Refusal> {
   try {
     if (task.kind === 'check') return await check(task.zipPath);
     if (task.kind === 'scan') return await scan(task.zipPath);
     if (task.kind === 'convert') return await convert(task);
+    if (task.kind === 'states') return { states: task.bodies.map(({ id, markdown }) => ({ id, ...encodeBody(markdown) })) };
     return await extract(task);
   } catch (error) {
     if (error instanceof CartridgeRefused) return { refused: error.message };
@@ -177,7 +203,8 @@ async function scan(zipPath: string): Promise<Plan> {
     const files = new Set<string>();
     const inline: InlineDocument[] = [];
     const descriptor = async (path: string) => zip.read(path, DESCRIPTOR_MAX_BYTES);
-    const canvasTitles = zip.has('course_settings/module_meta.xml') ? readCanvasModules(await descriptor('course_settings/module_meta.xml')) : new Map<string, string>();
+    // Canvas's extension: module names CC's items may lack, and the modules' order.
+    const canvasModules = zip.has('course_settings/module_meta.xml') ? readCanvasModules(await descriptor('course_settings/module_meta.xml')) : new Map<string, { title?: string; position?: number }>();
 
     // Every file of a web-content resource is kept: HTML as pages (documents), the rest as course files.
     for (const resource of manifest.resources.values()) {
@@ -232,8 +259,18 @@ async function scan(zipPath: string): Promise<Plan> {
             return undefined;
           }
           const title = cleanTitle(item.title || link.title, link.launchUrl);
-          warnings.push(`LTI link ${item.identifier} ("${title}") was kept as an external link: this server has no LTI tools to launch it with`);
-          return { identifier: item.identifier, title, type: 'external', source: 'lti', deepLinkUrl: link.launchUrl };
+          // Custom parameters as an lti activity keeps them: names of letters, digits and _, single-line values, at most 50.
+          const custom: Record<string, string> = {};
+          for (const [name, value] of link.custom) {
+            const clean = value.replace(/[\u0000-\u001f\u007f]+/g, ' ');
+            if (!CUSTOM_NAME.test(name) || clean.length > CUSTOM_VALUE_MAX || Object.keys(custom).length >= CUSTOM_MAX) {
+              warnings.push(`LTI link ${item.identifier}: custom parameter "${name.slice(0, 64)}" was left out (a name of letters, digits and _, a value of at most ${CUSTOM_VALUE_MAX} characters, at most ${CUSTOM_MAX} of them)`);
+              continue;
+            }
+            custom[name] = clean;
+          }
+          const ours = link.extensions.find((e) => e.platform === EXPORT_PLATFORM)?.properties.get('tool_id');
+          return { identifier: item.identifier, title, type: 'external', source: 'lti', deepLinkUrl: link.launchUrl, lti: { launchUrl: link.launchUrl, custom, ...(ours ? { toolId: ours } : {}) } };
         }
         case 'discussion': {
           if (!descriptorPath || !zip.has(descriptorPath)) break;
@@ -245,9 +282,22 @@ async function scan(zipPath: string): Promise<Plan> {
         case 'assignment': {
           if (!descriptorPath || !zip.has(descriptorPath)) break;
           const assignment = readCcAssignment(await descriptor(descriptorPath), descriptorPath);
-          const title = cleanTitle(item.title || assignment.title, fallbackTitle);
+          // Canvas adds its assignment_settings.xml (points, due date) to the resource or to one it depends on.
+          const settingsPath = [resource, ...resource.dependencies.map((id) => manifest.resources.get(id))]
+            .flatMap((r) => r?.files ?? [])
+            .find((f) => /(^|\/)assignment_settings\.xml$/.test(f) && zip.has(f));
+          const canvas = settingsPath ? readCanvasAssignment(await descriptor(settingsPath), settingsPath) : undefined;
+          const points = assignment.points ?? canvas?.points;
+          const title = cleanTitle(item.title || assignment.title || canvas?.title, fallbackTitle);
           const document = textDocument(`inline:${resource.identifier}`, title, assignment.text, descriptorPath, true);
-          return { identifier: item.identifier, title, type: 'assignment', source: 'assignment', document, ...(assignment.points ? { assignment: { points: assignment.points } } : {}) };
+          return {
+            identifier: item.identifier,
+            title,
+            type: 'assignment',
+            source: 'assignment',
+            document,
+            ...(points ? { assignment: { points, ...(canvas?.dueAt ? { dueAt: canvas.dueAt } : {}) } } : {}),
+          };
         }
         case 'associated': {
           // Canvas writes its assignments so: an HTML page of instructions and assignment_settings.xml.
@@ -293,15 +343,27 @@ async function scan(zipPath: string): Promise<Plan> {
           continue;
         }
         const activity = await activityOf(item, resource);
-        if (activity) into.push(activity);
+        if (!activity) continue;
+        if (resource.instructorOnly) {
+          warnings.push(`${item.identifier} ("${activity.title}") is for instructors only in the cartridge (Moodle exports a hidden activity so); activities here have no such setting, so it was imported visible to the course's students`);
+        }
+        into.push(activity);
       }
     };
-    const titleOf = (item: OrgItem, fallback: string) => cleanTitle(item.title || canvasTitles.get(item.identifier), fallback);
+    const titleOf = (item: OrgItem, fallback: string) => cleanTitle(item.title || canvasModules.get(item.identifier)?.title, fallback);
+    // Moodle writes an indented activity inside items with neither title nor resource, one per
+    // level of indentation: a layout of its pages, not a module. Below the top level, such an item
+    // (that Canvas does not name either) gives way to its children.
+    const unwrap = (items: OrgItem[]): OrgItem[] =>
+      items.flatMap((item) =>
+        !item.title && !item.identifierref && item.children.length > 0 && !canvasModules.get(item.identifier)?.title ? unwrap(item.children) : [{ ...item, children: unwrap(item.children) }],
+      );
+    const topItems = manifest.items.map((item) => ({ ...item, children: unwrap(item.children) }));
 
     const modules: PlannedModule[] = [];
     const sections: PlannedSection[] = [];
     let loose: PlannedModule | undefined;
-    for (const item of manifest.items) {
+    for (const item of topItems) {
       if (item.children.length === 0 && item.identifierref) {
         // Content at the top level goes to a module of its own, as in Canvas's "unfiled" items.
         if (!loose) modules.push((loose = { identifier: `${item.identifier}#module`, title: cleanTitle(manifest.title ?? undefined, 'General'), activities: [] }));
@@ -330,6 +392,9 @@ async function scan(zipPath: string): Promise<Plan> {
         modules.push(module);
       }
     }
+    // Canvas's order of modules, where module_meta.xml gives one (the others keep theirs, after them).
+    const positionOf = (module: PlannedModule) => canvasModules.get(module.identifier)?.position ?? Number.POSITIVE_INFINITY;
+    if (modules.some((m) => canvasModules.get(m.identifier)?.position !== undefined)) modules.sort((a, b) => (positionOf(a) === positionOf(b) ? 0 : positionOf(a) < positionOf(b) ? -1 : 1));
     // Every page becomes a document (the ones no activity shows are linked to the course), and
     // the files that texts link to are kept even when no resource lists them.
     for (const doc of inline) for (const ref of doc.references) if (kindOf(ref) === 'file') files.add(ref);
@@ -337,6 +402,8 @@ async function scan(zipPath: string): Promise<Plan> {
       version: manifest.version,
       thin: manifest.thin,
       title: manifest.title,
+      // Moodle writes the course summary as HTML.
+      description: manifest.description ? convertHtml(manifest.description, '', () => undefined).markdown.trim().slice(0, 20_000) || null : null,
       modules,
       sections,
       pages: [...pages],

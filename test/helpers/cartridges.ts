@@ -81,8 +81,18 @@ export const webLinkXml = (version: CcVersion, title: string, url: string) =>
 export const topicXml = (version: CcVersion, title: string, html: string) =>
   `<?xml version="1.0" encoding="UTF-8"?><topic xmlns="${namespaces(version).topic}"><title>${esc(title)}</title><text texttype="text/html">${esc(html)}</text></topic>`;
 
-export const ltiXml = (title: string, launchUrl: string) =>
-  `<?xml version="1.0" encoding="UTF-8"?><cartridge_basiclti_link xmlns="http://www.imsglobal.org/xsd/imslticc_v1p0" xmlns:blti="http://www.imsglobal.org/xsd/imsbasiclti_v1p0"><blti:title>${esc(title)}</blti:title><blti:launch_url>${esc(launchUrl)}</blti:launch_url></cartridge_basiclti_link>`;
+export const ltiXml = (
+  title: string,
+  launchUrl: string,
+  options: { secureLaunchUrl?: string; custom?: Record<string, string>; extensions?: { platform: string; properties: Record<string, string> } } = {},
+) => {
+  const props = (values: Record<string, string>) => Object.entries(values).map(([name, value]) => `<lticm:property name="${esc(name)}">${esc(value)}</lticm:property>`).join('');
+  return `<?xml version="1.0" encoding="UTF-8"?><cartridge_basiclti_link xmlns="http://www.imsglobal.org/xsd/imslticc_v1p0" xmlns:blti="http://www.imsglobal.org/xsd/imsbasiclti_v1p0" xmlns:lticm="http://www.imsglobal.org/xsd/imslticm_v1p0" xmlns:lticp="http://www.imsglobal.org/xsd/imslticp_v1p0"><blti:title>${esc(title)}</blti:title>${
+    options.custom ? `<blti:custom>${props(options.custom)}</blti:custom>` : ''
+  }${options.extensions ? `<blti:extensions platform="${esc(options.extensions.platform)}">${props(options.extensions.properties)}</blti:extensions>` : ''}<blti:launch_url>${esc(launchUrl)}</blti:launch_url>${
+    options.secureLaunchUrl ? `<blti:secure_launch_url>${esc(options.secureLaunchUrl)}</blti:secure_launch_url>` : ''
+  }<blti:vendor><lticp:code>test</lticp:code><lticp:name>Test</lticp:name></blti:vendor></cartridge_basiclti_link>`;
+};
 
 export const page = (title: string, body: string) => `<!DOCTYPE html><html><head><title>${esc(title)}</title></head><body>${body}</body></html>`;
 
