@@ -61,10 +61,18 @@ await new Promise<void>((resolve) => provider.once('sync', () => resolve()));
 const typing = setInterval(() => bystander.getText('content').insert(0, 'k'), 50);
 
 // The attacker, in a thread of its own (bench/helpers/collab-attacker.ts).
-const attacker = new Worker(new URL('./helpers/collab-attacker.ts', import.meta.url), { workerData: { url: `${base}/${target}?token=${token}` } });
+// (A thread does not inherit the tsx loader: it registers it, as src/lib/worker-entry.mjs does.)
+const attackerModule = new URL('./helpers/collab-attacker.ts', import.meta.url).href;
+const attacker = new Worker(
+  `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then(({ register }) => { register(); return import(${JSON.stringify(attackerModule)}); })`,
+  { eval: true, workerData: { url: `${base}/${target}?token=${token}` } },
+);
 const ask = (request: AttackerRequest) =>
   new Promise<string>((resolve, reject) => {
-    attacker.once('message', resolve);
+    attacker.once('message', (outcome: string) => {
+      attacker.off('error', reject);
+      resolve(outcome);
+    });
     attacker.once('error', reject);
     attacker.postMessage(request);
   });
