@@ -5,17 +5,21 @@
 // statement changed and 500 items moved. Another client asks GET /api/users/me every 10 ms
 // throughout. The target: the event loop's longest stall during each import stays under 100 ms
 // (measured as bench/large-documents.ts does: the longest gap between the ticks of a 1 ms interval
-// timer). Real SQLite file; the app in this process (app.request), the body built before timing.
+// timer). Real SQLite file; the server on 127.0.0.1 in this process, the import sent by a client in a
+// worker thread (the body built and handed to it before timing): a 29 MiB request built and read
+// by app.request in this same thread cost this loop 1-2 s, which is the client's work, not the server's.
 //   npx tsx bench/case-import.ts        (npm run bench -- case-import)
 import { cpus, loadavg } from 'node:os';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { Worker } from 'node:worker_threads';
+import { startHttpServer } from '../src/http-server';
 import { systemClock } from '../src/lib/clock';
 import { buildConfig } from '../src/config';
 import { buildDeps } from '../src/deps';
 import { createLogger } from '../src/logger';
 import { createApp } from '../src/app';
-import { BENCH_ADMIN, tempDatabase } from './helpers/common';
+import { BENCH_ADMIN, tempDatabase, traceStall } from './helpers/common';
 
 const TARGET_MS = 100;
 
@@ -43,6 +47,26 @@ const deps = await buildDeps({
   logger: createLogger('silent'),
 });
 const app = createApp(deps);
+const running = await startHttpServer({ app, port: 0, host: '127.0.0.1', shutdownTimeoutMs: 2_000 });
+
+/** The client of an import: a thread of its own that POSTs the body over HTTP and answers { status, text }. */
+const CLIENT = `
+const { parentPort, workerData } = require('node:worker_threads');
+fetch(workerData.url, { method: 'POST', headers: { Authorization: 'Bearer ' + workerData.token, 'Content-Type': 'application/json' }, body: workerData.body })
+  .then(async (res) => parentPort.postMessage({ status: res.status, text: await res.text() }))
+  .catch((err) => parentPort.postMessage({ status: 0, text: String(err) }));
+`;
+function importFromClient(body: Uint8Array): Promise<{ created: number; updated: number }> {
+  const worker = new Worker(CLIENT, { eval: true, workerData: { url: `http://127.0.0.1:${running.port}/api/competencies/frameworks/import`, token, body }, transferList: [body.buffer as ArrayBuffer] });
+  return new Promise((resolve, reject) => {
+    worker.once('message', ({ status, text }: { status: number; text: string }) => {
+      void worker.terminate();
+      if (status >= 300 || status === 0) reject(new Error(`import: ${status} ${text.slice(0, 300)}`));
+      else resolve(JSON.parse(text));
+    });
+    worker.once('error', reject);
+  });
+}
 
 const DOC = 'c0a5e000-0000-4000-8000-000000000000';
 const id = (i: number) => `c0a5e000-0000-4000-8000-${String(i + 1).padStart(12, '0')}`;
@@ -139,6 +163,7 @@ async function measured<T>(work: () => Promise<T>): Promise<{ result: T; longest
   let longest = 0;
   const probe = setInterval(() => {
     const now = performance.now();
+    traceStall(last, now);
     longest = Math.max(longest, now - last);
     last = now;
   }, 1);
@@ -172,15 +197,17 @@ console.log('| import | body MiB | answer | wall s | longest loop stall ms | bys
 console.log('|---|---|---|---|---|---|---|');
 let over = false;
 for (const [round, name] of [[0, 'first import (creates 20,000)'], [0, 're-import, unchanged'], [2, 're-import, every statement changed, 500 moved']] as const) {
-  const body = Buffer.from(JSON.stringify(casePackage(round)));
+  const body = new TextEncoder().encode(JSON.stringify(casePackage(round)));
+  const mib = body.length / 1048576;
   collectGarbage();
-  const { result, longest, asked, slowest, wall } = await measured(() => call('POST', '/api/competencies/frameworks/import', token, body));
+  const { result, longest, asked, slowest, wall } = await measured(() => importFromClient(body));
   over ||= longest >= TARGET_MS;
   const answer = `${result.created} created, ${result.updated} updated`;
-  console.log(`| ${name} | ${(body.length / 1048576).toFixed(1)} | ${answer} | ${wall.toFixed(2)} | ${longest.toFixed(0)} | ${asked} (${slowest.toFixed(0)}) | ${longest < TARGET_MS ? 'yes' : 'NO'} |`);
+  console.log(`| ${name} | ${mib.toFixed(1)} | ${answer} | ${wall.toFixed(2)} | ${longest.toFixed(0)} | ${asked} (${slowest.toFixed(0)}) | ${longest < TARGET_MS ? 'yes' : 'NO'} |`);
 }
 console.log(`load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} (1, 5, 15 min) when done`);
 
+await running.close();
 await deps.workers.close();
 dispose();
 process.exit(over ? 1 : 0);

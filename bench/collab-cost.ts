@@ -2,7 +2,9 @@
 // document, ten in a row (reconnecting whenever closed), while another editor works on another
 // document. The target: the event loop's longest stall during the attack stays under 100 ms for
 // everyone else (measured as bench/large-documents.ts does: the longest gap between the ticks of a
-// 1 ms interval timer). The real server on 127.0.0.1 over a SQLite file, every client in this process.
+// 1 ms interval timer). The real server on 127.0.0.1 over a SQLite file; the other editor in this
+// process, the attacker in a worker thread (bench/helpers/collab-attacker.ts: its own work of
+// building and masking megabyte messages is not the server's).
 // Attacks: the GC-struct flood of the issue (590,000 GC structs, 1.18 MB: refused from its counts),
 // the largest flood of GC structs the caps let through, and updates of 100,000 items each (a
 // character typed at a time: applied in slices, charged to the sender, who is closed once past
@@ -10,16 +12,16 @@
 // own stalls (a shared VM's load shows there).
 //   npx tsx bench/collab-cost.ts        (npm run bench -- collab-cost)
 import { cpus, loadavg } from 'node:os';
+import { Worker } from 'node:worker_threads';
 import { WebSocket } from 'ws';
 import { WebsocketProvider } from 'y-websocket';
 import * as Y from 'yjs';
-import { MAX_UPDATE_PLACEHOLDERS } from '../collab/update-pass';
 import { startBackgroundCheckpoints } from '../db/client';
 import { createApp } from '../src/app';
 import { createCollabHub } from '../src/deps';
 import { startHttpServer } from '../src/http-server';
-import { gcFlood, syncStep1Message, syncUpdateMessage, typedBackwards } from '../test/helpers/yjs-attacks';
-import { BENCH_ADMIN, benchDeps, tempDatabase } from './helpers/common';
+import { ATTACKS, type AttackerRequest } from './helpers/collab-attacker';
+import { BENCH_ADMIN, benchDeps, tempDatabase, traceStall } from './helpers/common';
 
 const TARGET_MS = 100;
 const ROUNDS = 10;
@@ -58,45 +60,22 @@ const provider = new WebsocketProvider(base, other, bystander, {
 await new Promise<void>((resolve) => provider.once('sync', () => resolve()));
 const typing = setInterval(() => bystander.getText('content').insert(0, 'k'), 50);
 
-/** Sends one update on a fresh or open socket; resolves with how it ended: kept, or the close code. */
-let socket: WebSocket | null = null;
-async function send(update: Uint8Array): Promise<string> {
-  if (!socket || socket.readyState !== WebSocket.OPEN) {
-    socket = new WebSocket(`${base}/${target}?token=${token}`);
-    await new Promise((resolve, reject) => {
-      socket!.once('open', resolve);
-      socket!.once('error', reject);
-    });
-  }
-  const ws = socket;
-  // Taken once the server answers a sync step 1 sent behind it (the connection's messages are taken
-  // in order); refused when it answers permission-denied; or closed. The step 1 carries what the
-  // attacker holds, as a stock client's does: the server answers with what it lacks (little), not
-  // the whole document.
-  return new Promise<string>((resolve) => {
-    const done = (outcome: string) => {
-      ws.off('message', onMessage);
-      ws.off('close', onClose);
+// The attacker, in a thread of its own (bench/helpers/collab-attacker.ts).
+// (A thread does not inherit the tsx loader: it registers it, as src/lib/worker-entry.mjs does.)
+const attackerModule = new URL('./helpers/collab-attacker.ts', import.meta.url).href;
+const attacker = new Worker(
+  `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then(({ register }) => { register(); return import(${JSON.stringify(attackerModule)}); })`,
+  { eval: true, workerData: { url: `${base}/${target}?token=${token}` } },
+);
+const ask = (request: AttackerRequest) =>
+  new Promise<string>((resolve, reject) => {
+    attacker.once('message', (outcome: string) => {
+      attacker.off('error', reject);
       resolve(outcome);
-    };
-    const onMessage = (data: Buffer) => {
-      if (data[0] === 2) done('refused');
-      else if (data[0] === 0 && data[1] === 1) done('taken');
-    };
-    const onClose = (code: number) => done(`closed ${code}`);
-    ws.on('message', onMessage);
-    ws.on('close', onClose);
-    ws.send(syncUpdateMessage(update));
-    ws.send(syncStep1Message(Y.encodeStateVector(author)));
+    });
+    attacker.once('error', reject);
+    attacker.postMessage(request);
   });
-}
-
-const attacks: Array<{ name: string; update: (i: number) => Uint8Array }> = [
-  { name: 'GC flood of the issue: 590,000 GC structs, 1.18 MB', update: (i) => gcFlood(590_000, 1_000 + i) },
-  { name: `GC flood at the cap: ${MAX_UPDATE_PLACEHOLDERS.toLocaleString('en')} GC structs`, update: (i) => gcFlood(MAX_UPDATE_PLACEHOLDERS, 2_000 + i) },
-  { name: '100,000 items, a character typed at a time', update: () => typedBackwards(author, 100_000) },
-];
-const author = new Y.Doc();
 
 console.log(`Node ${process.version}, ${cpus().length} cores; ${ROUNDS} updates per attack, one member on their own document`);
 console.log(`load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} (1, 5, 15 min) at the start`);
@@ -110,6 +89,7 @@ async function longestStall(work: () => Promise<void>): Promise<{ longest: numbe
   let longest = 0;
   const probe = setInterval(() => {
     const now = performance.now();
+    traceStall(last, now);
     longest = Math.max(longest, now - last);
     last = now;
   }, 1);
@@ -122,12 +102,12 @@ async function longestStall(work: () => Promise<void>): Promise<{ longest: numbe
 const baseline = await longestStall(() => new Promise((resolve) => setTimeout(resolve, BASELINE_MS)));
 console.log(`| none (baseline: the other editor typing alone) | | ${baseline.seconds.toFixed(1)} | ${baseline.longest.toFixed(0)} | |`);
 let over = false;
-for (const attack of attacks) {
-  const updates = Array.from({ length: ROUNDS }, (_, i) => attack.update(i));
+for (const [index, attack] of ATTACKS.entries()) {
+  await ask({ prepare: index, rounds: ROUNDS });
   const outcomes = new Map<string, number>();
   const { longest, seconds } = await longestStall(async () => {
-    for (const update of updates) {
-      const outcome = await send(update);
+    for (let i = 0; i < ROUNDS; i++) {
+      const outcome = await ask({ send: i });
       outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
     }
   });
@@ -138,7 +118,8 @@ for (const attack of attacks) {
 console.log(`load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} (1, 5, 15 min) when done`);
 
 clearInterval(typing);
-(socket as WebSocket | null)?.terminate();
+attacker.postMessage({ close: true } satisfies AttackerRequest);
+await attacker.terminate();
 provider.destroy();
 await running.close();
 await checkpoints.stop();

@@ -91,26 +91,8 @@ async function main(): Promise<void> {
   deps.webhooks.start();
   // Jobs a previous process left running are taken again (or failed) once their lease runs out.
   deps.jobs.start();
-  const enabled = (await features(deps)).features;
-  held.release(() =>
-    logger.info(
-      {
-        version: serverVersion,
-        port: running.port,
-        host: config.host,
-        dataDir: config.dataDir,
-        databaseBytes: sizeOf(file) + sizeOf(`${file}-wal`),
-        features: { collab: enabled.collab, pdf_export: enabled.pdf_export, pdf_fonts: enabled.pdf_fonts, metrics: deps.metrics.enabled },
-      },
-      `listening on http://${config.host}:${running.port} (version ${serverVersion})`,
-    ),
-  );
-  if (enabled.pdf_export && !enabled.pdf_fonts) {
-    const missing = await scriptsWithoutFonts();
-    logger.warn({ missing, packages: FONT_PACKAGES }, `PDFs will show empty boxes for ${missing.join(', ')}: install fonts (Debian/Ubuntu: apt-get install ${FONT_PACKAGES.join(' ')})`);
-  }
-  warnOfUnsafeSettings(config, logger);
-
+  // The signal handlers before the first log line: a supervisor (or a test) that stops the server
+  // as soon as it says it listens gets the graceful shutdown, never the default action of SIGTERM.
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
@@ -161,6 +143,26 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  const enabled = (await features(deps)).features;
+  held.release(() =>
+    logger.info(
+      {
+        version: serverVersion,
+        port: running.port,
+        host: config.host,
+        dataDir: config.dataDir,
+        databaseBytes: sizeOf(file) + sizeOf(`${file}-wal`),
+        features: { collab: enabled.collab, pdf_export: enabled.pdf_export, pdf_fonts: enabled.pdf_fonts, metrics: deps.metrics.enabled },
+      },
+      `listening on http://${config.host}:${running.port} (version ${serverVersion})`,
+    ),
+  );
+  if (enabled.pdf_export && !enabled.pdf_fonts) {
+    const missing = await scriptsWithoutFonts();
+    logger.warn({ missing, packages: FONT_PACKAGES }, `PDFs will show empty boxes for ${missing.join(', ')}: install fonts (Debian/Ubuntu: apt-get install ${FONT_PACKAGES.join(' ')})`);
+  }
+  warnOfUnsafeSettings(config, logger);
+
 }
 
 /** Settings that are right for tests and a receiver on the same machine, and risky in production. */

@@ -151,3 +151,15 @@ export function runBench(main: () => Promise<void>, dispose: () => void): void {
     process.exit(1);
   });
 }
+
+/**
+ * BENCH_TRACE_STALLS_MS=50: a stall probe's gap (performance.now() at its ticks) of at least that
+ * long is printed on stderr with its start and end on the monotonic clock in microseconds, the time
+ * base of a `node --cpu-prof` profile, to tell what ran in it (bench/RESULTS.md, "Finding a stall").
+ */
+const TRACE_STALLS_MS = Number(process.env.BENCH_TRACE_STALLS_MS ?? 0);
+export function traceStall(from: number, to: number): void {
+  if (!TRACE_STALLS_MS || to - from < TRACE_STALLS_MS) return;
+  const originUs = Number(process.hrtime.bigint() / 1000n) - performance.now() * 1000;
+  process.stderr.write(`stall ${(to - from).toFixed(0)} ms: ${Math.round(originUs + from * 1000)} ${Math.round(originUs + to * 1000)}\n`);
+}

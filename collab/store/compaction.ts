@@ -19,6 +19,12 @@ import type { StoreMetrics } from './types';
  */
 const CLEAR_ROWS_PER_STEP = 100;
 const CLEAR_SLICE_MS = 3;
+/**
+ * A document's first step, doubled while steps stay within a slice: rows of a large update cut in
+ * slices hold ~30 KB each, and a first step of 100 of them took 30 ms of CPU in one turn under the
+ * costly-updates benchmark's attack (bench/collab-cost.ts, profiled).
+ */
+const CLEAR_ROWS_FIRST_STEP = 8;
 
 export interface CompactionOptions {
   db: Db;
@@ -35,7 +41,7 @@ export class Compaction {
 
   constructor(private readonly opts: CompactionOptions) {
     // Clearing that a previous process left unfinished.
-    for (const { documentId } of unfinishedClearings(opts.db).all()) this.uncleared.set(documentId, CLEAR_ROWS_PER_STEP);
+    for (const { documentId } of unfinishedClearings(opts.db).all()) this.uncleared.set(documentId, CLEAR_ROWS_FIRST_STEP);
     this.scheduleClear();
   }
 
@@ -65,7 +71,7 @@ export class Compaction {
       .run();
     this.opts.metrics.compacted();
     if (cleared) return;
-    if (!this.uncleared.has(doc.id)) this.uncleared.set(doc.id, CLEAR_ROWS_PER_STEP);
+    if (!this.uncleared.has(doc.id)) this.uncleared.set(doc.id, CLEAR_ROWS_FIRST_STEP);
     this.scheduleClear();
   }
 

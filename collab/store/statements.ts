@@ -49,6 +49,13 @@ export function prepareStatements(db: Db) {
         .from(documentStates)
         .where(eq(documentStates.documentId, documentId))
         .prepare(),
+      // What tells whether the stored state is as new as a fold, without reading it: a 5 MB state
+      // read only to look at the number beside it cost 5-10 ms of the event loop (110 ms cold).
+      stateMeta: db
+        .select({ throughUpdateId: documentStates.throughUpdateId, hasMarkdown: sql<number>`${documentStates.markdown} IS NOT NULL` })
+        .from(documentStates)
+        .where(eq(documentStates.documentId, documentId))
+        .prepare(),
       // The stored text and state with what tells whether they are current: the document exists,
       // and the first log row after the state, if any (found on the (document_id, id) index).
       stored: db

@@ -117,7 +117,7 @@ export class WorkerPath {
         Y.applyUpdate(doc, slice);
       }
       log.write();
-      const now = statements.reads.state.get({ documentId });
+      const now = statements.reads.stateMeta.get({ documentId });
       if (this.closed || host.live.has(documentId) || now?.throughUpdateId !== state?.throughUpdateId) {
         doc.destroy();
         return;
@@ -246,7 +246,7 @@ export class WorkerPath {
     if (this.closed) return { ...fold, through };
     inTransaction(this.opts.db, () => {
       if (!statements.reads.tenantOf.get({ documentId })) return;
-      const current = statements.reads.state.get({ documentId });
+      const current = statements.reads.stateMeta.get({ documentId });
       if (current && current.throughUpdateId >= through && current.hasMarkdown) return;
       compaction.writeState({ id: documentId, tenantId }, Buffer.from(fold.state.buffer, fold.state.byteOffset, fold.state.byteLength), fold.markdown, through);
     });

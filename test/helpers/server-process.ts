@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { expect } from 'vitest';
+import { SERVER_NODE_FLAGS } from '../../src/node-flags';
 
 export const root = path.resolve(import.meta.dirname, '..', '..');
 export const tsx = path.join(root, 'node_modules', '.bin', 'tsx');
@@ -24,15 +25,24 @@ export function killChildren(): void {
 }
 
 /**
- * Starts the server through tsx, or through `command` (e.g. `npm start --`), which is given the
- * server's flags after its own arguments.
+ * The server as `npm start` runs it: node itself with the server's flags, the TypeScript sources
+ * loaded by tsx's loader (`--import tsx`), not through the `tsx` command. That command is a second
+ * process that relays a signal to the server and, when the server has not reported it back within
+ * 30 ms (its event loop busy for that long, as after a burst of edits on a loaded machine), kills
+ * it with SIGKILL and exits 143 (128 + SIGTERM): a graceful stop a test cannot count on.
+ */
+export const serverCommand = [process.execPath, ...SERVER_NODE_FLAGS, '--import', 'tsx', 'src/server.ts'] as const;
+
+/**
+ * Starts the server (serverCommand), or through `command` (e.g. `npm start --`), which is given
+ * the server's flags after its own arguments. A signal sent to `child` is the server's own.
  */
 export function startServer(
   dataDir: string,
   env: Record<string, string>,
   opts: { port?: number; command?: readonly [string, ...string[]] } = {},
 ): Promise<RunningServer> {
-  const [command, ...args] = opts.command ?? [tsx, 'src/server.ts'];
+  const [command, ...args] = opts.command ?? serverCommand;
   const child = spawn(command, [...args, '--port', String(opts.port ?? 0), '--data-dir', dataDir], {
     cwd: root,
     env: { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },

@@ -1,5 +1,6 @@
 // Frameworks: list, create, change and delete them (admins), and IMS CASE 1.0 import and export.
 import { authedRoute, errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent } from '../../http/openapi';
+import { bodyBytes } from '../../http/body';
 import { pageOf, pageOfRows, paginationQuery } from '../../http/pagination';
 import { exportCasePackage, importCasePackage, keptAsGiven } from '../case';
 import { authorizeCompetencies } from '../policy';
@@ -73,7 +74,7 @@ export const frameworkRoutes = newRouter()
       const actor = c.var.actor;
       authorizeCompetencies(actor, 'manage');
       // The body's bytes: decoded (strictly UTF-8) and parsed with the package, off the event loop when large.
-      const bytes = new Uint8Array(await c.req.arrayBuffer());
+      const bytes = await bodyBytes(c.req.raw);
       const result = await importCasePackage(c.var.deps, actor.tenantId, actor.userId, bytes);
       const body = {
         framework: presentFramework(result.framework, countOf(c, result.framework.id)),
