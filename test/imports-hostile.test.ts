@@ -3,13 +3,14 @@
 // no manifest, a manifest with a DOCTYPE or entities, not well-formed, not CC); what only inflating
 // tells (a zip bomb, an entry larger than its header says) fails the job with the reason. Either
 // way nothing is written and no file is left. A server killed in the middle of an import (before
-// or while it writes) leaves the job failed and nothing half-imported; so does a failure while it writes.
+// or while it writes) leaves the job failed and nothing half-imported; so does a failure while it
+// writes, and a draft whose clean-up a dying process left unfinished is removed at the next start.
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { courseFiles, courseModules, courses, documents, enrollments, importDrafts, importMappings, jobs } from '../db/schema';
 import { blobPath } from '../src/files/blobs';
 import { importJobs } from '../src/imports/job';
@@ -253,6 +254,42 @@ describe('a server killed during an import', () => {
     expect(countRows(t.db, importDrafts)).toBe(0);
     expect(existsSync(blobPath(dataDir, blob.sha256))).toBe(false);
     expect(await leftFiles()).toEqual([]);
+  });
+});
+
+describe('a server killed while it discards a failed import', () => {
+  it('has the draft removed whole when the job runner starts again', async () => {
+    const before = { ...written(), files: countRows(t.db, courseFiles) };
+    const res = await upload(await fullCartridge('1.3'));
+    expect(res.status, res.text).toBe(202);
+    let writing!: () => void;
+    const reached = new Promise<void>((resolve) => (writing = resolve));
+    const dyingWorkers = {
+      run: (module: URL, input: { kind: string }) => {
+        if (input.kind !== 'states') return t.deps.workers.run(module, input);
+        setImmediate(writing);
+        return new Promise(() => undefined);
+      },
+    } as unknown as WorkerPool;
+    const dying = new JobRunner({ db: t.db, clock: t.clock, logger: createLogger('silent') });
+    dying.register('imports.cartridge', importJobs({ ...t.deps, workers: dyingWorkers })['imports.cartridge']!);
+    expect(await dying.runDue()).toBe(1);
+    await reached;
+    // The job was failed, and the process died before its clean-up ended: the draft is still here.
+    t.db.update(jobs).set({ status: 'failed', error: 'interrupted', lockedUntil: null }).where(eq(jobs.id, res.body.id)).run();
+    const draft = t.db.select().from(importDrafts).where(eq(importDrafts.jobId, res.body.id)).get()!;
+    expect(draft).toBeDefined();
+
+    const restarted = new JobRunner({ db: t.db, clock: t.clock, logger: createLogger('silent') });
+    restarted.register('imports.cartridge', importJobs(t.deps)['imports.cartridge']!);
+    restarted.start(60_000);
+    try {
+      await vi.waitFor(() => expect(countRows(t.db, importDrafts)).toBe(0), { timeout: 20_000, interval: 50 });
+    } finally {
+      await restarted.stop();
+    }
+    expect(t.db.select().from(courses).where(eq(courses.id, draft.courseId)).get()).toBeUndefined();
+    expect({ ...written(), files: countRows(t.db, courseFiles) }).toEqual(before);
   });
 });
 

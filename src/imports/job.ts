@@ -11,7 +11,7 @@ import type { Deps } from '../context';
 import { JobFailure, type JobContext, type JobKind, type JobRow } from '../jobs/runner';
 import type { StagedFile } from './course-files';
 import { sniffContentType } from '../files/blobs';
-import { afterApply, applyPlan, applyPlanSliced, discardDraft, emptyReport, type BodyState, type DocumentText, type ImportInput, type ImportReport } from './service';
+import { afterApply, applyPlan, endedDrafts, applyPlanSliced, discardDraft, emptyReport, type BodyState, type DocumentText, type ImportInput, type ImportReport } from './service';
 import type { ConvertResult, ExtractResult, ImportTask, Plan, Refusal, StatesResult } from './tasks';
 import { CartridgeRefused } from './zip';
 
@@ -57,6 +57,12 @@ async function removeLeftovers(deps: Deps, jobId: string, input: ImportInput | u
   await rm(stagingDirOf(deps, jobId), { recursive: true, force: true });
   // Only a file of the imports directory: never a path the input could point elsewhere.
   if (input?.path && dirname(input.path) === importsDir(deps)) await rm(input.path, { force: true });
+}
+
+/** Removes what a failed import left: the course it was still writing, the upload and the staging directory. */
+async function cleanUp(deps: Deps, jobId: string, input: string | null): Promise<void> {
+  await discardDraft(deps, jobId);
+  await removeLeftovers(deps, jobId, input === null ? undefined : (JSON.parse(input) as ImportInput));
 }
 
 async function runImport(deps: Deps, job: JobContext): Promise<unknown> {
@@ -152,9 +158,10 @@ export const importJobs = (deps: Deps): Record<string, JobKind> => ({
     leaseMs: 120_000,
     run: (job) => runImport(deps, job),
     // A new course the job was still writing (failed, or abandoned by a dead process) goes whole.
-    onFailed: async (row: JobRow) => {
-      await discardDraft(deps, row.id);
-      await removeLeftovers(deps, row.id, JSON.parse(row.input) as ImportInput);
+    onFailed: (row: JobRow) => cleanUp(deps, row.id, row.input),
+    // A draft whose job has ended (the process died while cleaning up after it): cleaned up now.
+    sweep: async () => {
+      for (const draft of endedDrafts(deps.db)) await cleanUp(deps, draft.jobId, draft.input);
     },
   },
 });

@@ -4,7 +4,7 @@
 // make a second import of the same cartridge update rather than add), and the caller's imports are
 // read back (getImport, listImports). The heavy work before the write is in job.ts and tasks.ts.
 import { createHash } from 'node:crypto';
-import { and, asc, desc, eq } from 'drizzle-orm';
+import { and, asc, desc, eq, isNull, notInArray, or } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import {
   activities,
@@ -561,6 +561,16 @@ export async function applyPlanSliced(
     releasePlaced(deps, c.placed);
     throw error;
   }
+}
+
+/** The drafts still here though their jobs have ended (failed, or gone), with their jobs' input when there is one. */
+export function endedDrafts(db: Db): { jobId: string; input: string | null }[] {
+  return db
+    .select({ jobId: importDrafts.jobId, input: jobs.input })
+    .from(importDrafts)
+    .leftJoin(jobs, eq(jobs.id, importDrafts.jobId))
+    .where(or(isNull(jobs.id), notInArray(jobs.status, ['queued', 'running'])))
+    .all();
 }
 
 /**

@@ -51,6 +51,8 @@ export interface JobKind {
   leaseMs?: number;
   /** Called once when the job has failed for good (spent attempts, JobFailure, or found abandoned): undo what it left. */
   onFailed?(job: JobRow, error: string): void | Promise<void>;
+  /** Called once when the runner starts: undo what ended jobs left behind when their onFailed did not finish (the process died while cleaning). */
+  sweep?(): void | Promise<void>;
 }
 
 export interface EnqueueOptions {
@@ -151,6 +153,12 @@ export class JobRunner {
       }, pollMs);
       this.timer.unref?.();
     };
+    for (const [name, kind] of this.kinds) {
+      if (!kind.sweep) continue;
+      void Promise.resolve()
+        .then(() => kind.sweep!())
+        .catch((error) => this.options.logger.error({ err: error, kind: name }, 'sweeping after ended jobs failed'));
+    }
     tick();
     this.wake();
   }
