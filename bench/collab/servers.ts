@@ -20,11 +20,16 @@ export interface ServerProcess {
  * server's; every server also gets the memory probe (bench/helpers/memory-probe.ts).
  */
 function spawnNode(nodeArgs: string[], args: string[], env: Record<string, string>, stdout: 'pipe' | number): ChildProcess {
-  const child = spawn(process.execPath, [...nodeArgs, '--expose-gc', '--import', 'tsx', '--import', './bench/helpers/memory-probe.ts', ...args], {
-    cwd: root,
-    env: { ...process.env, BENCH_MEMORY_DIR: memoryDir, ...env },
-    stdio: ['ignore', stdout, stdout === 'pipe' ? 'inherit' : stdout],
-  });
+  const child = spawn(
+    process.execPath,
+    [...nodeArgs, '--expose-gc', '--import', 'tsx', '--import', './bench/helpers/memory-probe.ts', '--import', './bench/helpers/cpu-probe.ts', ...args],
+    {
+      cwd: root,
+      env: { ...process.env, BENCH_MEMORY_DIR: memoryDir, ...env },
+      // The IPC channel carries the CPU probe's readings (bench/helpers/cpu-probe.ts).
+      stdio: ['ignore', stdout, stdout === 'pipe' ? 'inherit' : stdout, 'ipc'],
+    },
+  );
   children.add(child);
   child.once('exit', () => children.delete(child));
   return child;
@@ -78,6 +83,30 @@ export function stopChild(child: ChildProcess): Promise<void> {
       resolve();
     });
     child.kill('SIGTERM');
+  });
+}
+
+let cpuRequests = 0;
+
+/**
+ * The server process's own process.cpuUsage() (user + system, ms), asked over its IPC channel (its
+ * preloaded CPU probe answers): exact, where /proc's figure counts in 10 ms ticks.
+ */
+export function serverCpuMs(child: ChildProcess): Promise<number> {
+  const id = ++cpuRequests;
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.off('message', onMessage);
+      reject(new Error(`process ${child.pid} did not answer the CPU probe`));
+    }, 30_000);
+    const onMessage = (msg: { type?: string; id?: number; user?: number; system?: number }) => {
+      if (msg?.type !== 'cpu-usage' || msg.id !== id) return;
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      resolve((msg.user! + msg.system!) / 1000);
+    };
+    child.on('message', onMessage);
+    child.send({ type: 'cpu-usage', id });
   });
 }
 
