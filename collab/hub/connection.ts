@@ -232,7 +232,9 @@ export class Connection {
       return;
     }
     if (own.length === 0) return;
-    room.applyAwareness(own.length === entries.length ? update : encodeAwarenessEntries(own), this);
+    // The states are relayed as sent, never parsed here otherwise: one that is not JSON would break every peer's parse.
+    for (const e of own) JSON.parse(e.state);
+    room.applyAwareness(own.length === entries.length ? update : encodeAwarenessEntries(own), own, this, ctx.clock.now().getTime());
   }
 
   private onSync(decoder: decoding.Decoder): void {
