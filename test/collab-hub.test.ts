@@ -506,11 +506,13 @@ describe('group commit', () => {
     await Promise.all([...writers, watcher].map((c) => c.opened));
     // The log is read at the moment the hub hands each update to a socket.
     const storedWhenSent: boolean[] = [];
-    const send = Connection.prototype.send;
-    vi.spyOn(Connection.prototype, 'send').mockImplementation(function (this: Connection, bytes: Uint8Array) {
-      const update = updateIn(bytes);
+    // Broadcasts go out framed once for all (sendFrame): the message is the frame's payload.
+    const sendFrame = Connection.prototype.sendFrame;
+    vi.spyOn(Connection.prototype, 'sendFrame').mockImplementation(function (this: Connection, frame: Buffer) {
+      const length = frame[1]! & 0x7f;
+      const update = updateIn(new Uint8Array(frame.subarray(length === 126 ? 4 : length === 127 ? 10 : 2)));
       if (update) storedWhenSent.push(storedData(id).some((stored) => stored.equals(update)));
-      send.call(this, bytes);
+      sendFrame.call(this, frame);
     });
     let delivered = 0;
     watcher.ws.on('message', (data: Buffer) => {

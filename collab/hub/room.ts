@@ -3,13 +3,15 @@
 // is in the log, so nothing is broadcast before it is durable.
 import type { DocumentSubscriber } from '../store';
 import { Presence } from './presence';
-import { awarenessMessage, encodeAwarenessEntries, updateMessage, type AwarenessEntry } from './protocol';
+import { awarenessMessage, binaryFrame, encodeAwarenessEntries, updateMessage, type AwarenessEntry } from './protocol';
 
 /** What a room needs of each connection in it. */
 export interface RoomMember {
   /** Awareness client ids this member controls, removed when it leaves. */
   readonly awarenessIds: Set<number>;
   send(bytes: Uint8Array): void;
+  /** Sends a message already framed (binaryFrame): the same buffer goes to every member. */
+  sendFrame(frame: Buffer): void;
 }
 
 /** Who is told when the store drops the room's document (a change it held could not be saved). */
@@ -27,9 +29,11 @@ export class Room<M extends RoomMember = RoomMember> implements DocumentSubscrib
     readonly documentId: string,
   ) {}
 
+  /** A stored update: encoded and framed once, the same buffer written to every other member. */
   onUpdate(update: Uint8Array, origin: unknown): void {
-    const bytes = updateMessage(update);
-    for (const conn of this.connections) if (conn !== origin) conn.send(bytes);
+    if (this.connections.size < 2 && this.connections.has(origin as M)) return;
+    const frame = binaryFrame(updateMessage(update));
+    for (const conn of this.connections) if (conn !== origin) conn.sendFrame(frame);
   }
 
   onDropped(): void {
@@ -80,6 +84,8 @@ export class Room<M extends RoomMember = RoomMember> implements DocumentSubscrib
   destroy(): void {}
 
   private broadcast(bytes: Uint8Array): void {
-    for (const conn of this.connections) conn.send(bytes);
+    if (this.connections.size === 0) return;
+    const frame = binaryFrame(bytes);
+    for (const conn of this.connections) conn.sendFrame(frame);
   }
 }
