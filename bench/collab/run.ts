@@ -21,7 +21,7 @@
 //   --profile                                               CPU-profiles our server over the workload, prints its hottest parts
 //   --client-procs=N (default 3)  --seconds=N (15)  --rest-docs=N (200)  --rest-rate=N (500)  --idle=1000,10000
 import { fork, type ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -31,7 +31,7 @@ import type { Edited, FromClient, Rested, ToClient } from './client-process';
 import { api, inBatches, signIn, waitForDocumentsApi } from './clients';
 import { summariseProfile } from './measures';
 import { LABEL, memoryDir, profileDir, root, workDir, type Kind } from './options';
-import { children, serverCpuMs, settledReading, startOurs, startPeer, stopChild, type MemoryReading, type ServerProcess } from './servers';
+import { children, serverCpuMs, settledReading, startOurs, startPeer, startServerProfile, stopChild, stopServerProfile, type MemoryReading, type ServerProcess } from './servers';
 
 // ---------------------------------------------------------------- command line
 
@@ -71,6 +71,8 @@ const NO_REST = flag('no-rest') || !KINDS.includes('ours');
 const NO_WORKLOAD = flag('no-workload');
 const PARTIAL = QUICK || PROFILE || Boolean(ONLY) || NO_IDLE || flag('no-rest') || NO_WORKLOAD || arg('docs') !== undefined && DOCS !== 500;
 
+/** Where --profile keeps our server's profile of the workload (past the run, for DevTools). */
+const PROFILE_FILE = path.join(tmpdir(), 'lms-bench-collab10x-ours.cpuprofile');
 const WARMUP_DOCS = 20;
 const CONNECT_CONCURRENCY = 64;
 const SYNC_TIMEOUT_MS = 60_000;
@@ -214,6 +216,7 @@ async function editWorkload(
   const connectSeconds = await connectShare(procs, server, names, CLIENTS_PER_DOC, token);
   // Awareness from the joins settles before the clock starts.
   await sleep(1_000);
+  if (PROFILE && server.kind === 'ours') await startServerProfile(server.child);
   const cpuBefore = await serverCpuMs(server.child);
   const wallStart = performance.now();
   const answers = await Promise.all(
@@ -221,6 +224,7 @@ async function editWorkload(
   );
   const wallMs = performance.now() - wallStart;
   const cpu = (await serverCpuMs(server.child)) - cpuBefore;
+  if (PROFILE && server.kind === 'ours') await stopServerProfile(server.child, PROFILE_FILE);
   return { answers, serverCpuMs: cpu, wallMs, connectSeconds };
 }
 
@@ -504,6 +508,7 @@ async function main(): Promise<void> {
       `idle at ${IDLE_STEPS.join(', ')} documents; REST ${REST_RATE} req/s beside ${REST_DOCS} documents × ${CLIENTS_PER_DOC} clients`,
   );
   mkdirSync(profileDir, { recursive: true });
+  if (PROFILE) rmSync(PROFILE_FILE, { force: true });
   mkdirSync(memoryDir, { recursive: true });
 
   // Our documents exist before anything is measured: created through REST by a first server on
@@ -533,7 +538,7 @@ async function main(): Promise<void> {
   const workloads: WorkloadResult[] = [];
   let profileLines: string[] = [];
   for (const kind of NO_WORKLOAD ? [] : KINDS) {
-    const server = kind === 'ours' ? await startOurs('workload', { profile: PROFILE }) : await startPeer(kind);
+    const server = kind === 'ours' ? await startOurs('workload') : await startPeer(kind);
     try {
       const token = kind === 'ours' ? await signIn(server) : undefined;
       if (kind === 'ours') await sleep(2_000);
@@ -550,16 +555,7 @@ async function main(): Promise<void> {
     } finally {
       await stopChild(server.child);
     }
-    if (kind === 'ours' && PROFILE) {
-      const file = readdirSync(profileDir)
-        .filter((f) => f.endsWith('.cpuprofile'))
-        .sort((a, b) => statSync(path.join(profileDir, b)).size - statSync(path.join(profileDir, a)).size)[0];
-      if (file) {
-        const kept = path.join(tmpdir(), 'lms-bench-collab10x-ours.cpuprofile');
-        copyFileSync(path.join(profileDir, file), kept);
-        profileLines = [...summariseProfile(kept), `profile kept at ${kept}`];
-      }
-    }
+    if (kind === 'ours' && PROFILE && existsSync(PROFILE_FILE)) profileLines = [...summariseProfile(PROFILE_FILE), `profile kept at ${PROFILE_FILE}`];
     await sleep(1_000);
   }
 
