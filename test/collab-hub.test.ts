@@ -718,6 +718,27 @@ describe('awareness protocol over a raw socket', () => {
     bob.provider.destroy();
   });
 
+  it('removes a presence not renewed for 30 s (the hub-wide ticker) and tells the room', async () => {
+    const id = await newDocument();
+    const bob = editorFor(id, editor);
+    await synced(bob);
+    const silent = rawClient(server.port, `/collab/${id}?token=${viewer.token}`);
+    await silent.opened;
+    silent.ws.send(awarenessFrame([{ id: 5151, clock: 1, state: '{"user":{"name":"Silent"}}' }]));
+    await eventually(() => bob.provider.awareness.getStates().get(5151)?.user?.name === 'Silent', 5_000, 'present');
+    t.clock.advance(31_000);
+    try {
+      // Bob's own state is renewed now; the hub's one ticker looks every 3 s.
+      bob.provider.awareness.setLocalStateField('user', { name: 'Bob' });
+      await eventually(() => !bob.provider.awareness.getStates().has(5151), 10_000, 'silent presence timed out');
+      expect(bob.provider.awareness.getLocalState()).toEqual({ user: { name: 'Bob' } });
+    } finally {
+      t.clock.advance(-31_000);
+    }
+    silent.ws.close();
+    bob.provider.destroy();
+  });
+
   it('bounds what one connection may put in the room: state size, client ids, and nothing from a malformed message', async () => {
     const id = await newDocument();
     const watcher = editorFor(id, owner);
