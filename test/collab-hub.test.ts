@@ -506,11 +506,13 @@ describe('group commit', () => {
     await Promise.all([...writers, watcher].map((c) => c.opened));
     // The log is read at the moment the hub hands each update to a socket.
     const storedWhenSent: boolean[] = [];
-    const send = Connection.prototype.send;
-    vi.spyOn(Connection.prototype, 'send').mockImplementation(function (this: Connection, bytes: Uint8Array) {
-      const update = updateIn(bytes);
+    // Broadcasts go out framed once for all (sendFrame): the message is the frame's payload.
+    const sendFrame = Connection.prototype.sendFrame;
+    vi.spyOn(Connection.prototype, 'sendFrame').mockImplementation(function (this: Connection, frame: Buffer) {
+      const length = frame[1]! & 0x7f;
+      const update = updateIn(new Uint8Array(frame.subarray(length === 126 ? 4 : length === 127 ? 10 : 2)));
       if (update) storedWhenSent.push(storedData(id).some((stored) => stored.equals(update)));
-      send.call(this, bytes);
+      sendFrame.call(this, frame);
     });
     let delivered = 0;
     watcher.ws.on('message', (data: Buffer) => {
@@ -713,6 +715,27 @@ describe('awareness protocol over a raw socket', () => {
     expect(ada.provider.awareness.getLocalState()).toEqual({ user: { name: 'Ada' } });
     mallory.ws.close();
     ada.provider.destroy();
+    bob.provider.destroy();
+  });
+
+  it('removes a presence not renewed for 30 s (the hub-wide ticker) and tells the room', async () => {
+    const id = await newDocument();
+    const bob = editorFor(id, editor);
+    await synced(bob);
+    const silent = rawClient(server.port, `/collab/${id}?token=${viewer.token}`);
+    await silent.opened;
+    silent.ws.send(awarenessFrame([{ id: 5151, clock: 1, state: '{"user":{"name":"Silent"}}' }]));
+    await eventually(() => bob.provider.awareness.getStates().get(5151)?.user?.name === 'Silent', 5_000, 'present');
+    t.clock.advance(31_000);
+    try {
+      // Bob's own state is renewed now; the hub's one ticker looks every 3 s.
+      bob.provider.awareness.setLocalStateField('user', { name: 'Bob' });
+      await eventually(() => !bob.provider.awareness.getStates().has(5151), 10_000, 'silent presence timed out');
+      expect(bob.provider.awareness.getLocalState()).toEqual({ user: { name: 'Bob' } });
+    } finally {
+      t.clock.advance(-31_000);
+    }
+    silent.ws.close();
     bob.provider.destroy();
   });
 

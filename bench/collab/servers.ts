@@ -20,11 +20,16 @@ export interface ServerProcess {
  * server's; every server also gets the memory probe (bench/helpers/memory-probe.ts).
  */
 function spawnNode(nodeArgs: string[], args: string[], env: Record<string, string>, stdout: 'pipe' | number): ChildProcess {
-  const child = spawn(process.execPath, [...nodeArgs, '--expose-gc', '--import', 'tsx', '--import', './bench/helpers/memory-probe.ts', ...args], {
-    cwd: root,
-    env: { ...process.env, BENCH_MEMORY_DIR: memoryDir, ...env },
-    stdio: ['ignore', stdout, stdout === 'pipe' ? 'inherit' : stdout],
-  });
+  const child = spawn(
+    process.execPath,
+    [...nodeArgs, '--expose-gc', '--import', 'tsx', '--import', './bench/helpers/memory-probe.ts', '--import', './bench/helpers/cpu-probe.ts', ...args],
+    {
+      cwd: root,
+      env: { ...process.env, BENCH_MEMORY_DIR: memoryDir, ...env },
+      // The IPC channel carries the CPU probe's readings (bench/helpers/cpu-probe.ts).
+      stdio: ['ignore', stdout, stdout === 'pipe' ? 'inherit' : stdout, 'ipc'],
+    },
+  );
   children.add(child);
   child.once('exit', () => children.delete(child));
   return child;
@@ -79,6 +84,47 @@ export function stopChild(child: ChildProcess): Promise<void> {
     });
     child.kill('SIGTERM');
   });
+}
+
+let probeRequests = 0;
+
+/** Asks the server's preloaded CPU probe (bench/helpers/cpu-probe.ts) over its IPC channel, and waits for the answer. */
+function askProbe<T>(child: ChildProcess, message: Record<string, unknown>, answer: string): Promise<T> {
+  const id = ++probeRequests;
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.off('message', onMessage);
+      reject(new Error(`process ${child.pid} did not answer the CPU probe`));
+    }, 60_000);
+    const onMessage = (msg: { type?: string; id?: number }) => {
+      if (msg?.type !== answer || msg.id !== id) return;
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      resolve(msg as T);
+    };
+    child.on('message', onMessage);
+    child.send({ ...message, id });
+  });
+}
+
+/**
+ * The server process's own process.cpuUsage() (user + system, ms), asked over its IPC channel:
+ * exact, where /proc's figure counts in 10 ms ticks.
+ */
+export async function serverCpuMs(child: ChildProcess): Promise<number> {
+  const usage = await askProbe<{ user: number; system: number }>(child, { type: 'cpu-usage' }, 'cpu-usage');
+  return (usage.user + usage.system) / 1000;
+}
+
+/** Starts V8's CPU profiler in the server process (the probe's inspector session). */
+export async function startServerProfile(child: ChildProcess): Promise<void> {
+  await askProbe(child, { type: 'profile-start' }, 'profile-started');
+}
+
+/** Stops it and has the profile written to `file` (.cpuprofile, for DevTools). */
+export async function stopServerProfile(child: ChildProcess, file: string): Promise<void> {
+  const answer = await askProbe<{ error?: string }>(child, { type: 'profile-stop', file }, 'profile-stopped');
+  if (answer.error) throw new Error(`profile: ${answer.error}`);
 }
 
 /** Readings (a second apart) that must agree before a memory figure counts as settled. */

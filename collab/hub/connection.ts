@@ -1,6 +1,7 @@
 // One admitted WebSocket: reads its messages (sync, awareness, auth) and answers them, applies an
 // editor's updates through the store, refuses a reader's, and limits what one connection may send.
 // A bad message closes its own connection and nothing else.
+import type { Socket } from 'node:net';
 import * as decoding from 'lib0/decoding';
 import type { Logger } from 'pino';
 import * as syncProtocol from 'y-protocols/sync';
@@ -72,6 +73,15 @@ const PASS_ENTRIES = 1_000;
 /** Times an update waits for a worker to measure its document before the document is measured on the event loop. */
 const MAX_MEASURE_WAITS = 2;
 
+/** Connections whose sockets sendFrame corked this tick; uncorked together once the tick's work is done. */
+let corked: Connection[] = [];
+
+function uncorkAll(): void {
+  const these = corked;
+  corked = [];
+  for (const conn of these) conn.uncork();
+}
+
 /** Each socket's connection, for the socket event handlers, which are shared by all sockets. */
 const CONNECTION = Symbol('collab connection');
 type ConnectionSocket = WebSocket & { [CONNECTION]?: Connection };
@@ -82,6 +92,8 @@ export class Connection {
   readonly awarenessIds = new Set<number>();
   /** Answered the last ping (keep-alive). */
   alive = true;
+  /** sendFrame corked the socket this tick. */
+  private corked = false;
   private tokens: number;
   private lastRefill: number;
   /** Messages received while a large update is read or applied in slices, taken in turn after it. */
@@ -119,6 +131,35 @@ export class Connection {
     // No callback: a failed write errors the socket, which ws destroys (its close event then
     // releases the connection), and a callback per delivery is a closure per delivery.
     ws.send(bytes);
+  }
+
+  /**
+   * Sends a framed message (binaryFrame) straight to the socket: the hub's sockets have no
+   * permessage-deflate and are never sent blobs, so ws's sender writes at once and the order of
+   * frames is kept. The socket stays corked until the end of this tick, so that everything sent
+   * to it in one batch of stored updates leaves in one write.
+   */
+  sendFrame(frame: Buffer): void {
+    const ws = this.ws;
+    if (ws.readyState !== ws.OPEN) return;
+    if (ws.bufferedAmount > this.ctx.maxBufferedBytes) {
+      ws.terminate();
+      return;
+    }
+    const socket = (ws as unknown as { _socket: Socket })._socket;
+    if (!this.corked) {
+      this.corked = true;
+      socket.cork();
+      corked.push(this);
+      if (corked.length === 1) process.nextTick(uncorkAll);
+    }
+    socket.write(frame);
+  }
+
+  /** Ends the cork sendFrame put on the socket. */
+  uncork(): void {
+    this.corked = false;
+    (this.ws as unknown as { _socket: Socket })._socket.uncork();
   }
 
   /** Our state vector: the client answers with every change of its own that the document lacks. */
@@ -232,7 +273,9 @@ export class Connection {
       return;
     }
     if (own.length === 0) return;
-    room.applyAwareness(own.length === entries.length ? update : encodeAwarenessEntries(own), this);
+    // The states are relayed as sent, never parsed here otherwise: one that is not JSON would break every peer's parse.
+    for (const e of own) JSON.parse(e.state);
+    room.applyAwareness(own.length === entries.length ? update : encodeAwarenessEntries(own), own, this, ctx.clock.now().getTime());
   }
 
   private onSync(decoder: decoding.Decoder): void {

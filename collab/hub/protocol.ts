@@ -88,6 +88,29 @@ export function permissionDeniedMessage(reason: string): Uint8Array {
   return encoding.toUint8Array(encoder);
 }
 
+/**
+ * A message as one unmasked binary WebSocket frame (FIN, opcode 2, RFC 6455 §5.2), header and
+ * payload in one buffer: a broadcast frames its message once and writes the same buffer to every
+ * peer's socket, where ws would frame it again per peer and write header and payload apart.
+ */
+export function binaryFrame(payload: Uint8Array): Buffer {
+  const length = payload.byteLength;
+  const headerBytes = length < 126 ? 2 : length < 65_536 ? 4 : 10;
+  const frame = Buffer.allocUnsafe(headerBytes + length);
+  frame[0] = 0x82;
+  if (length < 126) frame[1] = length;
+  else if (length < 65_536) {
+    frame[1] = 126;
+    frame.writeUInt16BE(length, 2);
+  } else {
+    frame[1] = 127;
+    frame.writeUInt32BE(Math.floor(length / 2 ** 32), 2);
+    frame.writeUInt32BE(length >>> 0, 6);
+  }
+  frame.set(payload, headerBytes);
+  return frame;
+}
+
 export function toUint8Array(data: RawData): Uint8Array {
   if (Array.isArray(data)) return new Uint8Array(Buffer.concat(data));
   if (data instanceof ArrayBuffer) return new Uint8Array(data);

@@ -1,16 +1,17 @@
 // A document room: the connections to one open document and their shared presence (awareness).
 // It is the store's subscriber for that document: the store calls `onUpdate` only once the update
 // is in the log, so nothing is broadcast before it is durable.
-import * as awarenessProtocol from 'y-protocols/awareness';
-import type { Doc } from 'yjs';
 import type { DocumentSubscriber } from '../store';
-import { awarenessMessage, updateMessage } from './protocol';
+import { Presence } from './presence';
+import { awarenessMessage, binaryFrame, encodeAwarenessEntries, updateMessage, type AwarenessEntry } from './protocol';
 
 /** What a room needs of each connection in it. */
 export interface RoomMember {
   /** Awareness client ids this member controls, removed when it leaves. */
   readonly awarenessIds: Set<number>;
   send(bytes: Uint8Array): void;
+  /** Sends a message already framed (binaryFrame): the same buffer goes to every member. */
+  sendFrame(frame: Buffer): void;
 }
 
 /** Who is told when the store drops the room's document (a change it held could not be saved). */
@@ -18,39 +19,21 @@ export interface RoomOwner<M extends RoomMember> {
   abandonRoom(room: Room<M>): void;
 }
 
-interface AwarenessChange {
-  added: number[];
-  updated: number[];
-  removed: number[];
-}
-
 /** (Objects with methods rather than closures per room and per connection: a thousand idle documents are a thousand of each.) */
 export class Room<M extends RoomMember = RoomMember> implements DocumentSubscriber {
   readonly connections = new Set<M>();
-  readonly awareness: awarenessProtocol.Awareness;
+  readonly presence = new Presence();
 
-  /** `doc` is only the awareness's anchor: the room never reads it, the store serves content once durable. */
   constructor(
     private readonly owner: RoomOwner<M>,
     readonly documentId: string,
-    doc: Doc,
-  ) {
-    const awareness = (this.awareness = new awarenessProtocol.Awareness(doc));
-    awareness.setLocalState(null);
-    awareness.on('update', ({ added, updated, removed }: AwarenessChange, origin: unknown) => {
-      const member = this.memberOf(origin);
-      if (member) {
-        for (const id of added) member.awarenessIds.add(id);
-        for (const id of removed) member.awarenessIds.delete(id);
-      }
-      const bytes = awarenessMessage(awarenessProtocol.encodeAwarenessUpdate(awareness, [...added, ...updated, ...removed]));
-      for (const conn of this.connections) conn.send(bytes);
-    });
-  }
+  ) {}
 
+  /** A stored update: encoded and framed once, the same buffer written to every other member. */
   onUpdate(update: Uint8Array, origin: unknown): void {
-    const bytes = updateMessage(update);
-    for (const conn of this.connections) if (conn !== origin) conn.send(bytes);
+    if (this.connections.size < 2 && this.connections.has(origin as M)) return;
+    const frame = binaryFrame(updateMessage(update));
+    for (const conn of this.connections) if (conn !== origin) conn.sendFrame(frame);
   }
 
   onDropped(): void {
@@ -58,17 +41,25 @@ export class Room<M extends RoomMember = RoomMember> implements DocumentSubscrib
   }
 
   get hasPresence(): boolean {
-    return this.awareness.getStates().size > 0;
+    return this.presence.size > 0;
   }
 
   /** Everyone's presence, as one awareness message. */
   presenceMessage(): Uint8Array {
-    return awarenessMessage(awarenessProtocol.encodeAwarenessUpdate(this.awareness, [...this.awareness.getStates().keys()]));
+    return awarenessMessage(encodeAwarenessEntries(this.presence.entries()));
   }
 
-  /** Applies a member's awareness update, the member as its origin (its ids are tracked). */
-  applyAwareness(update: Uint8Array, from: M): void {
-    awarenessProtocol.applyAwarenessUpdate(this.awareness, update, from);
+  /**
+   * Applies a member's awareness update (`entries`, read from `update`), tracks the ids it adds and
+   * removes, and relays what counted to every member (the sender included, as y-websocket's server
+   * does): the bytes as they came when all of it counted, encoded once for all.
+   */
+  applyAwareness(update: Uint8Array, entries: readonly AwarenessEntry[], from: M, now: number): void {
+    const { accepted, added, removed } = this.presence.apply(entries, now);
+    for (const id of added) from.awarenessIds.add(id);
+    for (const id of removed) from.awarenessIds.delete(id);
+    if (accepted.length === 0) return;
+    this.broadcast(awarenessMessage(accepted.length === entries.length ? update : encodeAwarenessEntries(accepted)));
   }
 
   /** Whether another member of the room announced this awareness client id. */
@@ -77,16 +68,24 @@ export class Room<M extends RoomMember = RoomMember> implements DocumentSubscrib
     return false;
   }
 
-  /** Drops a leaving member's presence. */
+  /** Drops a leaving member's presence, and tells the others. */
   removePresence(member: M): void {
-    if (member.awarenessIds.size > 0) awarenessProtocol.removeAwarenessStates(this.awareness, [...member.awarenessIds], null);
+    if (member.awarenessIds.size === 0) return;
+    const removed = this.presence.remove(member.awarenessIds);
+    if (removed.length > 0) this.broadcast(awarenessMessage(encodeAwarenessEntries(removed)));
   }
 
-  destroy(): void {
-    this.awareness.destroy();
+  /** Drops the presence of clients silent for 30 s (the hub's ticker calls this on every room). */
+  expirePresence(now: number): void {
+    const removed = this.presence.expire(now);
+    if (removed.length > 0) this.broadcast(awarenessMessage(encodeAwarenessEntries(removed)));
   }
 
-  private memberOf(origin: unknown): M | null {
-    return origin !== null && typeof origin === 'object' && this.connections.has(origin as M) ? (origin as M) : null;
+  destroy(): void {}
+
+  private broadcast(bytes: Uint8Array): void {
+    if (this.connections.size === 0) return;
+    const frame = binaryFrame(bytes);
+    for (const conn of this.connections) conn.sendFrame(frame);
   }
 }

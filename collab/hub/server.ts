@@ -48,6 +48,8 @@ export interface HubOptions {
 }
 
 const PATH = /^\/collab\/([^/?#]+)\/?$/;
+/** How often silent presences are looked for (y-protocols looks every tenth of its 30 s timeout). */
+const PRESENCE_TICK_MS = 3_000;
 
 
 /** A hub built without the server's metrics counts nothing. */
@@ -127,6 +129,8 @@ export class CollabHub implements RoomOwner<Connection> {
     this.wss = new WebSocketServer({ noServer: true, maxPayload: this.opts.maxMessageBytes, perMessageDeflate: false });
     this.timers.push(setInterval(() => this.heartbeat(), this.opts.pingIntervalMs).unref());
     this.timers.push(setInterval(() => this.recheckAll(), this.opts.recheckIntervalMs).unref());
+    // One ticker for every room's presence timeouts (y-protocols' Awareness has a timer per room).
+    this.timers.push(setInterval(() => this.expirePresence(), PRESENCE_TICK_MS).unref());
     this.stopRevokeListener = options.auth.onAccessChange(() => this.scheduleRecheck());
   }
 
@@ -152,7 +156,7 @@ export class CollabHub implements RoomOwner<Connection> {
   /** Presence entries held across open documents (read when metrics are scraped). */
   get awarenessEntryCount(): number {
     let entries = 0;
-    for (const room of this.rooms.values()) entries += room.awareness.getStates().size;
+    for (const room of this.rooms.values()) entries += room.presence.size;
     return entries;
   }
 
@@ -243,7 +247,8 @@ export class CollabHub implements RoomOwner<Connection> {
   private joinRoom(documentId: string): Room<Connection> {
     const existing = this.rooms.get(documentId);
     if (existing) return existing;
-    const room = new Room<Connection>(this, documentId, this.opts.store.acquire(documentId));
+    this.opts.store.acquire(documentId);
+    const room = new Room<Connection>(this, documentId);
     this.opts.store.subscribe(documentId, room);
     this.rooms.set(documentId, room);
     return room;
@@ -301,6 +306,11 @@ export class CollabHub implements RoomOwner<Connection> {
       conn.alive = false;
       conn.ws.ping();
     }
+  }
+
+  private expirePresence(): void {
+    const now = this.opts.clock.now().getTime();
+    for (const room of this.rooms.values()) room.expirePresence(now);
   }
 
   private scheduleRecheck(): void {
