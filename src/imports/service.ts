@@ -4,7 +4,7 @@
 // make a second import of the same cartridge update rather than add), and the caller's imports are
 // read back (getImport, listImports). The heavy work before the write is in job.ts and tasks.ts.
 import { createHash } from 'node:crypto';
-import { and, desc, eq } from 'drizzle-orm';
+import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import { activities, courseModules, courseSections, documentContexts, documents, importMappings, jobs, users, type ImportTargetKind } from '../../db/schema';
 import type { Deps } from '../context';
@@ -23,6 +23,7 @@ import { selectPage } from '../lib/sql';
 import { yieldToEventLoop } from '../lib/event-loop';
 import type { JobRow } from '../jobs/runner';
 import { PLACEHOLDER_PATTERN } from './html';
+import { courseListLimit } from './policy';
 import { cleanTitle, type InlineDocument, type Plan, type PlannedActivity, type PlannedModule, type Skipped } from './tasks';
 import type { ConvertedPage } from './html';
 import { keepCourseFile, releasePlaced, type StagedFile } from './course-files';
@@ -73,8 +74,14 @@ export function findImport(db: Db, tenantId: string, id: string): JobRow | undef
     .get();
 }
 
-export function listImports(db: Db, actor: { tenantId: string; userId: string }, page: PageQuery) {
-  const where = and(eq(jobs.tenantId, actor.tenantId), eq(jobs.kind, IMPORT_JOB), eq(jobs.createdBy, actor.userId));
+export function listImports(db: Db, actor: { tenantId: string; userId: string; courseIds?: readonly string[] | null }, page: PageQuery) {
+  const reach = courseListLimit(actor);
+  const where = and(
+    eq(jobs.tenantId, actor.tenantId),
+    eq(jobs.kind, IMPORT_JOB),
+    eq(jobs.createdBy, actor.userId),
+    reach === null ? undefined : inArray(sql`json_extract(${jobs.input}, '$.courseId')`, [...reach]),
+  );
   return selectPage(db, jobs, where, [desc(jobs.createdAt), desc(jobs.id)], pageBounds(page));
 }
 
