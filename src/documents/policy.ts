@@ -39,6 +39,19 @@ export const canEdit = (role: DocumentRole | null): boolean => role !== null && 
 /** Share, rename and recategorise, link to contexts, trash, restore and erase. */
 export const canManage = (role: DocumentRole | null): boolean => role === 'owner';
 
+/**
+ * An API key limited to some courses (`course_ids`) reaches a document filed in none of them only
+ * when it is filed in no course at all (a personal document, governed by grants and scopes alone);
+ * one filed in courses reaches it through any of them. Without such a key, every document.
+ * `linkedCourseIds`: the courses of the document's live links (asked only for a limited key). The
+ * lists apply the same rule in SQL (access.ts, `reachedBy`).
+ */
+export const keyReachesDocument = (actor: { courseIds?: readonly string[] | null }, linkedCourseIds: () => readonly string[]): boolean => {
+  if (actor.courseIds == null) return true;
+  const linked = linkedCourseIds();
+  return linked.length === 0 || linked.some((id) => actor.courseIds!.includes(id));
+};
+
 /** Any member of the tenant creates documents (and owns them). */
 export const canCreateDocument = (_actor: Actor): boolean => true;
 
