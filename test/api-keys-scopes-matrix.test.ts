@@ -57,12 +57,26 @@ describe('course_ids rows', () => {
       expect(linked.status, linked.text).toBe(201);
       const assignment = await c.t.call('POST', `/api/gradebook/offerings/${course.id}/assignments`, { as: side.instructor, body: { label: 'Quiz', grade_metadata: { score_maximum: 10 } } });
       expect(assignment.status, assignment.text).toBe(201);
-      return { courseId: course.id, documentId: doc.body.id as string, assignmentId: assignment.body.id as string };
+      const module = await c.t.call('POST', `/api/courses/${course.id}/modules`, { as: side.instructor, body: { title: 'Week 1' } });
+      expect(module.status, module.text).toBe(201);
+      const activity = await c.t.call('POST', `/api/modules/${module.body.id}/activities`, { as: side.instructor, body: { title: 'Read chapter 1', type: 'reading' } });
+      expect(activity.status, activity.text).toBe(201);
+      return {
+        courseId: course.id,
+        documentId: doc.body.id as string,
+        assignmentId: assignment.body.id as string,
+        moduleId: module.body.id as string,
+        activityId: activity.body.id as string,
+      };
     },
     [
       { name: 'GET /api/courses/{id}', request: (f) => ({ method: 'GET', path: `/api/courses/${f.courseId}` }), expect: 404 },
       { name: 'GET /api/courses', request: () => ({ method: 'GET', path: '/api/courses' }), expect: { list: (f) => [f.courseId] } },
       { name: 'GET /api/courses/{id}/modules', request: (f) => ({ method: 'GET', path: `/api/courses/${f.courseId}/modules` }), expect: 404 },
+      { name: 'GET /api/modules/{id}', request: (f) => ({ method: 'GET', path: `/api/modules/${f.moduleId}` }), expect: 404 },
+      { name: 'GET /api/modules/{id}/activities', request: (f) => ({ method: 'GET', path: `/api/modules/${f.moduleId}/activities` }), expect: 404 },
+      { name: 'GET /api/activities/{id}', request: (f) => ({ method: 'GET', path: `/api/activities/${f.activityId}` }), expect: 404 },
+      { name: 'PATCH /api/activities/{id}', request: (f) => ({ method: 'PATCH', path: `/api/activities/${f.activityId}`, body: { title: 'Renamed' } }), expect: 404 },
       { name: 'GET /api/enrollments', request: () => ({ method: 'GET', path: '/api/enrollments' }), expect: { list: (f) => [f.courseId] } },
       { name: 'GET /api/enrollments?course_id', request: (f) => ({ method: 'GET', path: `/api/enrollments?course_id=${f.courseId}` }), expect: { list: (f) => [f.courseId] } },
       { name: 'GET /api/gradebook/offerings/{id}/assignments', request: (f) => ({ method: 'GET', path: `/api/gradebook/offerings/${f.courseId}/assignments` }), expect: 404 },
