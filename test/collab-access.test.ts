@@ -6,6 +6,7 @@ import { documentCollabAccess } from '../src/documents/collab-access';
 import { documentUpdates } from '../db/schema';
 import { newGroup, sharedDocument, storedUpdateCount } from './helpers/documents';
 import { makeTestApp, type TestApp, type TestUser } from './helpers/app';
+import { insertCourse, insertEnrollment } from './helpers/courses';
 import {
   editorsOf,
   eventually,
@@ -23,7 +24,7 @@ let owner: TestUser;
 let editor: TestUser;
 let viewer: TestUser;
 const editors = editorsOf(() => server.port);
-const editorFor = (documentId: string, user: TestUser) => editors.open(documentId, user);
+const editorFor = (documentId: string, user: { token: string }) => editors.open(documentId, user);
 
 const newDocument = (content = ''): Promise<string> =>
   sharedDocument(t, owner, [
@@ -254,5 +255,90 @@ describe('access re-check of open connections', () => {
     await eventually(async () => (await contentOf(id)).includes('after the change'), 5_000, 'the later connection edits');
     expect(later.ws.readyState).toBe(later.ws.OPEN);
     later.ws.close();
+  });
+});
+
+describe("an API key's scopes and course_ids on the live hub", () => {
+  /** A key of `as` with these scopes (and courses); its secret is the token the client connects with. */
+  const keyOf = async (as: TestUser, body: { scopes?: string[]; course_ids?: string[] }) => {
+    const res = await t.call('POST', '/api/api-keys', { as, body: { name: 'live integration', ...body } });
+    expect(res.status, res.text).toBe(201);
+    return { token: res.body.key as string };
+  };
+
+  it('needs documents:read to connect: a key without it is refused with 4403, whatever its holder may do', async () => {
+    const id = await newDocument('secret');
+    const gradesOnly = await keyOf(editor, { scopes: ['grades:read', 'courses:write'] });
+    const refused = rawClient(server.port, `/collab/${id}?token=${gradesOnly.token}`);
+    expect((await refused.closed).code).toBe(4403);
+    // The same user, with a key that holds the scope, is admitted.
+    const reader = await keyOf(editor, { scopes: ['documents:read'] });
+    const admitted = rawClient(server.port, `/collab/${id}?token=${reader.token}`);
+    await admitted.opened;
+    admitted.ws.close();
+  });
+
+  it('a read-only key is a viewer: a stock client syncs the text, and its updates are refused and never stored', async () => {
+    const id = await newDocument('read only');
+    const readOnly = await keyOf(editor, { scopes: ['documents:read'] });
+    const client = editorFor(id, readOnly);
+    await synced(client);
+    expect(client.text.toString()).toBe('read only');
+    const before = storedCount(id);
+    client.text.insert(client.text.length, ' [typed with a read key]');
+    const raw = rawClient(server.port, `/collab/${id}?token=${readOnly.token}`);
+    await raw.opened;
+    const seen = raw.messages.length;
+    raw.ws.send(syncUpdateMessage(insertUpdate('raw edit')));
+    // Refused with the permission-denied auth message (type 2); the connection stays open.
+    await eventually(() => raw.messages.slice(seen).some((m) => m[0] === 2), 5_000, 'permission denied');
+    expect(raw.ws.readyState).toBe(raw.ws.OPEN);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(storedCount(id)).toBe(before);
+    expect(await contentOf(id)).toBe('read only');
+    raw.ws.close();
+
+    // documents:write (which holds read) edits, as its holder's role allows.
+    const writer = editorFor(id, await keyOf(editor, { scopes: ['documents:write'] }));
+    await synced(writer);
+    writer.text.insert(writer.text.length, ' [written]');
+    await eventually(async () => (await contentOf(id)) === 'read only [written]', 5_000, 'the write key edits');
+    // A write scope never exceeds the holder's role: a viewer's write key stays a viewer.
+    const viewerKey = await keyOf(viewer, { scopes: ['documents:write'] });
+    const asViewer = rawClient(server.port, `/collab/${id}?token=${viewerKey.token}`);
+    await asViewer.opened;
+    const mark = asViewer.messages.length;
+    asViewer.ws.send(syncUpdateMessage(insertUpdate('viewer edit')));
+    await eventually(() => asViewer.messages.slice(mark).some((m) => m[0] === 2), 5_000, 'permission denied');
+    expect(await contentOf(id)).toBe('read only [written]');
+    asViewer.ws.close();
+  });
+
+  it("course_ids: a document filed in another course is refused (4403); one of the key's course, or of no course, is open", async () => {
+    const [biology, geology] = ['Biology', 'Geology'].map((title) => {
+      const course = insertCourse(t.db, { tenantId: t.defaultTenantId, createdBy: owner.user.id, title });
+      for (const user of [owner, editor]) insertEnrollment(t.db, { tenantId: t.defaultTenantId, courseId: course.id, userId: user.user.id, role: user === owner ? 'instructor' : 'student' });
+      return course;
+    });
+    const inGeology = await newDocument('geology notes');
+    const linked = await t.call('POST', `/api/documents/${inGeology}/contexts`, { as: owner, body: { context_type: 'course', context_id: geology!.id } });
+    expect(linked.status, linked.text).toBe(201);
+    const personal = await newDocument('personal notes');
+
+    const biologyKey = await keyOf(editor, { scopes: ['documents:write'], course_ids: [biology!.id] });
+    const refused = rawClient(server.port, `/collab/${inGeology}?token=${biologyKey.token}`);
+    expect((await refused.closed).code).toBe(4403);
+    // As REST answers: the document does not exist for this key.
+    expect((await t.call('GET', `/api/documents/${inGeology}`, { as: biologyKey.token })).status).toBe(404);
+
+    const personalClient = editorFor(personal, biologyKey);
+    await synced(personalClient);
+    expect(personalClient.text.toString()).toBe('personal notes');
+
+    const geologyKey = await keyOf(editor, { scopes: ['documents:write'], course_ids: [geology!.id] });
+    const geologyClient = editorFor(inGeology, geologyKey);
+    await synced(geologyClient);
+    geologyClient.text.insert(geologyClient.text.length, ' [edited]');
+    await eventually(async () => (await contentOf(inGeology)) === 'geology notes [edited]', 5_000, 'the course key edits');
   });
 });

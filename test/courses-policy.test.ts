@@ -7,8 +7,8 @@ import type { Membership } from '../src/enrollments/policy';
 const admin = { role: 'admin' as const, isPlatformAdmin: false };
 const member = { role: 'member' as const, isPlatformAdmin: false };
 const m = (role: EnrollmentRole, status: EnrollmentStatus = 'active'): Membership => ({ role, status });
-const draft = { status: 'draft' as const };
-const published = { status: 'published' as const };
+const draft = { id: 'c1', status: 'draft' as const };
+const published = { id: 'c1', status: 'published' as const };
 
 describe('courses policy', () => {
   it('counts active and completed enrollments as membership, not dropped ones', () => {

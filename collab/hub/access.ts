@@ -12,7 +12,7 @@ export type AccessResolver = (actor: Actor, documentId: string) => CollabAccess;
 
 /**
  * Re-decides each connection's access: gone users, revoked credentials and lost access are
- * disconnected. The decision is taken once per user and document in a pass (a user's tabs, their devices).
+ * disconnected. The decision is taken once per user, API key and document in a pass (a user's tabs, their devices).
  */
 export function recheckAccess(connections: Iterable<Connection>, auth: Authenticator, resolve: AccessResolver, logger: Logger): void {
   const decided = new Map<string, CollabAccess>();
@@ -24,7 +24,8 @@ export function recheckAccess(connections: Iterable<Connection>, auth: Authentic
         conn.close(CLOSE.unauthenticated, 'credential revoked');
         continue;
       }
-      const key = `${actor.userId} ${documentId}`;
+      // Per credential, not per user: an API key's scopes and course_ids narrow what its holder may do.
+      const key = `${actor.userId} ${actor.apiKeyId ?? ''} ${documentId}`;
       let access = decided.get(key);
       if (access === undefined) decided.set(key, (access = resolve(actor, documentId)));
       if (access === 'unknown') conn.close(CLOSE.notFound, 'document no longer available');

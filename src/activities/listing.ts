@@ -10,6 +10,7 @@ import { learnerCourseState, learnerCourseStates, type LearnerCourseState } from
 import { compareByPriority, isOverdue, priorityScore, type LearnerActivityStatus, type PrioritizedActivity } from './priority';
 import { activeCourseIdsAs } from '../memberships/service';
 import type { LinkRow } from './lti-links';
+import { reachableCourseIds } from '../courses/policy';
 import { presentActivity, presentState } from './present';
 import type { ActivityRow, ActivityStateRow } from './service';
 
@@ -53,11 +54,11 @@ interface Light extends PrioritizedActivity {
 export function learnerActivityPage(
   db: Db,
   now: number,
-  learner: { tenantId: string; userId: string },
+  learner: { tenantId: string; userId: string; courseIds?: readonly string[] | null },
   filter: { courseId?: string; status?: ActivityStatusFilter },
   page: { offset: number; limit: number },
 ): { items: LearnerActivity[]; total: number } {
-  const courseIds = activeCourseIdsAs(db, learner.tenantId, learner.userId, 'student', filter.courseId);
+  const courseIds = reachableCourseIds(learner, activeCourseIdsAs(db, learner.tenantId, learner.userId, 'student', filter.courseId));
   if (courseIds.length === 0) return { items: [], total: 0 };
   const courseStates = learnerCourseStates(db, { tenantId: learner.tenantId, userId: learner.userId, courseIds });
   // The sort keys come with the course graph the engine keeps in memory, the learner's marks with its answer.

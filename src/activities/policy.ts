@@ -16,7 +16,7 @@ import type { PermissionRules } from '../auth/access';
 import { isCourseInstructor, type Membership } from '../memberships/policy';
 
 export interface ActivityAccess {
-  course: { status: CourseStatus };
+  course: { id: string; status: CourseStatus };
   membership: Membership | undefined;
 }
 

@@ -114,6 +114,6 @@ export const analyticsRouter = newRouter().openapi(
         if (!isStudentOf(db, actor.tenantId, access.course.id, scope.userId)) throw notFound('Learner in this course');
       } else getUser(db, actor.tenantId, scope.userId);
     }
-    return c.json(presentLearner(learnerSummary(db, clock, { tenantId: actor.tenantId, userId: scope.userId, courseId: access?.course.id }), generatedAt), 200);
+    return c.json(presentLearner(learnerSummary(db, clock, { tenantId: actor.tenantId, userId: scope.userId, courseId: access?.course.id, only: scope.courseIds }), generatedAt), 200);
   },
 );

@@ -51,9 +51,9 @@ export interface LearnerSummary {
  * their weighted percents in the scope's gradebooks where they have one. Seat time: credited in the
  * scope, against the requirements of its activities.
  */
-export function learnerSummary(db: Db, clock: Clock, q: { tenantId: string; userId: string; courseId?: string }): LearnerSummary {
-  // Without a course: those they are (or were, completing them) a student of.
-  const courseIds = q.courseId ? [q.courseId] : courseIdsOfRecord(db, q.tenantId, q.userId);
+export function learnerSummary(db: Db, clock: Clock, q: { tenantId: string; userId: string; courseId?: string; only?: readonly string[] | null }): LearnerSummary {
+  // Without a course: those they are (or were, completing them) a student of (of `only`, when given).
+  const courseIds = q.courseId ? [q.courseId] : courseIdsOfRecord(db, q.tenantId, q.userId).filter((id) => !q.only || q.only.includes(id));
   const states = learnerCourseStates(db, { tenantId: q.tenantId, userId: q.userId, courseIds });
   let completedRequired = 0;
   let totalRequired = 0;

@@ -7,8 +7,8 @@
 // services look everything up within the caller's tenant first.
 import { isTenantAdmin, type PermissionRules } from '../auth/access';
 import type { Actor } from '../auth/authenticator';
-import { authorizeCourse, type CourseAccess } from '../courses/policy';
-import { forbidden } from '../http/errors';
+import { authorizeCourse, keyReachesCourse, reachableCourseIds, type CourseAccess } from '../courses/policy';
+import { forbidden, notFound } from '../http/errors';
 import { isCourseInstructor, type Membership } from '../memberships/policy';
 
 export const canReadCompetencies = (_actor: Actor): boolean => true;
@@ -41,6 +41,8 @@ export type CourseCompetencyAction = { kind: 'alignments' } | { kind: 'summary' 
 export function authorizeCourseCompetencies<A extends CourseAccess>(actor: Actor, action: CourseCompetencyAction, access: A): A {
   const { membership } = access;
   if (action.kind === 'alignments') {
+    // An API key limited to other courses does not know this course's content (nor its alignments).
+    if (!keyReachesCourse(actor, access.course.id)) throw notFound('Alignment target');
     if (!canManageAlignments(actor, membership)) throw forbidden("Only the instructors of the aligned content's course can manage its alignments");
     return access;
   }
@@ -50,4 +52,16 @@ export function authorizeCourseCompetencies<A extends CourseAccess>(actor: Actor
   if (action.kind === 'learner' && !canReadLearnerProgress(actor, membership, action.learnerId))
     throw forbidden("Only the course's instructors can see another learner's competency progress");
   return access;
+}
+
+/**
+ * Whose alignments of a competency the caller lists: null for every course's (admins with no
+ * course limit), else those of these courses (the ones they teach, narrowed to their key's
+ * `course_ids`). 403 for a caller who teaches no course at all (and is no admin).
+ */
+export function alignmentListing(actor: Actor, coursesTaught: () => string[]): string[] | null {
+  if (isTenantAdmin(actor)) return actor.courseIds === null ? null : [...actor.courseIds];
+  const taught = coursesTaught();
+  if (taught.length === 0) throw forbidden("Only the instructors of the aligned content's course can manage its alignments");
+  return reachableCourseIds(actor, taught);
 }

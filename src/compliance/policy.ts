@@ -10,8 +10,8 @@
 //   teaching staff (instructors and TAs) and tenant admins, who audit; 403 for everyone else.
 import type { Actor } from '../auth/authenticator';
 import type { PermissionRules } from '../auth/access';
-import { authorizeCourse, type CourseAccess } from '../courses/policy';
-import { conflict, forbidden } from '../http/errors';
+import { authorizeCourse, keyReachesCourse, type CourseAccess } from '../courses/policy';
+import { conflict, forbidden, notFound } from '../http/errors';
 import { isCourseStaff, type Membership } from '../memberships/policy';
 
 const isStudent = (m: Membership | undefined): m is Membership => m !== undefined && m.role === 'student';
@@ -54,3 +54,15 @@ export function authorizeSessionListing<A extends CourseAccess>(actor: Actor, ac
   authorizeCompliance(actor, { kind: 'learner', learnerId }, access);
   return learnerId;
 }
+
+/**
+ * The caller's own seat-time session (found by its id or as their open one): an API key limited to
+ * other courses (`course_ids`) does not know it (404, as another user's session).
+ */
+export function authorizeOwnSession<S extends { courseId: string }>(actor: Pick<Actor, 'courseIds'>, session: S | undefined): S | undefined {
+  if (session && !keyReachesCourse(actor, session.courseId)) return undefined;
+  return session;
+}
+
+/** Whether the caller's key needs the session's course looked up before a heartbeat or an end (only a key limited to some courses). */
+export const sessionNeedsCourseCheck = (actor: Pick<Actor, 'courseIds'>): boolean => actor.courseIds !== null;

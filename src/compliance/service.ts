@@ -36,12 +36,15 @@ import { iso } from '../lib/time';
 import { studentsOfRecord, type StudentOfRecord } from '../memberships/service';
 import { findNode, type CourseNode } from '../sequencing/edges';
 import { learnerCourseState } from '../sequencing/state';
+import { authorizeOwnSession, sessionNeedsCourseCheck } from './policy';
 
 export type SeatSessionRow = typeof seatSessions.$inferSelect;
 
 export interface Learner {
   tenantId: string;
   userId: string;
+  /** An API key's `course_ids`: sessions of other courses are not found (compliance policy's authorizeOwnSession). */
+  courseIds?: readonly string[] | null;
 }
 
 const immediate = { behavior: 'immediate' } as const;
@@ -140,14 +143,16 @@ function openSessionOf(db: Db, learner: Learner): SeatSessionRow | undefined {
 }
 
 /** The caller's own session, or 404 (someone else's is not found either). */
-function ownSession(db: Db, learner: Learner, id: string): SeatSessionRow {
+/** The caller's session by id, whatever its state (404 when it is not theirs, or of a course their key does not reach). */
+export function ownSession(db: Db, learner: Learner, id: string): SeatSessionRow {
   const row = db
     .select()
     .from(seatSessions)
     .where(and(eq(seatSessions.id, id), eq(seatSessions.userId, learner.userId), eq(seatSessions.tenantId, learner.tenantId)))
     .get();
-  if (!row) throw notFound('Seat-time session');
-  return row;
+  const own = authorizeOwnSession({ courseIds: learner.courseIds ?? null }, row);
+  if (!own) throw notFound('Seat-time session');
+  return own;
 }
 
 function endedConflict(s: SeatSessionRow): AppError {
@@ -213,6 +218,7 @@ export function startSession(db: Db, clock: Clock, idleTimeoutSeconds: number, l
  */
 export function heartbeat(db: Db, clock: Clock, learner: Learner, id: string): SeatSessionRow {
   const now = clock.now().getTime();
+  if (sessionNeedsCourseCheck({ courseIds: learner.courseIds ?? null })) ownSession(db, learner, id);
   const row = statementsOf(db).heartbeat.get({ now, id, userId: learner.userId, tenantId: learner.tenantId }) as SeatSessionRow | undefined;
   if (row) return row;
   const refusal = inTransaction(db, (tx) => {
@@ -241,7 +247,7 @@ export function endSession(db: Db, clock: Clock, learner: Learner, id: string): 
 
 /** The caller's open session, recording first the end of one that has timed out; undefined when none. */
 export function activeSession(db: Db, clock: Clock, learner: Learner): SeatSessionRow | undefined {
-  const open = openSessionOf(db, learner);
+  const open = authorizeOwnSession({ courseIds: learner.courseIds ?? null }, openSessionOf(db, learner));
   if (!open) return undefined;
   if (isTimedOut(open, clock.now().getTime())) {
     inTransaction(db, (tx) => endTimedOut(tx, open), immediate);

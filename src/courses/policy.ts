@@ -15,7 +15,7 @@ import { isCourseInstructor, isCourseMember, type Membership } from '../membersh
 export { isCourseMember };
 
 /** A course as the policy judges it, with the caller's enrollment in it (any status), if any. */
-export interface CourseAccess<C extends { status: CourseStatus } = { status: CourseStatus }> {
+export interface CourseAccess<C extends { id: string; status: CourseStatus } = { id: string; status: CourseStatus }> {
   course: C;
   membership: Membership | undefined;
 }
@@ -24,18 +24,33 @@ export interface CourseAccess<C extends { status: CourseStatus } = { status: Cou
 export const keyReachesCourse = (actor: { courseIds?: readonly string[] | null }, courseId: string): boolean =>
   actor.courseIds == null || actor.courseIds.includes(courseId);
 
+/**
+ * The courses a list may show the caller beyond what their rights already limit: null for no
+ * further limit, else only these (an API key's `course_ids`). Every list of course things (courses,
+ * enrolments, activities, documents, alignments, gradebooks, files, imports…) applies it, so that a
+ * list never shows what a single read of the same thing would answer 404 to.
+ */
+export const courseListLimit = (actor: { courseIds?: readonly string[] | null }): readonly string[] | null => actor.courseIds ?? null;
+
+/** The course ids of `ids` the caller's key reaches (all of them without a course limit). */
+export const reachableCourseIds = (actor: { courseIds?: readonly string[] | null }, ids: readonly string[]): string[] =>
+  ids.filter((id) => keyReachesCourse(actor, id));
+
 export const canReadCourse = (
   actor: Pick<Actor, 'role'> & { courseIds?: readonly string[] | null },
-  course: { id?: string; status: CourseStatus },
+  course: { id: string; status: CourseStatus },
   membership: Membership | undefined,
-): boolean => (course.id === undefined || keyReachesCourse(actor, course.id)) && (isTenantAdmin(actor) || isCourseMember(membership) || course.status === 'published');
+): boolean => keyReachesCourse(actor, course.id) && (isTenantAdmin(actor) || isCourseMember(membership) || course.status === 'published');
 
 export const canManageCourse = (actor: Pick<Actor, 'role'>, membership: Membership | undefined): boolean =>
   isCourseInstructor(actor, membership);
 
-/** Any member of the tenant may create a course (and so becomes its instructor). */
-export const canCreateCourse = (actor: Pick<Actor, 'role' | 'isPlatformAdmin'>): boolean =>
-  actor.role === 'admin' || actor.role === 'member';
+/**
+ * Any member of the tenant may create a course (and so becomes its instructor); not with an API key
+ * limited to some courses (`course_ids`): a new course would be one the key does not reach.
+ */
+export const canCreateCourse = (actor: Pick<Actor, 'role' | 'isPlatformAdmin'> & { courseIds?: readonly string[] | null }): boolean =>
+  (actor.role === 'admin' || actor.role === 'member') && actor.courseIds == null;
 
 /** Lists every course of the tenant, not only the ones they are enrolled in: admins. */
 export const canListAllCourses = (actor: Pick<Actor, 'role'>): boolean => isTenantAdmin(actor);

@@ -4,7 +4,7 @@
 import { z } from '@hono/zod-openapi';
 import { type ApiTag, authedRoute, errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent, uuid } from '../http/openapi';
 import { pageOf, pageOfRows, paginateJson, paginationQuery } from '../http/pagination';
-import { authorizeCourse, canListAllCourses } from './policy';
+import { authorizeCourse, canListAllCourses, courseListLimit } from './policy';
 import { presentCourse, presentModule, presentSection } from './present';
 import {
   courseSchema,
@@ -63,7 +63,7 @@ export const coursesRouter = newRouter()
     (c) => {
       const actor = c.var.actor;
       const q = c.req.valid('query');
-      const { dataJson, total } = listCourses(c.var.deps.db, actor.tenantId, { userId: actor.userId, all: canListAllCourses(actor) }, q, q);
+      const { dataJson, total } = listCourses(c.var.deps.db, actor.tenantId, { userId: actor.userId, all: canListAllCourses(actor), only: courseListLimit(actor) }, q, q);
       return paginateJson<z.infer<typeof courseSchema>>(c, q, dataJson, total);
     },
   )

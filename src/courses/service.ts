@@ -1,7 +1,7 @@
 // Courses: the catalogue of a tenant. Create (the creator becomes its instructor), read by id or
 // slug, list for a caller, update, publish, soft delete; and `courseAccess`, which loads a course
 // with the caller's enrollment in it for the course policy to judge (other areas use it too).
-import { and, asc, eq, gt, inArray, isNull, lt, or, sql, type SQLWrapper } from 'drizzle-orm';
+import { and, asc, eq, exists, gt, inArray, isNull, lt, or, sql, type SQLWrapper } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import { courses, enrollments, type CourseStatus, type SelfEnrollMode } from '../../db/schema';
 import type { AccessChanges } from '../auth/access';
@@ -152,6 +152,8 @@ export interface CourseListViewer {
   userId: string;
   /** Admins list every course of the tenant; others the courses they hold an enrollment in. */
   all: boolean;
+  /** Only these courses (an API key's `course_ids`, courses policy's courseListLimit); null: no such limit. */
+  only: readonly string[] | null;
 }
 
 /**
@@ -168,6 +170,25 @@ export function listCourses(
   const { limit, offset } = pageBounds(page);
   const byStatus = filter.status !== undefined;
   const params = { tenantId, userId: viewer.userId, status: filter.status, limit, offset };
+  if (viewer.only !== null) {
+    // A key limited to a few courses: those of them the caller lists, found by id (few rows).
+    if (viewer.only.length === 0) return { dataJson: EMPTY_JSON_ARRAY, total: 0 };
+    const member = db
+      .select({ one: sql`1` })
+      .from(enrollments)
+      .where(and(eq(enrollments.userId, viewer.userId), eq(enrollments.courseId, courses.id), inArray(enrollments.status, ['active', 'completed'])));
+    const ordered = db
+      .select({ rowid: sql<number>`${courses}.rowid` })
+      .from(courses)
+      .where(and(eq(courses.tenantId, tenantId), isNull(courses.deletedAt), inArray(courses.id, [...viewer.only]), byStatus ? eq(courses.status, filter.status!) : undefined, viewer.all ? undefined : exists(member)))
+      .orderBy(asc(courses.title), asc(courses.id))
+      .all()
+      .map((r) => r.rowid);
+    const pageRowIds = ordered.slice(offset, offset + limit);
+    const statements = courseListStatements(db, byStatus).member;
+    const dataJson = pageRowIds.length > 0 ? jsonArrayFrom(statements.page.get({ rowids: JSON.stringify(pageRowIds) })) : EMPTY_JSON_ARRAY;
+    return { dataJson, total: ordered.length };
+  }
   if (viewer.all) {
     const statements = courseListStatements(db, byStatus).all;
     return { dataJson: jsonArrayFrom(statements.page.get(params)), total: statements.count.get(params)?.n ?? 0 };

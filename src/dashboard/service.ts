@@ -14,12 +14,15 @@ import { localDay } from '../lib/timezone';
 import type { LearnerActivityStatus } from '../activities/priority';
 import { currentStreak, learnerStatsOf, timezoneOf } from '../activities/rewards';
 import { activeStudentCourses } from '../memberships/service';
+import { courseListLimit, keyReachesCourse } from '../courses/policy';
 import { learnerCourseStates, type LearnerCourseState } from '../sequencing/state';
 
 /** Whose dashboard: the caller. */
 export interface Learner {
   tenantId: string;
   userId: string;
+  /** An API key's `course_ids`: the dashboard shows nothing of other courses (courses policy's courseListLimit). */
+  courseIds?: readonly string[] | null;
 }
 
 /** "Due soon" looks this far ahead. */
@@ -38,7 +41,7 @@ export interface FeedEntry {
 export function feed(db: Db, learner: Learner, page: PageQuery): { rows: FeedEntry[]; total: number } {
   const { limit, offset } = pageBounds(page);
   const upTo = feedReadUpTo(db, learner.userId);
-  const { rows, total } = feedPage(db, learner.userId, limit, offset);
+  const { rows, total } = feedPage(db, learner.userId, limit, offset, courseListLimit(learner));
   return { rows: rows.map((event) => ({ event, read: event.seq <= upTo })), total };
 }
 
@@ -50,7 +53,7 @@ export interface FeedReadState {
 function readState(db: Db, learner: Learner): FeedReadState {
   const upTo = feedReadUpTo(db, learner.userId);
   const event = upTo > 0 ? db.select({ id: events.id }).from(events).where(eq(events.seq, upTo)).get() : undefined;
-  return { readUpTo: event?.id ?? null, unreadCount: unreadFeedCount(db, learner.userId) };
+  return { readUpTo: event?.id ?? null, unreadCount: unreadFeedCount(db, learner.userId, courseListLimit(learner)) };
 }
 
 /**
@@ -67,6 +70,7 @@ export function markRead(db: Db, clock: Clock, learner: Learner, upToId: string 
         const event = eventById(tx, learner.tenantId, upToId);
         const inFeed =
           event !== undefined &&
+          (event.courseId === null || keyReachesCourse(learner, event.courseId)) &&
           tx
             .select({ seq: eventRecipients.eventSeq })
             .from(eventRecipients)
@@ -87,8 +91,15 @@ export function markRead(db: Db, clock: Clock, learner: Learner, upToId: string 
 // ---------------------------------------------------------------- shelf
 
 /** The learner's state rows that are on the shelf or were, in live courses. */
-const shelfScope = (learner: Learner) =>
-  and(eq(activityStates.userId, learner.userId), eq(activityStates.tenantId, learner.tenantId), isNull(courses.deletedAt));
+const shelfScope = (learner: Learner) => {
+  const reach = courseListLimit(learner);
+  return and(
+    eq(activityStates.userId, learner.userId),
+    eq(activityStates.tenantId, learner.tenantId),
+    isNull(courses.deletedAt),
+    reach === null ? undefined : inArray(activityStates.courseId, [...reach]),
+  );
+};
 
 export const learnerStatusOf = (status: 'in_progress' | 'completed' | 'skipped' | null | undefined): LearnerActivityStatus => status ?? 'not_started';
 
@@ -242,7 +253,8 @@ export function summary(db: Db, clock: Clock, learner: Learner): Summary {
       .where(and(eq(learnerBadges.userId, learner.userId), eq(learnerBadges.tenantId, learner.tenantId)))
       .get()?.n ?? 0;
 
-  const enrolled = activeStudentCourses(db, learner.tenantId, learner.userId);
+  const reach = courseListLimit(learner);
+  const enrolled = activeStudentCourses(db, learner.tenantId, learner.userId).filter((e) => reach === null || reach.includes(e.courseId));
   const courseIds = enrolled.map((e) => e.courseId);
   const states = learnerCourseStates(db, { tenantId: learner.tenantId, userId: learner.userId, courseIds });
   const summaryCourses = enrolled.map((e) => ({ ...e, state: states.get(e.courseId) }));

@@ -2,25 +2,58 @@
 // strongest winning. `documentAccess` is the one resolver of a caller's role, for REST and the
 // live hub alike; the list queries filter with `visibleTo` inside their WHERE clause, so a list
 // can never show what a single GET would refuse.
-import { and, eq, inArray, or, sql, type Placeholder, type SQL } from 'drizzle-orm';
+import { and, eq, inArray, notInArray, or, sql, type Placeholder, type SQL } from 'drizzle-orm';
+import type { SQLiteColumn } from 'drizzle-orm/sqlite-core';
 import { type Db } from '../../db/client';
-import { documentGrants, documents, type DocumentRole } from '../../db/schema';
+import { activities, courseModules, courses, documentContexts, documentGrants, documents, type DocumentRole } from '../../db/schema';
+import { courseOfLink, documentsLinked, linkedActivity, linkedCourse, linkedModule, linkTargetExists } from './contexts';
 import type { Actor } from '../auth/authenticator';
 import { groupIdsOf } from '../groups/service';
 import { preparedFor } from '../lib/prepared';
-import { strongestRole } from './policy';
+import { keyReachesDocument, strongestRole } from './policy';
 import type { DocumentRow } from './types';
 
-/** The caller and the groups they belong to: whoever a grant may name. */
+/** The caller and the groups they belong to: whoever a grant may name; and the courses their key is limited to (null: none). */
 interface Principals {
+  tenantId: string;
   userId: string;
   groupIds: string[];
+  courseIds: readonly string[] | null;
 }
 
-export const principalsOf = (db: Db, actor: Pick<Actor, 'userId' | 'tenantId'>): Principals => ({
+type Caller = Pick<Actor, 'userId' | 'tenantId'> & { courseIds?: readonly string[] | null };
+
+export const principalsOf = (db: Db, actor: Caller): Principals => ({
+  tenantId: actor.tenantId,
   userId: actor.userId,
   groupIds: groupIdsOf(db, actor.tenantId, actor.userId),
+  courseIds: actor.courseIds ?? null,
 });
+
+/**
+ * The documents policy's keyReachesDocument in SQL, on a column holding document ids: undefined
+ * for a caller without a course limit; else the documents filed in no course, or in one of theirs.
+ */
+export function reachedBy(db: Db, p: Pick<Principals, 'tenantId' | 'courseIds'>, documentId: SQLiteColumn): SQL | undefined {
+  if (p.courseIds === null) return undefined;
+  const inTenant = eq(documentContexts.tenantId, p.tenantId);
+  const filed = documentsLinked(db, inTenant);
+  if (p.courseIds.length === 0) return notInArray(documentId, filed);
+  return or(notInArray(documentId, filed), inArray(documentId, documentsLinked(db, and(inTenant, inArray(courseOfLink, [...p.courseIds])))))!;
+}
+
+/** The live courses a document is filed in (directly, or through a module or activity). */
+export function coursesOfDocument(db: Db, documentId: string): string[] {
+  return db
+    .selectDistinct({ courseId: courseOfLink })
+    .from(documentContexts)
+    .leftJoin(courses, linkedCourse)
+    .leftJoin(courseModules, linkedModule)
+    .leftJoin(activities, linkedActivity)
+    .where(and(eq(documentContexts.documentId, documentId), linkTargetExists))
+    .all()
+    .map((r) => r.courseId);
+}
 
 /**
  * Grants that name the principals: the user's own, or one of their groups'. A prepared statement
@@ -34,7 +67,7 @@ export function grantsTo(p: { userId: string | Placeholder; groupIds: string[] |
 
 /** `documents.id` is one the principals hold a grant on (with `role`: a grant of that role). */
 export function visibleTo(db: Db, p: Principals, role?: DocumentRole): SQL {
-  const grants = role === undefined ? grantsTo(p) : and(grantsTo(p), eq(documentGrants.role, role));
+  const grants = and(grantsTo(p), role === undefined ? undefined : eq(documentGrants.role, role), reachedBy(db, p, documentGrants.documentId));
   return inArray(documents.id, db.select({ id: documentGrants.documentId }).from(documentGrants).where(grants));
 }
 
@@ -65,7 +98,7 @@ export interface DocumentAccess {
  */
 export function documentAccess(
   db: Db,
-  actor: Pick<Actor, 'userId' | 'tenantId'>,
+  actor: Caller,
   documentId: string,
   opts: { includeTrashed?: boolean } = {},
 ): DocumentAccess | null {
@@ -74,6 +107,8 @@ export function documentAccess(
   if (!document || (document.trashedAt !== null && !opts.includeTrashed)) return null;
   const { userId, groupIds } = principalsOf(db, actor);
   const grants = statements.roles.all({ documentId, userId, groupIds: JSON.stringify(groupIds) });
+  // A document filed only in courses the caller's key does not reach is one they hold no role on: 404.
+  if (!keyReachesDocument(actor, () => coursesOfDocument(db, documentId))) return { document, role: null };
   return { document, role: strongestRole(grants.map((g) => g.role)) };
 }
 

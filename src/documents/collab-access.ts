@@ -1,7 +1,8 @@
-// The live hub asks the documents policy, the same one every REST route uses, what a caller may do.
+// The live hub asks the documents policy, the same one every REST route uses, what a caller may do:
+// their role on the document (course_ids of their API key included) narrowed by the key's scopes.
 import type { Db } from '../../db/client';
 import type { Actor } from '../auth/authenticator';
-import { canEdit } from './policy';
+import { collabAccessOf } from './policy';
 import { documentAccess } from './access';
 import type { AccessResolver, CollabAccess } from '../../collab/hub';
 
@@ -9,7 +10,6 @@ export function documentCollabAccess(db: Db): AccessResolver {
   return (actor: Actor, documentId: string): CollabAccess => {
     const access = documentAccess(db, actor, documentId);
     if (!access) return 'unknown';
-    if (!access.role) return 'none';
-    return canEdit(access.role) ? 'edit' : 'read';
+    return collabAccessOf(actor, access.role);
   };
 }

@@ -18,6 +18,7 @@ import { notFound, unprocessable } from '../http/errors';
 import { sqlPageBounds, type PageQuery } from '../http/pagination';
 import { countAll } from '../lib/sql';
 import { canAddToCourse, canUseEveryCourse } from './policy';
+import { courseListLimit, keyReachesCourse } from '../courses/policy';
 import type { ContextRef, DocumentActor, DocumentRow } from './types';
 
 export type { ContextRef };
@@ -31,7 +32,7 @@ export interface ContextTarget {
 
 /** The course a caller may add documents to (the policy's rule, with their enrollment read only when needed). */
 const mayAddToCourse = (db: Db, actor: DocumentActor, courseId: string): boolean =>
-  canUseEveryCourse(actor) || canAddToCourse(actor, membershipOf(db, actor.tenantId, courseId, actor.userId));
+  keyReachesCourse(actor, courseId) && (canUseEveryCourse(actor) || canAddToCourse(actor, membershipOf(db, actor.tenantId, courseId, actor.userId)));
 
 const notLinkable = (ref: ContextRef) =>
   unprocessable(`context_id does not name a ${ref.type} you can add documents to`, [
@@ -81,7 +82,9 @@ export interface AvailableContext {
  */
 export function availableContexts(db: Db, actor: DocumentActor): AvailableContext[] {
   const roles = new Map(activeCourseRoles(db, actor.tenantId, actor.userId).map((r) => [r.courseId, r.role]));
+  const reach = courseListLimit(actor);
   const conditions = [eq(courses.tenantId, actor.tenantId), isNull(courses.deletedAt)];
+  if (reach !== null) conditions.push(inArray(courses.id, [...reach]));
   if (!canUseEveryCourse(actor)) {
     if (roles.size === 0) return [personalContext];
     conditions.push(inArray(courses.id, [...roles.keys()]));
@@ -158,10 +161,12 @@ function toLinkedContext(r: ReturnType<ReturnType<typeof linkedContexts>['all']>
   };
 }
 
-export function listDocumentContexts(db: Db, doc: DocumentRow, page: PageQuery): { rows: LinkedContext[]; total: number } {
+/** A document's links; `reach` (an API key's course_ids, courses policy's courseListLimit) leaves out other courses' links. */
+export function listDocumentContexts(db: Db, doc: DocumentRow, page: PageQuery, reach: readonly string[] | null = null): { rows: LinkedContext[]; total: number } {
   const { limit, offset } = sqlPageBounds(page);
-  const where = and(eq(documentContexts.documentId, doc.id), linkTargetExists);
-  const rows = linkedContexts(db, eq(documentContexts.documentId, doc.id))
+  const reached = reach === null ? undefined : inArray(courseOfLink, [...reach]);
+  const where = and(eq(documentContexts.documentId, doc.id), linkTargetExists, reached);
+  const rows = linkedContexts(db, and(eq(documentContexts.documentId, doc.id), reached))
     .orderBy(asc(documentContexts.createdAt), asc(documentContexts.contextId))
     .limit(limit)
     .offset(offset)
@@ -179,12 +184,12 @@ export function listDocumentContexts(db: Db, doc: DocumentRow, page: PageQuery):
 }
 
 /** One link of the document, or 404. */
-export function getDocumentContext(db: Db, doc: DocumentRow, type: DocumentContextType, id: string): LinkedContext {
+export function getDocumentContext(db: Db, doc: DocumentRow, type: DocumentContextType, id: string, reach: readonly string[] | null = null): LinkedContext {
   const row = linkedContexts(
     db,
     and(eq(documentContexts.documentId, doc.id), eq(documentContexts.contextType, type), eq(documentContexts.contextId, id)),
   ).get();
-  if (!row) throw notFound('Link');
+  if (!row || (reach !== null && !reach.includes(row.courseId))) throw notFound('Link');
   return toLinkedContext(row);
 }
 

@@ -10,6 +10,7 @@
 import type { DocumentRole } from '../../db/schema';
 import { isTenantAdmin, type PermissionRules } from '../auth/access';
 import type { Actor } from '../auth/authenticator';
+import { holdsScope } from '../auth/scopes';
 import { forbidden, notFound } from '../http/errors';
 import type { Membership } from '../memberships/policy';
 
@@ -39,6 +40,19 @@ export const canEdit = (role: DocumentRole | null): boolean => role !== null && 
 /** Share, rename and recategorise, link to contexts, trash, restore and erase. */
 export const canManage = (role: DocumentRole | null): boolean => role === 'owner';
 
+/**
+ * An API key limited to some courses (`course_ids`) reaches a document filed in none of them only
+ * when it is filed in no course at all (a personal document, governed by grants and scopes alone);
+ * one filed in courses reaches it through any of them. Without such a key, every document.
+ * `linkedCourseIds`: the courses of the document's live links (asked only for a limited key). The
+ * lists apply the same rule in SQL (access.ts, `reachedBy`).
+ */
+export const keyReachesDocument = (actor: { courseIds?: readonly string[] | null }, linkedCourseIds: () => readonly string[]): boolean => {
+  if (actor.courseIds == null) return true;
+  const linked = linkedCourseIds();
+  return linked.length === 0 || linked.some((id) => actor.courseIds!.includes(id));
+};
+
 /** Any member of the tenant creates documents (and owns them). */
 export const canCreateDocument = (_actor: Actor): boolean => true;
 
@@ -53,6 +67,22 @@ export const canAddToCourse = (actor: Pick<Actor, 'role'>, membership: Membershi
 export const canUseEveryCourse = (actor: Pick<Actor, 'role'>): boolean => isTenantAdmin(actor);
 
 export const permissions: PermissionRules = { 'documents:create': canCreateDocument };
+
+/** The documents area's scope (src/auth/scopes.ts): `documents:read` and `documents:write`, for REST and the live hub alike. */
+export const DOCUMENTS_SCOPE = { name: 'documents', description: 'documents: bodies, versions, sharing, contexts, favorites, exports' } as const;
+
+/**
+ * What a live connection may do: the caller's role on the document (null: none, or a course their
+ * key does not reach), narrowed by their API key's scopes as every REST route is. Connecting reads
+ * the document (`documents:read`); sending updates writes it (`documents:write`): a key holding only
+ * the read scope is a viewer, whatever its creator's role; a key with neither is refused.
+ */
+export function collabAccessOf(actor: Pick<Actor, 'scopes'>, role: DocumentRole | null): 'edit' | 'read' | 'none' {
+  if (!canRead(role)) return 'none';
+  if (actor.scopes !== null && !holdsScope(actor.scopes, `${DOCUMENTS_SCOPE.name}:read`)) return 'none';
+  if (!canEdit(role)) return 'read';
+  return actor.scopes === null || holdsScope(actor.scopes, `${DOCUMENTS_SCOPE.name}:write`) ? 'edit' : 'read';
+}
 
 export type DocumentAction = 'read' | 'edit' | 'manage';
 

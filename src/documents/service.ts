@@ -39,7 +39,7 @@ import {
   linkTargetExists,
   resolveContext,
 } from './contexts';
-import { grantsTo, principalsOf, rolesOn, visibleTo } from './access';
+import { grantsTo, principalsOf, reachedBy, rolesOn, visibleTo } from './access';
 import type { ContextRef, DocumentActor, DocumentRow, DocumentServices } from './types';
 
 // Other areas take the documents' types from here, with the use cases.
@@ -257,7 +257,8 @@ export function courseCounts(db: Db, actor: DocumentActor, page: PageQuery) {
       ),
     )
     .as('links');
-  const where = and(eq(courses.tenantId, actor.tenantId), isNull(courses.deletedAt));
+  const reach = p.courseIds;
+  const where = and(eq(courses.tenantId, actor.tenantId), isNull(courses.deletedAt), reach === null ? undefined : inArray(courses.id, [...reach]));
   const { limit, offset } = sqlPageBounds(page);
   const rows = db
     .select({ courseId: courses.id, title: courses.title, slug: courses.slug, count: sql<number>`count(DISTINCT ${links.documentId})`.mapWith(Number) })
@@ -283,5 +284,6 @@ export function courseCounts(db: Db, actor: DocumentActor, page: PageQuery) {
 export function suggest(db: Db, actor: DocumentActor, q: string): Suggestion[] {
   const match = ftsPrefixQuery(q);
   if (match === null) return [];
-  return suggestDocuments(db, actor.tenantId, grantsTo(principalsOf(db, actor)), match);
+  const p = principalsOf(db, actor);
+  return suggestDocuments(db, actor.tenantId, and(grantsTo(p), reachedBy(db, p, documentGrants.documentId))!, match);
 }

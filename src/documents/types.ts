@@ -10,7 +10,8 @@ import type { Clock } from '../lib/clock';
 import type { DocumentSearchIndex } from './search';
 
 export type DocumentRow = typeof documents.$inferSelect;
-export type DocumentActor = Pick<Actor, 'userId' | 'tenantId' | 'role'>;
+/** The caller, and (an API key's `course_ids`) the only courses whose documents it reaches. */
+export type DocumentActor = Pick<Actor, 'userId' | 'tenantId' | 'role'> & { courseIds?: readonly string[] | null };
 
 /** What the document use cases need: the database, the clock, the body store, the search index and whom to tell of access changes. */
 export interface DocumentServices {

@@ -5,6 +5,9 @@ import { isTenantAdmin, type PermissionRules } from '../auth/access';
 import type { Actor } from '../auth/authenticator';
 import { AppError, forbidden, notFound } from '../http/errors';
 import { isCourseInstructor, isCourseStaff, type Membership } from '../memberships/policy';
+import { courseListLimit, keyReachesCourse } from '../courses/policy';
+
+export { courseListLimit, keyReachesCourse };
 
 export { isCourseInstructor, isCourseStaff, type Membership };
 
@@ -152,7 +155,7 @@ export function authorizeEnrollment(actor: Actor, access: EnrollmentAccess): 'by
       if (!canDecideEnrollmentRequests(actor, access.membership)) throw forbidden('Only instructors of this course or admins can decide enrolment requests');
       return;
     default:
-      if (!canViewEnrollment(actor, access.enrollment, access.membership)) throw notFound('Enrollment');
+      if (!keyReachesCourse(actor, access.enrollment.courseId) || !canViewEnrollment(actor, access.enrollment, access.membership)) throw notFound('Enrollment');
       if (access.action === 'complete' && !canCompleteEnrollment(actor, access.membership)) {
         throw forbidden('Only instructors of this course or admins can complete enrollments');
       }

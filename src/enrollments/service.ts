@@ -17,7 +17,7 @@ import { newId } from '../lib/ids';
 import { countAll, sqlLimit } from '../lib/sql';
 import { activeCourseRoles } from '../memberships/service';
 import { appendEvent, appendEvents, type NewEvent } from '../events/log';
-import { canListCourseEnrollments, canManageAllEnrollments, isCourseStaff, type Membership } from './policy';
+import { canListCourseEnrollments, canManageAllEnrollments, courseListLimit, isCourseStaff, keyReachesCourse, type Membership } from './policy';
 import { enrollmentJson } from './present';
 import { ROSTER_START, RosterAnchors } from './roster-anchors';
 import type { EnrollmentRow, EnrollmentView, RosterRow } from './types';
@@ -168,7 +168,7 @@ export interface EnrollmentFilter {
 export function listEnrollments(db: Db, actor: Actor, filter: EnrollmentFilter, page: PageQuery): { dataJson: string; total: number } {
   const { limit, offset } = pageBounds(page);
   if (filter.courseId) {
-    const course = courseWithMembership(db, actor, filter.courseId);
+    const course = keyReachesCourse(actor, filter.courseId) ? courseWithMembership(db, actor, filter.courseId) : undefined;
     if (!course) return { dataJson: EMPTY_JSON_ARRAY, total: 0 };
     const own = !canListCourseEnrollments(actor, course.membership);
     const statements = rosterStatements(db, { own, user: !!filter.userId, status: !!filter.status, role: !!filter.role });
@@ -204,7 +204,9 @@ export function listEnrollments(db: Db, actor: Actor, filter: EnrollmentFilter, 
       .map((r) => r.courseId);
     visible = taught.length ? or(eq(enrollments.userId, actor.userId), inArray(enrollments.courseId, taught)) : eq(enrollments.userId, actor.userId);
   }
-  const where = and(isNull(courses.deletedAt), eq(enrollments.tenantId, actor.tenantId), visible, ...filters);
+  const reach = courseListLimit(actor);
+  const reached = reach === null ? undefined : inArray(enrollments.courseId, [...reach]);
+  const where = and(isNull(courses.deletedAt), eq(enrollments.tenantId, actor.tenantId), visible, reached, ...filters);
   const bounds = sqlPageBounds(page);
   const pageRowIds = db
     .select({ rowid: sql<number>`${enrollments}.rowid` })

@@ -1,7 +1,7 @@
 // The domain-event log (see db/schema/events.ts). One function appends, inside the caller's
 // transaction, so an event exists exactly when the change it records does; the rest reads it:
 // a user's feed (newest first) and the tenant's log in order from a cursor (webhooks).
-import { and, desc, eq, gt, inArray, sql } from 'drizzle-orm';
+import { and, desc, eq, gt, inArray, isNull, or, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { eventRecipients, events, feedReads } from '../../db/schema';
 import type { Clock } from '../lib/clock';
@@ -85,8 +85,27 @@ export function appendEvents(tx: Db, clock: Clock, list: readonly NewEvent<Event
   }
 }
 
-/** A user's feed, newest first: one range of event_recipients' primary key. */
-export function feedPage(db: Db, userId: string, limit: number, offset: number): { rows: EventRow[]; total: number } {
+/** Events of these courses only, or of none (null: no limit), for a feed read with an API key limited to some courses. */
+const ofCourses = (courseIds: readonly string[] | null) =>
+  courseIds === null ? undefined : or(isNull(events.courseId), inArray(events.courseId, [...courseIds]));
+
+/** A user's feed, newest first: one range of event_recipients' primary key (`courseIds`: leave out other courses' events). */
+export function feedPage(db: Db, userId: string, limit: number, offset: number, courseIds: readonly string[] | null = null): { rows: EventRow[]; total: number } {
+  if (courseIds !== null) {
+    const where = and(eq(eventRecipients.userId, userId), ofCourses(courseIds));
+    const rows = db
+      .select({ event: events })
+      .from(eventRecipients)
+      .innerJoin(events, eq(events.seq, eventRecipients.eventSeq))
+      .where(where)
+      .orderBy(desc(eventRecipients.eventSeq))
+      .limit(limit)
+      .offset(offset)
+      .all()
+      .map((r) => r.event);
+    const total = db.select({ n: sql<number>`count(*)` }).from(eventRecipients).innerJoin(events, eq(events.seq, eventRecipients.eventSeq)).where(where).get()!.n;
+    return { rows, total };
+  }
   const rows = db
     .select({ event: events })
     .from(eventRecipients)
@@ -109,8 +128,16 @@ export function feedReadUpTo(db: Db, userId: string): number {
   return db.select({ seq: feedReads.readUpToSeq }).from(feedReads).where(eq(feedReads.userId, userId)).get()?.seq ?? 0;
 }
 
-export function unreadFeedCount(db: Db, userId: string): number {
+export function unreadFeedCount(db: Db, userId: string, courseIds: readonly string[] | null = null): number {
   const upTo = feedReadUpTo(db, userId);
+  if (courseIds !== null) {
+    return db
+      .select({ n: sql<number>`count(*)` })
+      .from(eventRecipients)
+      .innerJoin(events, eq(events.seq, eventRecipients.eventSeq))
+      .where(and(eq(eventRecipients.userId, userId), gt(eventRecipients.eventSeq, upTo), ofCourses(courseIds)))
+      .get()!.n;
+  }
   return db
     .select({ n: sql<number>`count(*)` })
     .from(eventRecipients)

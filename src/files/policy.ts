@@ -16,7 +16,7 @@ export const canManageFiles = (actor: Pick<Actor, 'role'>, membership: Membershi
 export type FileAction = 'read' | 'manage';
 
 /** The one entry the routes call, with the course (of the file) and the caller's enrollment in it. */
-export function authorizeFiles(actor: Actor, action: FileAction, course: { status: CourseStatus }, membership: Membership | undefined, what: 'Course' | 'File'): void {
+export function authorizeFiles(actor: Actor, action: FileAction, course: { id: string; status: CourseStatus }, membership: Membership | undefined, what: 'Course' | 'File'): void {
   if (!canReadCourse(actor, course, membership)) throw notFound(what);
   if (!canReadFiles(actor, membership)) throw forbidden("Only the course's members can see its files");
   if (action === 'manage' && !canManageFiles(actor, membership)) throw forbidden("Only the course's instructors can change its files");

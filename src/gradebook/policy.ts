@@ -32,7 +32,7 @@ type MembershipFact = () => Membership | undefined;
 
 /** The offering as the policy judges it: its course's status, and what a 404 names (the course or an assignment of it). */
 interface OfferingFacts {
-  offering: { status: CourseStatus };
+  offering: { id: string; status: CourseStatus };
   notFoundAs: 'Course' | 'Assignment';
   membership: MembershipFact;
 }

@@ -5,11 +5,24 @@
 // does not exist (404).
 import { isTenantAdmin } from '../auth/access';
 import type { Actor } from '../auth/authenticator';
-import { authorizeCourse, type CourseAccess } from '../courses/policy';
+import { authorizeCourse, courseListLimit, keyReachesCourse, type CourseAccess } from '../courses/policy';
 import { notFound } from '../http/errors';
 
-export const canSeeImport = (actor: Pick<Actor, 'userId' | 'role'>, job: { createdBy: string | null }): boolean =>
-  job.createdBy === actor.userId || isTenantAdmin(actor);
+/** The course an import went into (null: it made a new one), as its job's input names it. */
+export const importCourseOf = (job: { input: string }): string | null => (JSON.parse(job.input) as { courseId?: string | null }).courseId ?? null;
+
+/**
+ * Its starter and tenant admins see an import; an API key limited to some courses (`course_ids`)
+ * only the imports into those courses (an import that made a new course is of no course it names).
+ */
+export const canSeeImport = (actor: Pick<Actor, 'userId' | 'role' | 'courseIds'>, job: { createdBy: string | null; input: string }): boolean => {
+  if (job.createdBy !== actor.userId && !isTenantAdmin(actor)) return false;
+  if (actor.courseIds === null) return true;
+  const courseId = importCourseOf(job);
+  return courseId !== null && keyReachesCourse(actor, courseId);
+};
+
+export { courseListLimit };
 
 /** Importing into `access`'s course (instructors, admins), or as a new course (course creators). */
 export function authorizeImport<A extends CourseAccess>(actor: Actor, access: A | undefined): void {
@@ -21,7 +34,7 @@ export function authorizeExport<A extends CourseAccess>(actor: Actor, access: A)
   return authorizeCourse(actor, 'manage', access);
 }
 
-export function authorizeImportRead<J extends { createdBy: string | null }>(actor: Actor, job: J | undefined): J {
+export function authorizeImportRead<J extends { createdBy: string | null; input: string }>(actor: Actor, job: J | undefined): J {
   if (!job || !canSeeImport(actor, job)) throw notFound('Import');
   return job;
 }

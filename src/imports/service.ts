@@ -4,7 +4,7 @@
 // make a second import of the same cartridge update rather than add), and the caller's imports are
 // read back (getImport, listImports). The heavy work before the write is in job.ts and tasks.ts.
 import { createHash } from 'node:crypto';
-import { and, asc, desc, eq, isNull, notInArray, or } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, isNull, notInArray, or, sql } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import {
   activities,
@@ -52,6 +52,7 @@ import type { JobRow } from '../jobs/runner';
 import { PLACEHOLDER_PATTERN } from './html';
 import { insertLink, linkOf } from '../activities/lti-links';
 import type { ToolRow } from '../lti/tools';
+import { courseListLimit } from './policy';
 import { cleanTitle, type PlannedLti, type InlineDocument, type Plan, type PlannedActivity, type PlannedModule, type Skipped } from './tasks';
 import type { ConvertedPage } from './html';
 import { keepCourseFile, releasePlaced, type StagedFile } from './course-files';
@@ -102,8 +103,14 @@ export function findImport(db: Db, tenantId: string, id: string): JobRow | undef
     .get();
 }
 
-export function listImports(db: Db, actor: { tenantId: string; userId: string }, page: PageQuery) {
-  const where = and(eq(jobs.tenantId, actor.tenantId), eq(jobs.kind, IMPORT_JOB), eq(jobs.createdBy, actor.userId));
+export function listImports(db: Db, actor: { tenantId: string; userId: string; courseIds?: readonly string[] | null }, page: PageQuery) {
+  const reach = courseListLimit(actor);
+  const where = and(
+    eq(jobs.tenantId, actor.tenantId),
+    eq(jobs.kind, IMPORT_JOB),
+    eq(jobs.createdBy, actor.userId),
+    reach === null ? undefined : inArray(sql`json_extract(${jobs.input}, '$.courseId')`, [...reach]),
+  );
   return selectPage(db, jobs, where, [desc(jobs.createdAt), desc(jobs.id)], pageBounds(page));
 }
 

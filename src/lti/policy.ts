@@ -19,7 +19,7 @@ export function authorizeLtiManagement(actor: Actor): void {
 }
 
 interface CourseAccess {
-  course: { status: CourseStatus };
+  course: { id: string; status: CourseStatus };
   membership: Membership | undefined;
 }
 

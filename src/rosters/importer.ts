@@ -12,15 +12,13 @@ import { appendEvents, type NewEvent } from '../events/log';
 import type { Clock } from '../lib/clock';
 import { newId } from '../lib/ids';
 import { normaliseEmail, revokeRefreshTokensOf } from '../users/service';
+import { insertRows } from './bulk-insert';
 import type { FileMode, RosterProblem } from './csv';
 import { rosterFileKeys, rosterFiles, type MetadataRecord, type RosterFileKey, type UserRecord } from './records';
 import { MAX_REPORTED_ERRORS, zero, type Counts, type ImportMode, type ParsedBundle, type RosterReport } from './reader';
 
 type LinkRow = typeof rosterLinks.$inferSelect;
 type LinkData = Record<string, unknown>;
-
-/** Rows per multi-row INSERT: far below SQLite's 32,766 bound values for these tables. */
-const BATCH = 500;
 
 
 /** The tenant's links of one type, read once, written through. */
@@ -89,7 +87,7 @@ class Links {
 
   /** Writes the new links. */
   flush(): void {
-    for (let i = 0; i < this.pending.length; i += BATCH) this.tx.insert(rosterLinks).values(this.pending.slice(i, i + BATCH)).run();
+    insertRows(this.tx, rosterLinks, this.pending);
     this.pending = [];
   }
 
@@ -394,7 +392,7 @@ class Apply {
   }
 
   private flushUsers(): void {
-    for (let i = 0; i < this.newUsers.length; i += BATCH) this.tx.insert(users).values(this.newUsers.slice(i, i + BATCH)).run();
+    insertRows(this.tx, users, this.newUsers);
     this.newUsers = [];
   }
 
@@ -560,7 +558,7 @@ class Apply {
   private newEnrollments: EnrollmentRow[] = [];
 
   private flushEnrollments(): void {
-    for (let i = 0; i < this.newEnrollments.length; i += BATCH) this.tx.insert(enrollments).values(this.newEnrollments.slice(i, i + BATCH)).run();
+    insertRows(this.tx, enrollments, this.newEnrollments as unknown as Record<string, unknown>[]);
     this.newEnrollments = [];
   }
 

@@ -26,9 +26,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { count } from 'drizzle-orm';
 import type { SQLiteTable } from 'drizzle-orm/sqlite-core';
 import { newId } from '../../src/lib/ids';
-import { expectProblem, expectUnauthorized, makeTestApp, type CallResult, type TestApp, type TestUser } from './app';
+import { expectProblem, expectUnauthorized, makeTestApp, MISSING_ID, type CallResult, type TestApp, type TestUser } from './app';
 import { insertCourse, insertEnrollment } from './courses';
 import { signWithForeignKey, signWithServerKey, standardClaims } from './jwt';
+import { multipartBody } from './multipart';
 
 export type CourseRow = ReturnType<typeof insertCourse>;
 
@@ -419,5 +420,115 @@ export function securityMatrix<F>(cast: () => Cast, spec: MatrixSpec<F>): void {
         await runRole(role, expectation, f);
       });
     }
+  });
+}
+
+// ---------------------------------------------------------------- scope and course_ids rows (issue 37)
+
+/** A route as the scope table holds it: `METHOD /path/{param}` and the scope it needs. */
+export interface ScopedRoute {
+  method: string;
+  path: string;
+  need: string;
+  /** The route takes a multipart form (an upload): the rows send one, as a client would. */
+  multipart?: boolean;
+}
+
+/** Path parameters that are not ids, with a value the router matches. */
+const NON_ID_PARAMS: Record<string, string> = { principal_type: 'user', context_type: 'course', tenant_slug: 'a', slug: 'a', handle: 'a' };
+
+/** The route's path with every parameter filled (an id that exists nowhere, or a plausible word). */
+export const filledPath = (path: string): string => path.replace(/\{([^}]+)\}/g, (_, name: string) => NON_ID_PARAMS[name] ?? MISSING_ID);
+
+/**
+ * The scope rows: for every route, a key of the operator (who may do the most) holding every scope
+ * of the catalogue except the one the route needs (and, for a read, the area's write scope, which
+ * holds it) is refused with 403 `insufficient_scope` naming that scope; a key holding exactly the
+ * needed scope passes the scope check (whatever the route answers then, never insufficient_scope).
+ * Keys are made once per scope and shared by the rows.
+ */
+export function scopeRows(cast: () => Cast, routes: readonly ScopedRoute[], catalogue: readonly string[]): void {
+  const keys = new Map<string, Promise<string>>();
+  const keyWith = (scopes: string[]): Promise<string> => {
+    const name = scopes.join(' ');
+    if (!keys.has(name)) {
+      keys.set(
+        name,
+        (async () => {
+          const res = await cast().t.call('POST', '/api/api-keys', { as: cast().platform, body: { name: `scope row ${keys.size}`, scopes } });
+          expect(res.status, res.text).toBe(201);
+          return res.body.key as string;
+        })(),
+      );
+    }
+    return keys.get(name)!;
+  };
+  const heldBy = (need: string) => (need.endsWith(':read') ? [need, `${need.slice(0, -':read'.length)}:write`] : [need]);
+  describe.each(routes.map((r) => ({ ...r, name: `${r.method} ${r.path} (${r.need})` })))('$name', (route) => {
+    const request = async (key: string) =>
+      cast().t.call(route.method, filledPath(route.path), {
+        as: key,
+        ...(route.multipart ? await multipartBody(undefined, { name: 'x' }) : route.method === 'GET' || route.method === 'DELETE' ? {} : { body: {} }),
+      });
+    it('every scope but the one it needs: 403 insufficient_scope', async () => {
+      const key = await keyWith(catalogue.filter((s) => !heldBy(route.need).includes(s)));
+      const res = await request(key);
+      expectProblem(res, 403, 'insufficient_scope', `${route.method} ${route.path}`);
+      expect(res.headers.get('www-authenticate')).toBe(`Bearer error="insufficient_scope", scope="${route.need}"`);
+    });
+    it('exactly the scope it needs: past the scope check', async () => {
+      const res = await request(await keyWith([route.need]));
+      expect(res.status, res.text).not.toBe(401);
+      if (res.status === 403) expect(res.body?.code, res.text).not.toBe('insufficient_scope');
+    });
+  });
+}
+
+/** One course_ids row: what a key limited to another course than the fixture's gets. */
+export interface CourseIdsRow<F> {
+  name: string;
+  request: (f: F) => SecRequest;
+  /** `404` as for a course the caller may not read, or `list`: 200 with none of the fixture's course in it (`ids` to look for). */
+  expect: 404 | { list: (f: F) => string[] };
+}
+
+/**
+ * The course_ids rows: each request made with a key of tenant A's instructor limited to another
+ * course they also teach (every scope) answers 404 for the fixture's course, or leaves it out of a
+ * list; the same request with a key limited to the fixture's course is not refused that way.
+ */
+export function courseIdsRows<F>(cast: () => Cast, setup: (side: Side, cast: Cast) => F | Promise<F>, rows: CourseIdsRow<F>[]): void {
+  let fixture: F;
+  let elsewhere: string;
+  let here: string;
+  beforeAll(async () => {
+    const c = cast();
+    fixture = await setup(c.a, c);
+    const other = newCourse(c.t, c.a, { title: 'Another course' });
+    const make = async (courseIds: string[]) => {
+      const res = await c.t.call('POST', '/api/api-keys', { as: c.a.instructor, body: { name: 'course row', course_ids: courseIds } });
+      expect(res.status, res.text).toBe(201);
+      return res.body.key as string;
+    };
+    elsewhere = await make([other.id]);
+    here = await make([c.a.course.id]);
+  });
+  describe.each(rows)('$name', (row) => {
+    it(row.expect === 404 ? 'a key of another course: 404' : 'a key of another course: left out of the list', async () => {
+      const req = row.request(fixture);
+      const res = await cast().t.call(req.method, req.path, { as: elsewhere, body: req.body, headers: req.headers, rawBody: req.rawBody });
+      if (row.expect === 404) {
+        expect(res.status, res.text).toBe(404);
+        return;
+      }
+      expect(res.status, res.text).toBe(200);
+      for (const id of row.expect.list(fixture)) expect(res.text).not.toContain(id);
+    });
+    it("a key of the fixture's course: not refused as another course", async () => {
+      const req = row.request(fixture);
+      const res = await cast().t.call(req.method, req.path, { as: here, body: req.body, headers: req.headers, rawBody: req.rawBody });
+      expect(res.status, res.text).toBeLessThan(300);
+      if (row.expect !== 404) for (const id of row.expect.list(fixture)) expect(res.text).toContain(id);
+    });
   });
 }

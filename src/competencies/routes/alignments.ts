@@ -1,10 +1,9 @@
 // Alignments: what evidences a competency in the courses the caller teaches (instructors align
 // activities, modules and assignments of their courses).
-import { isTenantAdmin } from '../../auth/access';
 import { authedRoute, errorResponses, idParams, jsonBody, jsonContent, newRouter, noContent } from '../../http/openapi';
 import { pageOf, pageOfRows, paginationQuery } from '../../http/pagination';
 import { activeCourseIdsAs, membershipOf } from '../../memberships/service';
-import { authorizeCourseCompetencies } from '../policy';
+import { alignmentListing, authorizeCourseCompetencies } from '../policy';
 import { presentAlignment } from '../present';
 import { alignmentBody, alignmentParams, alignmentSchema } from '../schemas';
 import { createAlignment, deleteAlignment, findTarget, getAlignment, getCompetency, listAlignments } from '../service';
@@ -25,11 +24,7 @@ export const alignmentRoutes = newRouter()
       const { db } = c.var.deps;
       const actor = c.var.actor;
       const competency = getCompetency(db, actor.tenantId, c.req.valid('param').id);
-      let courseIds: string[] | null = null;
-      if (!isTenantAdmin(actor)) {
-        courseIds = activeCourseIdsAs(db, actor.tenantId, actor.userId, 'instructor');
-        if (courseIds.length === 0) authorizeCourseCompetencies(actor, { kind: 'alignments' }, { course: { status: 'published' }, membership: undefined });
-      }
+      const courseIds = alignmentListing(actor, () => activeCourseIdsAs(db, actor.tenantId, actor.userId, 'instructor'));
       const q = c.req.valid('query');
       return c.json(pageOfRows(c, q, listAlignments(db, competency, courseIds, q), (r) => presentAlignment(r.alignment, r.title)), 200);
     },
@@ -51,7 +46,7 @@ export const alignmentRoutes = newRouter()
       const competency = getCompetency(db, actor.tenantId, c.req.valid('param').id);
       const body = c.req.valid('json');
       const target = findTarget(db, actor.tenantId, body.target_type, body.target_id);
-      authorizeCourseCompetencies(actor, { kind: 'alignments' }, { course: { status: 'published' }, membership: membershipOf(db, actor.tenantId, target.courseId, actor.userId) });
+      authorizeCourseCompetencies(actor, { kind: 'alignments' }, { course: { id: target.courseId, status: 'published' }, membership: membershipOf(db, actor.tenantId, target.courseId, actor.userId) });
       const alignment = createAlignment(db, clock, competency, target, { weight: body.weight, createdBy: actor.userId });
       c.header('Location', `/api/competencies/${competency.id}/alignments/${alignment.id}`);
       return c.json(presentAlignment(alignment, target.title), 201);
@@ -72,7 +67,7 @@ export const alignmentRoutes = newRouter()
       const actor = c.var.actor;
       const { id, alignment_id } = c.req.valid('param');
       const alignment = getAlignment(db, getCompetency(db, actor.tenantId, id), alignment_id);
-      authorizeCourseCompetencies(actor, { kind: 'alignments' }, { course: { status: 'published' }, membership: membershipOf(db, actor.tenantId, alignment.courseId, actor.userId) });
+      authorizeCourseCompetencies(actor, { kind: 'alignments' }, { course: { id: alignment.courseId, status: 'published' }, membership: membershipOf(db, actor.tenantId, alignment.courseId, actor.userId) });
       deleteAlignment(db, alignment);
       return c.body(null, 204);
     },

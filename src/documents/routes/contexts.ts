@@ -3,6 +3,7 @@
 import { authedRoute, errorResponses, idParams, jsonBody, jsonContent, noContent } from '../../http/openapi';
 import { pageBounds, pageOf, pageOfRows, paginate, paginationQuery } from '../../http/pagination';
 import { documentAccess } from '../access';
+import { courseListLimit } from '../../courses/policy';
 import { availableContexts, getDocumentContext, linkContext, listDocumentContexts, resolveContext, unlinkContext } from '../contexts';
 import { authorizeDocument } from '../policy';
 import { presentAvailableContext, presentLinkedContext } from '../present';
@@ -42,7 +43,7 @@ export const contextRoutes = {
     (c) => {
       const { document } = authorizeDocument('read', documentAccess(c.var.deps.db, c.var.actor, c.req.valid('param').id));
       const q = c.req.valid('query');
-      return c.json(pageOfRows(c, q, listDocumentContexts(c.var.deps.db, document, q), presentLinkedContext), 200);
+      return c.json(pageOfRows(c, q, listDocumentContexts(c.var.deps.db, document, q, courseListLimit(c.var.actor)), presentLinkedContext), 200);
     },
   ),
   link: documentRoute(
@@ -88,7 +89,7 @@ export const contextRoutes = {
     (c) => {
       const { id, context_type, context_id } = c.req.valid('param');
       const { document } = authorizeDocument('read', documentAccess(c.var.deps.db, c.var.actor, id));
-      return c.json(presentLinkedContext(getDocumentContext(c.var.deps.db, document, context_type, context_id)), 200);
+      return c.json(presentLinkedContext(getDocumentContext(c.var.deps.db, document, context_type, context_id, courseListLimit(c.var.actor))), 200);
     },
   ),
   unlink: documentRoute(
