@@ -13,6 +13,7 @@ import type { Actor } from '../auth/authenticator';
 import { holdsScope } from '../auth/scopes';
 import { forbidden, notFound } from '../http/errors';
 import type { Membership } from '../memberships/policy';
+import { DOCUMENTS_SCOPE } from '../../collab/scope';
 
 export type { DocumentRole };
 
@@ -69,7 +70,7 @@ export const canUseEveryCourse = (actor: Pick<Actor, 'role'>): boolean => isTena
 export const permissions: PermissionRules = { 'documents:create': canCreateDocument };
 
 /** The documents area's scope (src/auth/scopes.ts): `documents:read` and `documents:write`, for REST and the live hub alike. */
-export const DOCUMENTS_SCOPE = { name: 'documents', description: 'documents: bodies, versions, sharing, contexts, favorites, exports' } as const;
+export { DOCUMENTS_SCOPE };
 
 /**
  * What a live connection may do: the caller's role on the document (null: none, or a course their
