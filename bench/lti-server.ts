@@ -1,8 +1,8 @@
 // Bench helper, not a benchmark: the real app over an existing SQLite file (argv[2]) with the LTI
 // benchmark's settings (bench/lti.ts: its PUBLIC_URL, the issuer of every LTI message, and the
 // key sealing the platform's signing key), in its own process on 127.0.0.1, port 0, logging off;
-// prints `{"port":N}` once listening, exits on SIGTERM.
-import { openDatabase } from '../db/client';
+// WAL checkpoints in a worker as the server has them; prints `{"port":N}` once listening, exits on SIGTERM.
+import { openDatabase, startBackgroundCheckpoints } from '../db/client';
 import { createApp } from '../src/app';
 import { startHttpServer } from '../src/http-server';
 import { benchDeps } from './helpers/common';
@@ -15,12 +15,14 @@ if (!file) {
 }
 
 const database = openDatabase(file);
+// As the server runs (src/server.ts): WAL checkpoints in a worker thread, not on the serving connection.
+const checkpoints = startBackgroundCheckpoints(database);
 const deps = await benchDeps(database, LTI_BENCH_CONFIG);
 const running = await startHttpServer({ app: createApp(deps), port: 0, host: '127.0.0.1' });
 process.stdout.write(`${JSON.stringify({ port: running.port })}\n`);
 
 process.on('SIGTERM', () => {
-  void running.close().finally(() => {
+  void running.close().then(() => checkpoints.stop()).finally(() => {
     database.close();
     process.exit(0);
   });
