@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { areas } from '../src/areas';
 import { buildScopeTable, scopeNeeded } from '../src/auth/scopes';
 import { courseIdsRows, newCourse, scopeRows, useCast, type ScopedRoute } from './helpers/security';
+import type { TestUser } from './helpers/app';
 
 /** Every authenticated route of every area (`security` set in its OpenAPI definition), with the scope it needs. */
 function authedRoutes(): ScopedRoute[] {
@@ -101,5 +102,65 @@ describe('course_ids rows', () => {
     expect(key.status, key.text).toBe(201);
     const res = await c.t.call('POST', '/api/courses', { as: key.body.key, body: { title: 'New course' } });
     expect(res.status, res.text).toBe(403);
+  });
+});
+
+describe("course_ids on a learner's lists", () => {
+  const cast = useCast('course-ids-learner');
+  it('a student key limited to one course sees only its activities in /api/activities, the next-up list and the summary', async () => {
+    const c = cast();
+    const other = newCourse(c.t, c.a, { title: 'The other course' });
+    const activityIn = async (courseId: string, title: string) => {
+      const module = await c.t.call('POST', `/api/courses/${courseId}/modules`, { as: c.a.instructor, body: { title: `${title} module` } });
+      expect(module.status, module.text).toBe(201);
+      const activity = await c.t.call('POST', `/api/modules/${module.body.id}/activities`, { as: c.a.instructor, body: { title, type: 'reading' } });
+      expect(activity.status, activity.text).toBe(201);
+      return activity.body.id as string;
+    };
+    const here = await activityIn(c.a.course.id, 'Here');
+    const there = await activityIn(other.id, 'There');
+    const keyOf = async (courseIds: string[]) => {
+      const res = await c.t.call('POST', '/api/api-keys', { as: c.a.student, body: { name: 'student key', course_ids: courseIds } });
+      expect(res.status, res.text).toBe(201);
+      return res.body.key as string;
+    };
+    const limited = await keyOf([other.id]);
+    const whole = await c.t.call('GET', '/api/activities?per_page=100', { as: c.a.student });
+    expect(whole.text).toContain(here);
+    expect(whole.text).toContain(there);
+    for (const path of ['/api/activities?per_page=100', '/api/dashboard/next-up', '/api/dashboard/summary']) {
+      const res = await c.t.call('GET', path, { as: limited });
+      expect(res.status, `${path}: ${res.text}`).toBe(200);
+      expect(res.text, path).not.toContain(here);
+      expect(res.text, path).not.toContain(c.a.course.id);
+    }
+    const listed = await c.t.call('GET', '/api/activities?per_page=100', { as: limited });
+    expect(listed.text).toContain(there);
+    const hidden = await c.t.call('GET', `/api/activities/${here}`, { as: limited });
+    expect(hidden.status, hidden.text).toBe(404);
+  });
+
+  it("a student key limited to another course counts none of this course's evidence in the caller's competency progress", async () => {
+    const c = cast();
+    const other = newCourse(c.t, c.a, { title: 'Elsewhere' });
+    const call = async (method: string, path: string, as: TestUser | string, body?: unknown) => {
+      const res = await c.t.call(method, path, { as, body });
+      expect(res.status, `${method} ${path}: ${res.text}`).toBeLessThan(300);
+      return res.body;
+    };
+    const framework = await call('POST', '/api/competencies/frameworks', c.a.admin, { title: 'Key limits' });
+    const competency = await call('POST', `/api/competencies/frameworks/${framework.id}/competencies`, c.a.admin, { code: 'K.1', title: 'Reads' });
+    const module = await call('POST', `/api/courses/${c.a.course.id}/modules`, c.a.instructor, { title: 'Evidence' });
+    const activity = await call('POST', `/api/modules/${module.id}/activities`, c.a.instructor, { title: 'Evidence reading', type: 'reading' });
+    await call('POST', `/api/competencies/${competency.id}/alignments`, c.a.instructor, { target_type: 'activity', target_id: activity.id });
+    await call('POST', `/api/activities/${activity.id}/complete`, c.a.student);
+    const statusOf = async (as: TestUser | string) => {
+      const page = await call('GET', `/api/competencies/progress?framework_id=${framework.id}`, as);
+      return page.data.find((p: { competency_id: string; status: string }) => p.competency_id === competency.id)?.status;
+    };
+    expect(await statusOf(c.a.student)).toBe('mastered');
+    const keyOf = async (courseIds: string[]) => (await call('POST', '/api/api-keys', c.a.student, { name: 'progress key', course_ids: courseIds })).key as string;
+    expect(await statusOf(await keyOf([other.id]))).toBe('not_started');
+    expect(await statusOf(await keyOf([c.a.course.id]))).toBe('mastered');
   });
 });

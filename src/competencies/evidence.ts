@@ -80,11 +80,19 @@ export function courseEvidence(db: Db, tenantId: string, courseId: string): Evid
 }
 
 /**
- * One learner's evidence over the courses they are a student of record in (or one of them), and
- * every competency of the tenant (or of one framework).
+ * One learner's evidence over the courses they are a student of record in (or one of them; or those
+ * of `within`: the courses an API key is limited to), and every competency of the tenant (or of one framework).
  */
-export function learnerEvidence(db: Db, tenantId: string, userId: string, courseId: string | null, frameworkId: string | null): Evidence {
-  const courseIds = courseIdsOfRecord(db, tenantId, userId, courseId ?? undefined);
+export function learnerEvidence(
+  db: Db,
+  tenantId: string,
+  userId: string,
+  courseId: string | null,
+  frameworkId: string | null,
+  within: readonly string[] | null = null,
+): Evidence {
+  const ofRecord = courseIdsOfRecord(db, tenantId, userId, courseId ?? undefined);
+  const courseIds = within === null ? ofRecord : ofRecord.filter((id) => within.includes(id));
   const json = JSON.stringify(courseIds);
   const inCourses = 'course_id IN (SELECT value FROM json_each(?))';
   const competencies = (

@@ -37,9 +37,12 @@ const byCode = (a: { competency: MasteryCompetency }, b: { competency: MasteryCo
     ? a.competency.code < b.competency.code ? -1 : a.competency.code > b.competency.code ? 1 : 0
     : a.competency.frameworkId < b.competency.frameworkId ? -1 : 1;
 
-/** A learner's progress on every competency of the tenant (or of one framework), over all their courses. */
-export function learnerProgress(db: Db, q: { tenantId: string; userId: string; now: string; frameworkId?: string | null }): CompetencyProgress[] {
-  return learnerProgressFrom(learnerEvidence(db, q.tenantId, q.userId, null, q.frameworkId ?? null), q.now, false);
+/** A learner's progress on every competency of the tenant (or of one framework), over all their courses (or those of `within`). */
+export function learnerProgress(
+  db: Db,
+  q: { tenantId: string; userId: string; now: string; frameworkId?: string | null; within?: readonly string[] | null },
+): CompetencyProgress[] {
+  return learnerProgressFrom(learnerEvidence(db, q.tenantId, q.userId, null, q.frameworkId ?? null, q.within ?? null), q.now, false);
 }
 /** A learner's progress on a course's aligned competencies (and their ancestors), from that course's evidence only. */
 export function courseLearnerProgress(db: Db, q: { tenantId: string; userId: string; courseId: string; now: string }): CompetencyProgress[] {
@@ -101,7 +104,7 @@ export interface FrameworkSummary {
 }
 
 /** The caller's counts per framework of the tenant. */
-export function masterySummary(db: Db, q: { tenantId: string; userId: string; now: string }): Map<string, FrameworkSummary> {
+export function masterySummary(db: Db, q: { tenantId: string; userId: string; now: string; within?: readonly string[] | null }): Map<string, FrameworkSummary> {
   const out = new Map<string, FrameworkSummary>();
   for (const p of learnerProgress(db, q)) {
     const id = p.competency.frameworkId;

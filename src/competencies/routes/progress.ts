@@ -11,6 +11,7 @@ import { learnerProgress, masterySummary } from '../reports';
 import { frameworkSummarySchema, progressItemSchema, progressQuery } from '../schemas';
 import { getFramework, listFrameworks } from '../service';
 import { pageOfList, tags } from './common';
+import { courseListLimit } from '../../courses/policy';
 
 const progressRoute = (path: '/competencies/progress' | '/api/competencies/progress', operationId: string, summary: string) =>
   authedRoute({
@@ -29,7 +30,13 @@ function progressHandler(c: Context<AppEnv>, q: { framework_id?: string; status?
   const actor = c.var.actor;
   authorizeCompetencies(actor, 'read');
   if (q.framework_id) getFramework(db, actor.tenantId, q.framework_id);
-  const all = learnerProgress(db, { tenantId: actor.tenantId, userId: actor.userId, now: clock.now().toISOString(), frameworkId: q.framework_id ?? null });
+  const all = learnerProgress(db, {
+    tenantId: actor.tenantId,
+    userId: actor.userId,
+    now: clock.now().toISOString(),
+    frameworkId: q.framework_id ?? null,
+    within: courseListLimit(actor),
+  });
   return pageOfList(c, q, q.status ? all.filter((p) => p.status === q.status) : all, presentProgress);
 }
 
@@ -56,7 +63,7 @@ export const progressRoutes = newRouter()
       const actor = c.var.actor;
       authorizeCompetencies(actor, 'read');
       const q = c.req.valid('query');
-      const counts = masterySummary(db, { tenantId: actor.tenantId, userId: actor.userId, now: clock.now().toISOString() });
+      const counts = masterySummary(db, { tenantId: actor.tenantId, userId: actor.userId, now: clock.now().toISOString(), within: courseListLimit(actor) });
       const frameworks = listFrameworks(db, actor.tenantId, q);
       return c.json(
         paginate(
