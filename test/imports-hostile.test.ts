@@ -58,6 +58,32 @@ const simpleManifest = (extra = '') =>
     extra,
   });
 
+/**
+ * Uploads a cartridge whose import "dies" while the documents' states are being built: the course,
+ * its files and its documents' rows are written (in their slices) by then, the rest never comes.
+ * Gives the upload's answer and the draft left behind.
+ */
+async function importDyingWhileWriting() {
+  const res = await upload(await fullCartridge('1.3'));
+  expect(res.status, res.text).toBe(202);
+  let writing!: () => void;
+  const reached = new Promise<void>((resolve) => (writing = resolve));
+  const dyingWorkers = {
+    run: (module: URL, input: { kind: string }) => {
+      if (input.kind !== 'states') return t.deps.workers.run(module, input);
+      setImmediate(writing);
+      return new Promise(() => undefined);
+    },
+  } as unknown as WorkerPool;
+  const dying = new JobRunner({ db: t.db, clock: t.clock, logger: createLogger('silent') });
+  dying.register('imports.cartridge', importJobs({ ...t.deps, workers: dyingWorkers })['imports.cartridge']!);
+  expect(await dying.runDue()).toBe(1);
+  await reached;
+  const draft = t.db.select().from(importDrafts).where(eq(importDrafts.jobId, res.body.id)).get()!;
+  expect(draft).toBeDefined();
+  return { res, draft };
+}
+
 /** Refused at upload with 422 and a detail naming `reason`; nothing queued, written or left on disk. */
 async function expectRefusedAtUpload(bytes: Buffer, reason: RegExp) {
   const before = { ...written(), jobs: countRows(t.db, jobs) };
@@ -214,26 +240,7 @@ describe('a server killed during an import', () => {
 
   it('killed while it writes a new course: the course stays hidden meanwhile, and is removed whole once the job is failed', async () => {
     const before = { ...written(), files: countRows(t.db, courseFiles), enrollments: countRows(t.db, enrollments) };
-    const res = await upload(await fullCartridge('1.3'));
-    expect(res.status, res.text).toBe(202);
-
-    // The process dies while the documents' states are being built: the course, its files and its
-    // documents' rows are written (in their slices) by then; the rest never comes.
-    let writing!: () => void;
-    const reached = new Promise<void>((resolve) => (writing = resolve));
-    const dyingWorkers = {
-      run: (module: URL, input: { kind: string }) => {
-        if (input.kind !== 'states') return t.deps.workers.run(module, input);
-        setImmediate(writing);
-        return new Promise(() => undefined);
-      },
-    } as unknown as WorkerPool;
-    const dying = new JobRunner({ db: t.db, clock: t.clock, logger: createLogger('silent') });
-    dying.register('imports.cartridge', importJobs({ ...t.deps, workers: dyingWorkers })['imports.cartridge']!);
-    expect(await dying.runDue()).toBe(1);
-    await reached;
-    const draft = t.db.select().from(importDrafts).where(eq(importDrafts.jobId, res.body.id)).get()!;
-    expect(draft).toBeDefined();
+    const { res, draft } = await importDyingWhileWriting();
     expect(countRows(t.db, courseFiles)).toBe(before.files + 1);
     expect(countRows(t.db, documents)).toBeGreaterThan(before.documents);
     // Hidden meanwhile: not a course anyone can open or list, and no document anyone can see.
@@ -260,25 +267,9 @@ describe('a server killed during an import', () => {
 describe('a server killed while it discards a failed import', () => {
   it('has the draft removed whole when the job runner starts again', async () => {
     const before = { ...written(), files: countRows(t.db, courseFiles) };
-    const res = await upload(await fullCartridge('1.3'));
-    expect(res.status, res.text).toBe(202);
-    let writing!: () => void;
-    const reached = new Promise<void>((resolve) => (writing = resolve));
-    const dyingWorkers = {
-      run: (module: URL, input: { kind: string }) => {
-        if (input.kind !== 'states') return t.deps.workers.run(module, input);
-        setImmediate(writing);
-        return new Promise(() => undefined);
-      },
-    } as unknown as WorkerPool;
-    const dying = new JobRunner({ db: t.db, clock: t.clock, logger: createLogger('silent') });
-    dying.register('imports.cartridge', importJobs({ ...t.deps, workers: dyingWorkers })['imports.cartridge']!);
-    expect(await dying.runDue()).toBe(1);
-    await reached;
+    const { res, draft } = await importDyingWhileWriting();
     // The job was failed, and the process died before its clean-up ended: the draft is still here.
     t.db.update(jobs).set({ status: 'failed', error: 'interrupted', lockedUntil: null }).where(eq(jobs.id, res.body.id)).run();
-    const draft = t.db.select().from(importDrafts).where(eq(importDrafts.jobId, res.body.id)).get()!;
-    expect(draft).toBeDefined();
 
     const restarted = new JobRunner({ db: t.db, clock: t.clock, logger: createLogger('silent') });
     restarted.register('imports.cartridge', importJobs(t.deps)['imports.cartridge']!);
