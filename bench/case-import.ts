@@ -19,7 +19,7 @@ import { buildConfig } from '../src/config';
 import { buildDeps } from '../src/deps';
 import { createLogger } from '../src/logger';
 import { createApp } from '../src/app';
-import { BENCH_ADMIN, tempDatabase, traceStall } from './helpers/common';
+import { BENCH_ADMIN, measuredStall, tempDatabase } from './helpers/common';
 
 const TARGET_MS = 100;
 
@@ -157,36 +157,8 @@ const { access_token: token } = await call('POST', '/api/auth/token', null, JSON
 // Warm the route, the worker thread and the statements on a small package first.
 await call('POST', '/api/competencies/frameworks/import', token, JSON.stringify({ CFDocument: { identifier: 'warm', title: 'Warm' }, CFItems: [{ identifier: 'w1', fullStatement: 'W' }] }));
 
-/** The longest gap between the ticks of a 1 ms timer while `work` runs, with a bystander asking GET /api/users/me every 10 ms. */
-async function measured<T>(work: () => Promise<T>): Promise<{ result: T; longest: number; asked: number; slowest: number; wall: number }> {
-  let last = performance.now();
-  let longest = 0;
-  const probe = setInterval(() => {
-    const now = performance.now();
-    traceStall(last, now);
-    longest = Math.max(longest, now - last);
-    last = now;
-  }, 1);
-  let asked = 0;
-  let slowest = 0;
-  let working = true;
-  const bystander = (async () => {
-    while (working) {
-      const started = performance.now();
-      await call('GET', '/api/users/me', token);
-      slowest = Math.max(slowest, performance.now() - started);
-      asked++;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  })();
-  const started = performance.now();
-  const result = await work();
-  const wall = (performance.now() - started) / 1000;
-  working = false;
-  await bystander;
-  clearInterval(probe);
-  return { result, longest, asked, slowest, wall };
-}
+/** The event loop's longest stall while `work` runs, a bystander asking GET /api/users/me meanwhile. */
+const measured = <T>(work: () => Promise<T>) => measuredStall(work, () => call('GET', '/api/users/me', token));
 
 console.log(`Node ${process.version}, ${cpus().length} cores; ${ITEMS.toLocaleString('en')} items, ${(ITEMS + OTHER_ASSOCIATIONS).toLocaleString('en')} associations`);
 console.log(`load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} (1, 5, 15 min) at the start`);

@@ -163,3 +163,41 @@ export function traceStall(from: number, to: number): void {
   const originUs = Number(process.hrtime.bigint() / 1000n) - performance.now() * 1000;
   process.stderr.write(`stall ${(to - from).toFixed(0)} ms: ${Math.round(originUs + from * 1000)} ${Math.round(originUs + to * 1000)}\n`);
 }
+
+/**
+ * The longest gap between the ticks of a 1 ms timer while `work` runs (each gap past
+ * BENCH_TRACE_STALLS_MS traced), with a bystander making its request (`ask`) every 10 ms: how many
+ * it made and the slowest.
+ */
+export async function measuredStall<T>(
+  work: () => Promise<T>,
+  ask: () => Promise<unknown>,
+): Promise<{ result: T; longest: number; asked: number; slowest: number; wall: number }> {
+  let last = performance.now();
+  let longest = 0;
+  const probe = setInterval(() => {
+    const now = performance.now();
+    traceStall(last, now);
+    longest = Math.max(longest, now - last);
+    last = now;
+  }, 1);
+  let asked = 0;
+  let slowest = 0;
+  let working = true;
+  const bystander = (async () => {
+    while (working) {
+      const started = performance.now();
+      await ask();
+      slowest = Math.max(slowest, performance.now() - started);
+      asked++;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  })();
+  const started = performance.now();
+  const result = await work();
+  const wall = (performance.now() - started) / 1000;
+  working = false;
+  await bystander;
+  clearInterval(probe);
+  return { result, longest, asked, slowest, wall };
+}
