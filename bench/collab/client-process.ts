@@ -11,22 +11,13 @@
 // saturated client shows beside the figures it skewed. It exits when the parent goes away.
 import http from 'node:http';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/provider';
-import WebSocket from 'ws';
-import { WebsocketProvider } from 'y-websocket';
-import * as Y from 'yjs';
+import { hocuspocusClient, inBatches, withTimeout, yWebsocketClient, type Client } from './providers';
 
 // Every WebsocketProvider registers a process 'exit' listener.
 process.setMaxListeners(0);
 
 type Kind = 'ours' | 'yws' | 'hocuspocus';
 
-interface Client {
-  text: Y.Text;
-  synced: Promise<void>;
-  unexpectedCloses: number;
-  destroy(): void;
-}
 
 export type ToClient =
   | { type: 'connect'; kind: Kind; url: string; token?: string; docs: string[]; clientsPerDoc: number; concurrency: number; syncTimeoutMs: number }
@@ -69,84 +60,6 @@ export type FromClient =
   | Rested
   | { type: 'closed' }
   | { type: 'error'; message: string };
-
-function yWebsocketClient(serverUrl: string, room: string, params: Record<string, string>): Client {
-  const doc = new Y.Doc();
-  const provider = new WebsocketProvider(serverUrl, room, doc, {
-    WebSocketPolyfill: WebSocket as unknown as typeof globalThis.WebSocket,
-    disableBc: true,
-    params,
-  });
-  let destroyed = false;
-  const client: Client = {
-    text: doc.getText('content'),
-    unexpectedCloses: 0,
-    synced: new Promise((resolve) => {
-      const onSync = (synced: boolean) => {
-        if (!synced) return;
-        provider.off('sync', onSync);
-        resolve();
-      };
-      provider.on('sync', onSync);
-    }),
-    destroy() {
-      destroyed = true;
-      provider.destroy();
-      doc.destroy();
-    },
-  };
-  provider.on('connection-close', () => {
-    if (!destroyed) client.unexpectedCloses += 1;
-  });
-  return client;
-}
-
-function hocuspocusClient(url: string, name: string): Client {
-  const doc = new Y.Doc();
-  let destroyed = false;
-  let resolveSynced!: () => void;
-  const socket = new HocuspocusProviderWebsocket({ url, WebSocketPolyfill: WebSocket });
-  const provider = new HocuspocusProvider({ websocketProvider: socket, name, document: doc, onSynced: () => resolveSynced() });
-  provider.attach();
-  const client: Client = {
-    text: doc.getText('content'),
-    unexpectedCloses: 0,
-    synced: new Promise((resolve) => (resolveSynced = resolve)),
-    destroy() {
-      destroyed = true;
-      provider.destroy();
-      socket.destroy();
-      doc.destroy();
-    },
-  };
-  socket.on('close', () => {
-    if (!destroyed) client.unexpectedCloses += 1;
-  });
-  return client;
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([
-    promise.finally(() => clearTimeout(timer)),
-    new Promise<T>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
-    }),
-  ]);
-}
-
-async function inBatches<T, R>(items: T[], concurrency: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await fn(items[index]!, index);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
-  return results;
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -1,13 +1,12 @@
 // The live-editing benchmark's clients: our REST API (documents, sign-in), stock y-websocket and
-// Hocuspocus providers in this process, and a target per server that hands out documents and
-// connects clients to them.
+// Hocuspocus providers in this process (built by providers.ts), and a target per server that hands
+// out documents and connects clients to them.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/provider';
-import WebSocket from 'ws';
-import { WebsocketProvider } from 'y-websocket';
-import * as Y from 'yjs';
+import { hocuspocusClient, yWebsocketClient, type Client } from './providers';
 import { ADMIN, type Kind } from './options';
 import type { ServerProcess } from './servers';
+
+export { inBatches, withTimeout, type Client } from './providers';
 
 // ---------------------------------------------------------------- our REST API
 
@@ -24,18 +23,6 @@ export async function api<T>(base: string, method: string, url: string, token?: 
   return (await res.json()) as T;
 }
 
-export async function inBatches<T, R>(items: T[], concurrency: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await fn(items[index]!, index);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
-  return results;
-}
 
 /** Another engineer's documents routes may still be landing: wait (bounded) until creation works. */
 export async function waitForDocumentsApi(base: string, token: string): Promise<void> {
@@ -52,94 +39,12 @@ export async function waitForDocumentsApi(base: string, token: string): Promise<
   }
 }
 
-// ---------------------------------------------------------------- clients
-
-export interface Client {
-  doc: Y.Doc;
-  text: Y.Text;
-  synced: Promise<void>;
-  /** Connections closed by the server or the network while the client wanted to be connected. */
-  unexpectedCloses: number;
-  destroy(): void;
-}
-
 export interface Target {
   kind: Kind;
   server: ServerProcess;
   /** Names of `n` documents that exist (ours: created through REST) and nobody has opened. */
   takeDocuments(n: number): string[];
   connect(documentName: string): Client;
-}
-
-export function withTimeout(promise: Promise<void>, ms: number, what: string): Promise<void> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([
-    promise.finally(() => clearTimeout(timer)),
-    new Promise<void>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
-    }),
-  ]);
-}
-
-function yWebsocketClient(serverUrl: string, room: string, params: Record<string, string>): Client {
-  const doc = new Y.Doc();
-  // disableBc: without it, providers of one room in one process talk through lib0's
-  // BroadcastChannel and the server would not be measured at all.
-  const provider = new WebsocketProvider(serverUrl, room, doc, {
-    WebSocketPolyfill: WebSocket as unknown as typeof globalThis.WebSocket,
-    disableBc: true,
-    params,
-  });
-  let destroyed = false;
-  const client: Client = {
-    doc,
-    text: doc.getText('content'),
-    unexpectedCloses: 0,
-    synced: new Promise((resolve) => {
-      const onSync = (synced: boolean) => {
-        if (!synced) return;
-        provider.off('sync', onSync);
-        resolve();
-      };
-      provider.on('sync', onSync);
-    }),
-    destroy() {
-      destroyed = true;
-      provider.destroy();
-      doc.destroy();
-    },
-  };
-  provider.on('connection-close', () => {
-    if (!destroyed) client.unexpectedCloses += 1;
-  });
-  return client;
-}
-
-function hocuspocusClient(url: string, name: string): Client {
-  const doc = new Y.Doc();
-  let destroyed = false;
-  let resolveSynced!: () => void;
-  // One socket per client, as for the y-websocket clients: an explicit socket (v3 would otherwise
-  // build the same thing, but its typings only take the polyfill here) attached to one document.
-  const socket = new HocuspocusProviderWebsocket({ url, WebSocketPolyfill: WebSocket });
-  const provider = new HocuspocusProvider({ websocketProvider: socket, name, document: doc, onSynced: () => resolveSynced() });
-  provider.attach();
-  const client: Client = {
-    doc,
-    text: doc.getText('content'),
-    unexpectedCloses: 0,
-    synced: new Promise((resolve) => (resolveSynced = resolve)),
-    destroy() {
-      destroyed = true;
-      provider.destroy();
-      socket.destroy();
-      doc.destroy();
-    },
-  };
-  socket.on('close', () => {
-    if (!destroyed) client.unexpectedCloses += 1;
-  });
-  return client;
 }
 
 // ---------------------------------------------------------------- targets
