@@ -38,6 +38,8 @@ export async function buildDeps(opts: {
   webhooks?: Partial<Pick<WebhookWorkerOptions, 'resolver' | 'random' | 'timeoutMs'>>;
   /** Test seam: the size from which documents' whole-body work goes to worker threads (0: all of it). */
   offloadMinBytes?: number;
+  /** Test seam: how long a body written inline may take to diff (collab/text-edits.ts DIFF_TIMEOUT_MS). */
+  inlineDiffTimeoutMs?: number;
 }): Promise<Deps> {
   const { database, config, clock, logger } = opts;
   const { db, sqlite } = database;
@@ -61,6 +63,7 @@ export async function buildDeps(opts: {
     metrics: metrics.store,
     workers: new YjsWorkers(workers),
     offloadMinBytes: opts.offloadMinBytes,
+    inlineDiffTimeoutMs: opts.inlineDiffTimeoutMs,
   });
   const search = new DocumentSearchIndex(db, documents, { logger });
   // Bodies left unindexed by a crash before a debounced refresh are caught up now.

@@ -40,7 +40,9 @@ describe.each([
   { mode: 'in a worker thread', offloadMinBytes: 0 },
 ])('with the edits made $mode', ({ offloadMinBytes }) => {
   beforeAll(async () => {
-    t = await makeTestApp({ offloadMinBytes });
+    // The diff's time budget is wall-clock: generous here, so that a slow machine cannot turn a
+    // minimal change into a whole replacement (what these cases check is the change itself).
+    t = await makeTestApp({ offloadMinBytes, inlineDiffTimeoutMs: 10_000 });
     server = await startCollabServer(t, { pingIntervalMs: 60_000 });
     [owner, editor, commenter, viewer, stranger] = await Promise.all([t.newUser(), t.newUser(), t.newUser(), t.newUser(), t.newUser()]);
     foreigner = (await t.newTenant('content-elsewhere')).admin;

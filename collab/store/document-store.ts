@@ -41,6 +41,8 @@ export class DocumentStore {
   private readonly workerPath: WorkerPath;
   /** Per document, the end of the chain of REST writes of its whole text (see `exclusive`). */
   private readonly writers = new Map<string, Promise<unknown>>();
+  /** How long a body written inline may take to diff (undefined: DIFF_TIMEOUT_MS). */
+  private readonly inlineDiffTimeoutMs: number | undefined;
 
   constructor(opts: StoreOptions) {
     const { db, clock, logger } = opts;
@@ -48,6 +50,7 @@ export class DocumentStore {
     this.db = db;
     this.logger = logger;
     this.compactAfter = opts.compactAfter ?? 500;
+    this.inlineDiffTimeoutMs = opts.inlineDiffTimeoutMs;
     this.statements = prepareStatements(db);
     this.budget = new SizeBudget(opts.maxDocumentBytes ?? DEFAULT_MAX_DOCUMENT_BYTES);
     this.log = new UpdateLog({
@@ -399,7 +402,7 @@ export class DocumentStore {
       const text = loaded.doc.getText(CONTENT_FIELD);
       const current = text.toString();
       if (current === markdown) return;
-      const parts = textEdits(current, markdown);
+      const parts = textEdits(current, markdown, this.inlineDiffTimeoutMs);
       const { charge, growth, inserts } = chargeOfEdits(parts);
       this.budget.makeRoom(loaded, growth, !inserts);
       applyEdits(text, parts, new Authored(userId, null, charge));

@@ -23,6 +23,8 @@ export interface StoreOptions {
   workers?: YjsWorkers;
   /** Documents at least this large (encoded) go to `workers` (DEFAULT_OFFLOAD_MIN_BYTES). */
   offloadMinBytes?: number;
+  /** How long a body written inline may take to diff before it is replaced whole (DIFF_TIMEOUT_MS). */
+  inlineDiffTimeoutMs?: number;
   /** How long a preloaded document waits to be acquired (PRELOAD_WAIT_MS). */
   preloadWaitMs?: number;
 }

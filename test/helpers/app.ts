@@ -80,6 +80,8 @@ export async function makeTestApp(
     webhooks?: Parameters<typeof buildDeps>[0]['webhooks'];
     /** From what size documents' whole-body work goes to worker threads (0: every document's). */
     offloadMinBytes?: number;
+    /** How long a body written inline may take to diff before it is replaced whole. */
+    inlineDiffTimeoutMs?: number;
   } = {},
 ) {
   const clock = opts.clock ?? new ManualClock(new Date());
@@ -95,7 +97,7 @@ export async function makeTestApp(
     ...opts.config,
   });
   const database = openDatabase(':memory:');
-  const deps = await buildDeps({ database, config, clock, logger: opts.logger ?? createLogger('silent'), webhooks: opts.webhooks, offloadMinBytes: opts.offloadMinBytes });
+  const deps = await buildDeps({ database, config, clock, logger: opts.logger ?? createLogger('silent'), webhooks: opts.webhooks, offloadMinBytes: opts.offloadMinBytes, inlineDiffTimeoutMs: opts.inlineDiffTimeoutMs });
   opts.deps?.(deps);
   const app = createApp(deps);
   const defaultTenant = getTenantBySlug(deps.db, 'default')!;
