@@ -11,7 +11,8 @@ import type { Deps } from '../context';
 import { JobFailure, type JobContext, type JobKind, type JobRow } from '../jobs/runner';
 import type { StagedFile } from './course-files';
 import { sniffContentType } from '../files/blobs';
-import { afterApply, applyPlan, endedDrafts, applyPlanSliced, discardDraft, emptyReport, type BodyState, type DocumentText, type ImportInput, type ImportReport } from './service';
+import { discardDraft, endedDrafts } from './drafts';
+import { afterApply, applyPlan, applyPlanSliced, emptyReport, type BodyState, type DocumentText, type ImportInput, type ImportReport } from './service';
 import type { ConvertResult, ExtractResult, ImportTask, Plan, Refusal, StatesResult } from './tasks';
 import { CartridgeRefused } from './zip';
 

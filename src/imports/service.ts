@@ -4,33 +4,20 @@
 // make a second import of the same cartridge update rather than add), and the caller's imports are
 // read back (getImport, listImports). The heavy work before the write is in job.ts and tasks.ts.
 import { createHash } from 'node:crypto';
-import { and, asc, desc, eq, inArray, isNull, notInArray, or, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, or, sql } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import {
   activities,
-  activityStates,
-  competencyAlignments,
-  courseEnrollmentCounts,
-  courseFiles,
   courseModules,
   courses,
   courseSections,
   documentContexts,
   documentGrants,
   documents,
-  enrollmentRequests,
-  enrollments,
   gradebookAssignments,
-  gradebookGrades,
-  gradebookSettings,
-  gradebookStudentScores,
   importDrafts,
   importMappings,
   jobs,
-  ltiLinks,
-  ltiTools,
-  seatSessions,
-  sequencingEdges,
   users,
   type ImportTargetKind,
 } from '../../db/schema';
@@ -50,12 +37,14 @@ import { selectPage } from '../lib/sql';
 import { yieldToEventLoop } from '../lib/event-loop';
 import type { JobRow } from '../jobs/runner';
 import { PLACEHOLDER_PATTERN } from './html';
-import { insertLink, linkOf } from '../activities/lti-links';
-import type { ToolRow } from '../lti/tools';
+
+
 import { courseListLimit } from './policy';
-import { cleanTitle, type PlannedLti, type InlineDocument, type Plan, type PlannedActivity, type PlannedModule, type Skipped } from './tasks';
+import { cleanTitle, type InlineDocument, type Plan, type PlannedActivity, type PlannedModule, type Skipped } from './tasks';
 import type { ConvertedPage } from './html';
 import { keepCourseFile, releasePlaced, type StagedFile } from './course-files';
+import { discardDraft } from './drafts';
+import { ToolMatcher } from './lti-tools';
 
 export const IMPORT_JOB = 'imports.cartridge';
 
@@ -152,47 +141,6 @@ class Mappings {
       .run();
   }
 }
-
-/**
- * The tenant's LTI tools an imported basic LTI link is tied to: the one our own export named (when
- * it is of this tenant), else one whose target link URI or OIDC initiation URL has the host of the
- * link's launch URL (an enabled tool first).
- */
-class ToolMatcher {
-  private rows: ToolRow[] | undefined;
-  constructor(
-    private readonly tx: Db,
-    private readonly tenantId: string,
-  ) {}
-
-  find(link: PlannedLti): ToolRow | undefined {
-    this.rows ??= this.tx.select().from(ltiTools).where(eq(ltiTools.tenantId, this.tenantId)).orderBy(asc(ltiTools.createdAt), asc(ltiTools.id)).all();
-    if (link.toolId) {
-      const named = this.rows.find((t) => t.id === link.toolId);
-      if (named) return named;
-    }
-    const host = hostOf(link.launchUrl);
-    if (!host) return undefined;
-    const matching = this.rows.filter((t) => hostOf(t.targetLinkUri) === host || hostOf(t.oidcInitiationUrl) === host);
-    return matching.find((t) => t.enabled) ?? matching[0];
-  }
-
-  /** Ties the activity to the tool: a new link, or the one it has updated (custom parameters, launch URL). */
-  tie(activity: { id: string; tenantId: string; courseId: string }, tool: ToolRow, link: PlannedLti): void {
-    const url = link.launchUrl === tool.targetLinkUri ? null : link.launchUrl;
-    const current = linkOf(this.tx, activity.id);
-    if (!current) insertLink(this.tx, activity, { toolId: tool.id, custom: link.custom, url });
-    else if (current.toolId === tool.id) this.tx.update(ltiLinks).set({ custom: JSON.stringify(link.custom), url }).where(eq(ltiLinks.activityId, activity.id)).run();
-  }
-}
-
-const hostOf = (url: string): string | undefined => {
-  try {
-    return new URL(url).hostname.toLowerCase() || undefined;
-  } catch {
-    return undefined;
-  }
-};
 
 /** Our own export's identifiers carry the row's id: importing it back into the same course finds the rows. */
 const exportedId = (prefix: string, identifier: string): string | undefined => {
@@ -568,67 +516,6 @@ export async function applyPlanSliced(
     releasePlaced(deps, c.placed);
     throw error;
   }
-}
-
-/** The drafts still here though their jobs have ended (failed, or gone), with their jobs' input when there is one. */
-export function endedDrafts(db: Db): { jobId: string; input: string | null }[] {
-  return db
-    .select({ jobId: importDrafts.jobId, input: jobs.input })
-    .from(importDrafts)
-    .leftJoin(jobs, eq(jobs.id, importDrafts.jobId))
-    .where(or(isNull(jobs.id), notInArray(jobs.status, ['queued', 'running'])))
-    .all();
-}
-
-/**
- * Removes the course a failed or abandoned import was still writing (its import_drafts row): its
- * documents a few at a time, then the rest in one transaction; the files' blobs no file refers to
- * any more after. Nothing when the job left no draft (it failed before writing, or committed).
- */
-export async function discardDraft(deps: Pick<Deps, 'db' | 'config' | 'documents' | 'auth'>, jobId: string): Promise<void> {
-  const { db } = deps;
-  const draft = db.select().from(importDrafts).where(eq(importDrafts.jobId, jobId)).get();
-  if (!draft) return;
-  const courseId = draft.courseId;
-  const mapped = (kind: ImportTargetKind) =>
-    db
-      .select({ id: importMappings.targetId })
-      .from(importMappings)
-      .where(and(eq(importMappings.courseId, courseId), eq(importMappings.kind, kind)))
-      .all()
-      .map((r) => r.id);
-  const documentIds = mapped('document');
-  for (let at = 0; at < documentIds.length; at += 20) {
-    deps.documents.flush();
-    inTransaction(db, (tx) => {
-      for (const id of documentIds.slice(at, at + 20)) {
-        deps.documents.discard(id);
-        tx.delete(documents).where(and(eq(documents.id, id), eq(documents.tenantId, draft.tenantId))).run();
-      }
-    });
-    await yieldToEventLoop();
-  }
-  const files = db.select({ sha256: courseFiles.sha256 }).from(courseFiles).where(eq(courseFiles.courseId, courseId)).all();
-  inTransaction(
-    db,
-    (tx) => {
-      // Whatever a hidden course can hold: what the import wrote, and the rows other areas keep per course.
-      for (const table of [ltiLinks, gradebookGrades, gradebookStudentScores, gradebookAssignments, gradebookSettings, activityStates, sequencingEdges, competencyAlignments, seatSessions]) {
-        tx.delete(table).where(eq(table.courseId, courseId)).run();
-      }
-      tx.delete(activities).where(eq(activities.courseId, courseId)).run();
-      tx.delete(courseModules).where(eq(courseModules.courseId, courseId)).run();
-      tx.delete(courseSections).where(eq(courseSections.courseId, courseId)).run();
-      tx.delete(courseFiles).where(eq(courseFiles.courseId, courseId)).run();
-      tx.delete(importMappings).where(eq(importMappings.courseId, courseId)).run();
-      for (const table of [enrollmentRequests, enrollments, courseEnrollmentCounts]) tx.delete(table).where(eq(table.courseId, courseId)).run();
-      tx.delete(importDrafts).where(eq(importDrafts.jobId, jobId)).run();
-      tx.delete(courses).where(eq(courses.id, courseId)).run();
-    },
-    { behavior: 'immediate' },
-  );
-  deps.auth.narrowed();
-  releasePlaced(deps, new Set(files.map((f) => f.sha256)));
 }
 
 const cleanDocTitle = (title: string) => title.slice(0, 500) || 'Untitled';
