@@ -12,13 +12,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import http from 'node:http';
 import { analyze, openDatabase } from '../db/client';
 import { activities, activityStates, courseModules, courses, enrollments, gradebookAssignments, gradebookGrades, users } from '../db/schema';
 import { appendEvent } from '../src/events/log';
 import { systemClock } from '../src/lib/clock';
 import { newId } from '../src/lib/ids';
 import { benchDeps, cpuMs, percentile, startHelper } from './helpers/common';
+import { atRates, type Load, type RequestSpec } from './helpers/open-loop';
 
 const LEARNERS = 2_000;
 const MODULES = 5;
@@ -182,76 +182,18 @@ async function time(name: string, target: number, url: string, token: string, pi
   return { name, target, median: percentile(samples, 50), p95: percentile(samples, 95), serverCpuMs, bytes };
 }
 
-interface Load {
-  name: string;
-  rps: number;
-  p50: number;
-  p99: number;
-  max: number;
-  requests: number;
-  errors: number;
-  cpuUsPerRequest: number;
-}
-
 /**
- * Requests at a constant rate for a while, each built by `next`: an open-loop generator that sends
- * one request every 1000/HEARTBEAT_RATE ms on keep-alive connections, whether or not earlier ones
- * have been answered. (autocannon's `overallRate` sends each second's budget in a burst at the
- * start of the second and then waits, autocannon issue #174, so its p99 measured the queue of the
- * burst rather than the server at that rate.) Latency runs from the moment a request is sent.
+ * Requests at a constant rate for a while, each built by `next`: an open-loop generator
+ * (bench/helpers/open-loop.ts) that sends one request every 1000/HEARTBEAT_RATE ms on keep-alive
+ * connections, whether or not earlier ones have been answered. (autocannon's `overallRate` sends
+ * each second's budget in a burst at the start of the second and then waits, autocannon issue
+ * #174, so its p99 measured the queue of the burst rather than the server at that rate.)
  */
-async function atRate(name: string, base: string, pid: number, next: () => { method: 'GET' | 'POST'; path: string; token: string }): Promise<Load> {
-  const { hostname, port } = new URL(base);
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-  const total = HEARTBEAT_RATE * HEARTBEAT_SECONDS;
-  const intervalMs = 1000 / HEARTBEAT_RATE;
-  const latencies: number[] = [];
-  let errors = 0;
-  let sent = 0;
-  let answered = 0;
+async function atRate(name: string, base: string, pid: number, next: () => RequestSpec): Promise<Load & { cpuUsPerRequest: number }> {
   const cpu0 = cpuMs(pid);
-  const started = performance.now();
-  await new Promise<void>((resolve) => {
-    const fire = () => {
-      const r = next();
-      const t0 = performance.now();
-      const req = http.request({ agent, host: hostname, port, method: r.method, path: r.path, headers: { Authorization: `Bearer ${r.token}` } }, (res) => {
-        res.resume();
-        res.on('end', () => {
-          latencies.push(performance.now() - t0);
-          if (res.statusCode === undefined || res.statusCode >= 300) errors++;
-          if (++answered === total) resolve();
-        });
-      });
-      req.on('error', () => {
-        errors++;
-        if (++answered === total) resolve();
-      });
-      req.end();
-    };
-    const timer = setInterval(() => {
-      const due = Math.min(total, Math.floor((performance.now() - started) / intervalMs) + 1);
-      while (sent < due) {
-        sent++;
-        fire();
-      }
-      if (sent === total) clearInterval(timer);
-    }, 1);
-  });
-  const elapsedS = (performance.now() - started) / 1000;
-  const cpu = cpuMs(pid) - cpu0;
-  agent.destroy();
-  latencies.sort((a, b) => a - b);
-  return {
-    name,
-    rps: total / elapsedS,
-    p50: Math.round(percentile(latencies, 50) * 10) / 10,
-    p99: Math.round(percentile(latencies, 99) * 10) / 10,
-    max: Math.round(latencies[latencies.length - 1]! * 10) / 10,
-    requests: total,
-    errors,
-    cpuUsPerRequest: Math.round((cpu * 1000) / total),
-  };
+  const { loads } = await atRates(base, [{ name, rate: HEARTBEAT_RATE, next }], HEARTBEAT_SECONDS);
+  const load = loads[0]!;
+  return { ...load, cpuUsPerRequest: Math.round(((cpuMs(pid) - cpu0) * 1000) / load.requests) };
 }
 
 async function main() {
@@ -268,7 +210,7 @@ async function main() {
   const base = `http://127.0.0.1:${server.port}`;
   const { courseId, instructorToken, learners } = seeded;
   const timings: Timing[] = [];
-  const loads: Load[] = [];
+  const loads: (Load & { cpuUsPerRequest: number })[] = [];
   try {
     timings.push(await time('GET /api/users/me (floor)', Number.POSITIVE_INFINITY, `${base}/api/users/me`, instructorToken, pid));
     timings.push(await time('compliance report, JSON page of 100', 300, `${base}/api/compliance/courses/${courseId}/report`, instructorToken, pid));

@@ -1,7 +1,8 @@
 // Bench helper, not a benchmark: the real app over an existing SQLite file (argv[2]) with the LTI
 // benchmark's settings (bench/lti.ts: its PUBLIC_URL, the issuer of every LTI message, and the
 // key sealing the platform's signing key), in its own process on 127.0.0.1, port 0, logging off;
-// WAL checkpoints in a worker as the server has them; prints `{"port":N}` once listening, exits on SIGTERM.
+// WAL checkpoints in a worker as the server has them; prints `{"port":N}` once listening, its loop delay on SIGUSR2, exits on SIGTERM.
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { openDatabase, startBackgroundCheckpoints } from '../db/client';
 import { createApp } from '../src/app';
 import { startHttpServer } from '../src/http-server';
@@ -20,6 +21,14 @@ const checkpoints = startBackgroundCheckpoints(database);
 const deps = await benchDeps(database, LTI_BENCH_CONFIG);
 const running = await startHttpServer({ app: createApp(deps), port: 0, host: '127.0.0.1' });
 process.stdout.write(`${JSON.stringify({ port: running.port })}\n`);
+
+// SIGUSR2: prints this process's event loop delay since the last one ({"loop":{p99,max}} in ms) and starts over.
+const loop = monitorEventLoopDelay({ resolution: 1 });
+loop.enable();
+process.on('SIGUSR2', () => {
+  process.stdout.write(`${JSON.stringify({ loop: { p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 } })}\n`);
+  loop.reset();
+});
 
 process.on('SIGTERM', () => {
   void running.close().then(() => checkpoints.stop()).finally(() => {

@@ -42,20 +42,30 @@ function eventRow(event: NewEvent<EventType>, occurredAt: string) {
  * its event are committed (or rolled back) together.
  */
 export function appendEvent<T extends EventType>(tx: Db, clock: Clock, event: NewEvent<T>): EventRow {
-  const row = tx
-    .insert(events)
-    .values(eventRow(event, clock.now().toISOString()))
-    .returning()
-    .get();
+  // Every write of the API appends one: the statements are prepared once per database.
+  const insertEvent = preparedFor(tx, 'events:append', () => {
+    const p = (name: string) => sql.placeholder(name);
+    const values = { id: p('id'), tenantId: p('tenantId'), type: p('type'), actorId: p('actorId'), subjectType: p('subjectType'), subjectId: p('subjectId'), courseId: p('courseId'), payload: p('payload'), occurredAt: p('occurredAt') };
+    return tx.insert(events).values(values).returning().prepare();
+  });
+  const row = insertEvent.get(eventRow(event, clock.now().toISOString()));
   const recipients = new Set<string>();
   for (const userId of event.recipients ?? []) if (userId) recipients.add(userId);
-  if (recipients.size > 0) {
+  if (recipients.size > FEW_RECIPIENTS) {
     tx.insert(eventRecipients)
       .values([...recipients].map((userId) => ({ userId, eventSeq: row.seq, tenantId: event.tenantId })))
       .run();
+  } else if (recipients.size > 0) {
+    const insertRecipient = preparedFor(tx, 'events:recipient', () =>
+      tx.insert(eventRecipients).values({ userId: sql.placeholder('userId'), eventSeq: sql.placeholder('eventSeq'), tenantId: sql.placeholder('tenantId') }).prepare(),
+    );
+    for (const userId of recipients) insertRecipient.run({ userId, eventSeq: row.seq, tenantId: event.tenantId });
   }
   return row;
 }
+
+/** Up to this many recipients, one prepared row each beats building a multi-row INSERT. */
+const FEW_RECIPIENTS = 16;
 
 // Statements of a batch stay far below SQLite's 32,766 bound values (9 per event, 2 per recipient).
 const EVENTS_PER_STATEMENT = 500;

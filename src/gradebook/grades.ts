@@ -1,6 +1,6 @@
 // Grades: a student's score on an assignment, recorded with its change history and a
 // `grade.recorded` event, read one by one, per offering, or per student with their standing.
-import { and, asc, desc, eq } from 'drizzle-orm';
+import { and, asc, desc, eq, sql } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import { gradebookAssignments, gradebookGradeHistory, gradebookGrades } from '../../db/schema';
 import { appendEvent } from '../events/log';
@@ -8,6 +8,7 @@ import { notFound, unprocessable, type FieldError } from '../http/errors';
 import { sqlPageBounds, type PageQuery } from '../http/pagination';
 import type { Clock } from '../lib/clock';
 import { newId } from '../lib/ids';
+import { preparedFor } from '../lib/prepared';
 import { countRows } from '../lib/sql';
 import { isStudentOfRecord } from '../memberships/service';
 import { assignmentOrder, type AssignmentRow } from './assignments';
@@ -27,6 +28,56 @@ export function scoreProblems(assignment: Pick<AssignmentRow, 'scoreMaximum' | '
     return [{ path: 'score', message: `a pass_fail assignment takes 0 (fail) or ${max} (pass)` }];
   }
   return [];
+}
+
+const p = (name: string) => sql.placeholder(name);
+
+/** recordGrade's statements, prepared once per database: a grade is the gradebook's hot write (AGS scores, bench/lti.ts). */
+function gradeStatements(db: Db) {
+  return preparedFor(db, 'gradebook:record-grade', () => ({
+    existing: db
+      .select()
+      .from(gradebookGrades)
+      .where(and(eq(gradebookGrades.assignmentId, p('assignmentId')), eq(gradebookGrades.studentId, p('studentId'))))
+      .prepare(),
+    update: db
+      .update(gradebookGrades)
+      .set({ score: sql`${p('score')}`, comment: sql`${p('comment')}`, gradedBy: sql`${p('gradedBy')}`, updatedAt: sql`${p('updatedAt')}` })
+      .where(eq(gradebookGrades.id, p('id')))
+      .returning()
+      .prepare(),
+    insert: db
+      .insert(gradebookGrades)
+      .values({
+        id: p('id'),
+        tenantId: p('tenantId'),
+        courseId: p('courseId'),
+        assignmentId: p('assignmentId'),
+        studentId: p('studentId'),
+        score: p('score'),
+        comment: p('comment'),
+        gradedBy: p('gradedBy'),
+        createdAt: p('createdAt'),
+        updatedAt: p('updatedAt'),
+      })
+      .returning()
+      .prepare(),
+    history: db
+      .insert(gradebookGradeHistory)
+      .values({
+        id: p('id'),
+        tenantId: p('tenantId'),
+        assignmentId: p('assignmentId'),
+        studentId: p('studentId'),
+        oldScore: p('oldScore'),
+        newScore: p('newScore'),
+        oldComment: p('oldComment'),
+        newComment: p('newComment'),
+        changedBy: p('changedBy'),
+        changedAt: p('changedAt'),
+      })
+      .prepare(),
+  }));
 }
 
 /**
@@ -51,52 +102,38 @@ export function recordGrade(
     ]);
   }
   const now = clock.now().toISOString();
-  return inTransaction(db, (tx) => {
-    const existing = tx
-      .select()
-      .from(gradebookGrades)
-      .where(and(eq(gradebookGrades.assignmentId, assignment.id), eq(gradebookGrades.studentId, studentId)))
-      .get();
+  const statements = gradeStatements(db);
+  return inTransaction(db, () => {
+    const existing = statements.existing.get({ assignmentId: assignment.id, studentId });
     const comment = input.comment === undefined ? (existing?.comment ?? null) : input.comment;
     if (existing && existing.score === input.score && existing.comment === comment) return { grade: existing, created: false };
     const grade = existing
-      ? tx
-          .update(gradebookGrades)
-          .set({ score: input.score, comment, gradedBy, updatedAt: now })
-          .where(eq(gradebookGrades.id, existing.id))
-          .returning()
-          .get()!
-      : tx
-          .insert(gradebookGrades)
-          .values({
-            id: newId(),
-            tenantId: assignment.tenantId,
-            courseId: assignment.courseId,
-            assignmentId: assignment.id,
-            studentId,
-            score: input.score,
-            comment,
-            gradedBy,
-            createdAt: now,
-            updatedAt: now,
-          })
-          .returning()
-          .get();
-    tx.insert(gradebookGradeHistory)
-      .values({
-        id: newId(),
-        tenantId: assignment.tenantId,
-        assignmentId: assignment.id,
-        studentId,
-        oldScore: existing?.score ?? null,
-        newScore: input.score,
-        oldComment: existing?.comment ?? null,
-        newComment: comment,
-        changedBy: gradedBy,
-        changedAt: now,
-      })
-      .run();
-    appendEvent(tx, clock, {
+      ? statements.update.get({ id: existing.id, score: input.score, comment, gradedBy, updatedAt: now })!
+      : statements.insert.get({
+          id: newId(),
+          tenantId: assignment.tenantId,
+          courseId: assignment.courseId,
+          assignmentId: assignment.id,
+          studentId,
+          score: input.score,
+          comment,
+          gradedBy,
+          createdAt: now,
+          updatedAt: now,
+        })!;
+    statements.history.run({
+      id: newId(),
+      tenantId: assignment.tenantId,
+      assignmentId: assignment.id,
+      studentId,
+      oldScore: existing?.score ?? null,
+      newScore: input.score,
+      oldComment: existing?.comment ?? null,
+      newComment: comment,
+      changedBy: gradedBy,
+      changedAt: now,
+    });
+    appendEvent(db, clock, {
       tenantId: assignment.tenantId,
       type: 'grade.recorded',
       actorId: gradedBy,

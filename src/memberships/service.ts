@@ -23,11 +23,15 @@ function liveEnrollments(db: Db, tenantId: string, where: SQL | undefined) {
 
 /** The caller's enrollment in a course (any status), or undefined. */
 export function membershipOf(db: Db, tenantId: string, courseId: string, userId: string): Membership | undefined {
-  return db
-    .select({ role: enrollments.role, status: enrollments.status })
-    .from(enrollments)
-    .where(and(eq(enrollments.tenantId, tenantId), eq(enrollments.courseId, courseId), eq(enrollments.userId, userId)))
-    .get();
+  // Asked by nearly every course-scoped request: prepared once per database.
+  const query = preparedFor(db, 'memberships:of', () =>
+    db
+      .select({ role: enrollments.role, status: enrollments.status })
+      .from(enrollments)
+      .where(and(eq(enrollments.tenantId, sql.placeholder('tenantId')), eq(enrollments.courseId, sql.placeholder('courseId')), eq(enrollments.userId, sql.placeholder('userId'))))
+      .prepare(),
+  );
+  return query.get({ tenantId, courseId, userId });
 }
 
 /** Courses (not deleted) in which the user holds an active enrollment, with the role held. */

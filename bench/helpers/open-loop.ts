@@ -1,0 +1,126 @@
+// Open-loop HTTP load (as bench/compliance.ts): each stream sends one request every 1000/rate ms
+// on keep-alive connections for `seconds`, answered or not; latency runs from the send. Run in
+// this process (atRates) or in a forked one (atRatesInChild), so that one stream's client work is
+// not in another's measured latency: on two cores a loaded client's own event loop reads as a
+// slow server. Each call reports its process's event loop delay beside the rows.
+import { fork } from 'node:child_process';
+import http from 'node:http';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { percentile } from './common';
+
+export interface Load {
+  name: string;
+  rate: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  max: number;
+  requests: number;
+  errors: number;
+}
+
+export interface RequestSpec {
+  method: 'GET' | 'POST';
+  path: string;
+  token: string;
+  body?: string;
+  contentType?: string;
+}
+
+export interface Stream {
+  name: string;
+  rate: number;
+  next: (i: number) => RequestSpec;
+}
+
+/** A stream a child process can run: its requests listed, taken in turn. */
+export interface ListedStream {
+  name: string;
+  rate: number;
+  requests: RequestSpec[];
+}
+
+export interface Loads {
+  loads: Load[];
+  /** The event loop delay p99 (ms) of the process that sent them. */
+  clientLoopP99Ms: number;
+}
+
+export async function atRates(base: string, streams: Stream[], seconds: number): Promise<Loads> {
+  const { hostname, port } = new URL(base);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  const loop = monitorEventLoopDelay({ resolution: 1 });
+  loop.enable();
+  const started = performance.now();
+  const loads = await Promise.all(
+    streams.map(
+      (s) =>
+        new Promise<Load>((resolve) => {
+          const total = s.rate * seconds;
+          const intervalMs = 1000 / s.rate;
+          const latencies: number[] = [];
+          let errors = 0;
+          let sent = 0;
+          let answered = 0;
+          const done = () => {
+            if (++answered < total) return;
+            const elapsed = (performance.now() - started) / 1000;
+            latencies.sort((a, b) => a - b);
+            const round = (x: number) => Math.round(x * 10) / 10;
+            resolve({ name: s.name, rate: s.rate, rps: total / elapsed, p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)), max: round(latencies.at(-1)!), requests: total, errors });
+          };
+          const fire = (i: number) => {
+            const r = s.next(i);
+            const t0 = performance.now();
+            const headers: Record<string, string> = { Authorization: `Bearer ${r.token}` };
+            if (r.body !== undefined) {
+              headers['Content-Type'] = r.contentType ?? 'application/json';
+              headers['Content-Length'] = String(Buffer.byteLength(r.body));
+            }
+            const req = http.request({ agent, host: hostname, port, method: r.method, path: r.path, headers }, (res) => {
+              res.resume();
+              res.on('end', () => {
+                latencies.push(performance.now() - t0);
+                if (res.statusCode === undefined || res.statusCode >= 300) errors++;
+                done();
+              });
+            });
+            req.on('error', () => {
+              errors++;
+              done();
+            });
+            req.end(r.body);
+          };
+          const timer = setInterval(() => {
+            const due = Math.min(total, Math.floor((performance.now() - started) / intervalMs) + 1);
+            while (sent < due) fire(sent++);
+            if (sent === total) clearInterval(timer);
+          }, 1);
+        }),
+    ),
+  );
+  agent.destroy();
+  loop.disable();
+  return { loads, clientLoopP99Ms: loop.percentile(99) / 1e6 };
+}
+
+const listed = (s: ListedStream): Stream => ({ name: s.name, rate: s.rate, next: (i) => s.requests[i % s.requests.length]! });
+
+/** atRates in a forked process of its own; resolves with its loads once it has sent them all. */
+export function atRatesInChild(base: string, streams: ListedStream[], seconds: number): Promise<Loads> {
+  const child = fork(import.meta.filename, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  return new Promise((resolve, reject) => {
+    child.once('message', (result: Loads) => {
+      child.disconnect();
+      resolve(result);
+    });
+    child.once('exit', (code) => reject(new Error(`the load process exited with ${code}`)));
+    child.send({ base, streams, seconds });
+  });
+}
+
+if (process.send && process.argv[1] === import.meta.filename) {
+  process.once('message', (job: { base: string; streams: ListedStream[]; seconds: number }) => {
+    void atRates(job.base, job.streams.map(listed), job.seconds).then((result) => process.send!(result));
+  });
+}
