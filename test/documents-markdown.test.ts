@@ -13,6 +13,7 @@ import { WorkersBusyError } from '../src/lib/worker-pool';
 import { expectProblem, makeTestApp, type TestApp, type TestUser } from './helpers/app';
 import { editorsOf, eventually, rawClient, startCollabServer, synced, type CollabServer } from './helpers/collab';
 import { contentOf, createDoc, liveAppend, share } from './helpers/documents';
+import { wholeStateRow } from './helpers/store';
 
 let t: TestApp;
 let server: CollabServer;
@@ -32,7 +33,7 @@ afterAll(async () => {
 });
 afterEach(() => vi.restoreAllMocks());
 
-const stateRow = (id: string) => t.db.select().from(documentStates).where(eq(documentStates.documentId, id)).get();
+const stateRow = (id: string) => wholeStateRow(t.db, id);
 const versionRows = (id: string) => t.db.select().from(documentVersions).where(eq(documentVersions.documentId, id)).all();
 
 /** Every stored text of the document (state and versions) equals the Yjs text of the state beside it; returns the state's. */

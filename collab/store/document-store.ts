@@ -16,7 +16,7 @@ import { Compaction } from './compaction';
 import { InvalidUpdateError, PersistenceError, UnreadableDocumentError } from './errors';
 import { Authored, encode, integrate, lacksAll, NO_SUBSCRIBERS, stopExpiry, textOf, type DocumentSubscriber, type LoadedDoc } from './loaded';
 import { UpdateLog } from './log';
-import { currentStored, prepareStatements, readStored, type Statements, type StoredRows } from './statements';
+import { assembled, currentStored, prepareStatements, readStored, type Statements, type StoredRows } from './statements';
 import type { ChangeRow, Snapshot, StoreMetrics, StoreOptions } from './types';
 import { DEFAULT_OFFLOAD_MIN_BYTES, PRELOAD_WAIT_MS, WorkerPath } from './worker-path';
 
@@ -266,7 +266,8 @@ export class DocumentStore {
     this.flush();
     if (!this.live.has(documentId)) {
       const stored = currentStored(this.statements, documentId);
-      const state = stored?.markdown != null ? this.statements.reads.storedState.get({ documentId })?.state : undefined;
+      const row = stored?.markdown != null ? this.statements.reads.storedState.get({ documentId }) : undefined;
+      const state = row && (row.partsGeneration === null ? row.state : assembled(this.statements, documentId, row.partsGeneration, 'state'));
       if (stored?.markdown != null && state) return { state: new Uint8Array(state.buffer, state.byteOffset, state.byteLength), markdown: stored.markdown };
     }
     if (this.workerPath.offloads(documentId)) return this.workerPath.snapshot(documentId);

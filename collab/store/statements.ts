@@ -2,7 +2,7 @@
 // more than running it), and the reads of a stored body made with them.
 import { and, asc, eq, gt, isNotNull, lt, lte, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { documentStates, documentUpdates, documents } from '../../db/schema';
+import { documentStateParts, documentStates, documentUpdates, documents } from '../../db/schema';
 import { sqlLimit } from '../../src/lib/sql';
 import type { StoredBody } from '../yjs-tasks';
 import { UnknownDocumentError } from './errors';
@@ -21,6 +21,8 @@ export function prepareStatements(db: Db) {
   const p = sql.placeholder;
   const documentId = p('documentId');
   const ofDocument = eq(documentUpdates.documentId, documentId);
+  const hasMarkdown = sql<number>`(${documentStates.markdown} IS NOT NULL OR ${documentStates.partsGeneration} IS NOT NULL)`;
+  const ofGeneration = and(eq(documentStateParts.documentId, documentId), eq(documentStateParts.generation, p('generation')));
   return {
     // The hot path of live editing. The id is read back through lastInsertRowid, which costs less
     // than a RETURNING row.
@@ -45,14 +47,14 @@ export function prepareStatements(db: Db) {
     reads: {
       tenantOf: db.select({ tenantId: documents.tenantId }).from(documents).where(eq(documents.id, documentId)).prepare(),
       state: db
-        .select({ state: documentStates.state, throughUpdateId: documentStates.throughUpdateId, hasMarkdown: sql<number>`${documentStates.markdown} IS NOT NULL` })
+        .select({ state: documentStates.state, throughUpdateId: documentStates.throughUpdateId, hasMarkdown, partsGeneration: documentStates.partsGeneration })
         .from(documentStates)
         .where(eq(documentStates.documentId, documentId))
         .prepare(),
       // What tells whether the stored state is as new as a fold, without reading it: a 5 MB state
       // read only to look at the number beside it cost 5-10 ms of the event loop (110 ms cold).
       stateMeta: db
-        .select({ throughUpdateId: documentStates.throughUpdateId, hasMarkdown: sql<number>`${documentStates.markdown} IS NOT NULL` })
+        .select({ throughUpdateId: documentStates.throughUpdateId, hasMarkdown, partsGeneration: documentStates.partsGeneration })
         .from(documentStates)
         .where(eq(documentStates.documentId, documentId))
         .prepare(),
@@ -62,6 +64,7 @@ export function prepareStatements(db: Db) {
         .select({
           tenantId: documents.tenantId,
           markdown: documentStates.markdown,
+          partsGeneration: documentStates.partsGeneration,
           through: documentStates.throughUpdateId,
           after: sql<number | null>`(SELECT ${documentUpdates.id} FROM ${documentUpdates} WHERE ${documentUpdates.documentId} = ${documents.id} AND ${documentUpdates.id} > coalesce(${documentStates.throughUpdateId}, -1) LIMIT 1)`,
         })
@@ -72,18 +75,44 @@ export function prepareStatements(db: Db) {
       // What the stored body weighs, without reading it (SQLite's length() of a blob reads its header).
       storedBytes: db
         .select({
-          bytes: sql<number>`coalesce((SELECT length(${documentStates.state}) FROM ${documentStates} WHERE ${documentStates.documentId} = ${documents.id}), 0) + coalesce((SELECT sum(length(${documentUpdates.data})) FROM ${documentUpdates} WHERE ${documentUpdates.documentId} = ${documents.id} AND ${documentUpdates.id} > coalesce((SELECT ${documentStates.throughUpdateId} FROM ${documentStates} WHERE ${documentStates.documentId} = ${documents.id}), -1)), 0)`,
+          bytes: sql<number>`coalesce((SELECT length(${documentStates.state}) + coalesce((SELECT sum(length(${documentStateParts.data})) FROM ${documentStateParts} WHERE ${documentStateParts.documentId} = ${documentStates.documentId} AND ${documentStateParts.generation} = ${documentStates.partsGeneration} AND ${documentStateParts.kind} = 'state'), 0) FROM ${documentStates} WHERE ${documentStates.documentId} = ${documents.id}), 0) + coalesce((SELECT sum(length(${documentUpdates.data})) FROM ${documentUpdates} WHERE ${documentUpdates.documentId} = ${documents.id} AND ${documentUpdates.id} > coalesce((SELECT ${documentStates.throughUpdateId} FROM ${documentStates} WHERE ${documentStates.documentId} = ${documents.id}), -1)), 0)`,
         })
         .from(documents)
         .where(eq(documents.id, documentId))
         .prepare(),
       lastLogId: db.select({ id: sql<number | null>`max(${documentUpdates.id})` }).from(documentUpdates).where(ofDocument).prepare(),
-      storedState: db.select({ state: documentStates.state }).from(documentStates).where(eq(documentStates.documentId, documentId)).prepare(),
+      storedState: db.select({ state: documentStates.state, partsGeneration: documentStates.partsGeneration }).from(documentStates).where(eq(documentStates.documentId, documentId)).prepare(),
       logAfter: db
         .select({ id: documentUpdates.id, data: documentUpdates.data })
         .from(documentUpdates)
         .where(and(ofDocument, gt(documentUpdates.id, p('through')), isNotNull(documentUpdates.data)))
         .orderBy(documentUpdates.id)
+        .prepare(),
+    },
+    // A large state in parts (Compaction.storeState): a part written, a generation's parts read in order,
+    // up to `count` of a generation's parts deleted, and the generations no state row names.
+    parts: {
+      insert: db
+        .insert(documentStateParts)
+        .values({ documentId, generation: p('generation'), kind: p('kind'), part: p('part'), tenantId: p('tenantId'), data: p('data') })
+        .prepare(),
+      read: db
+        .select({ data: documentStateParts.data })
+        .from(documentStateParts)
+        .where(and(ofGeneration, eq(documentStateParts.kind, p('kind'))))
+        .orderBy(asc(documentStateParts.part))
+        .prepare(),
+      deleteSome: db
+        .delete(documentStateParts)
+        .where(
+          sql`rowid IN (SELECT rowid FROM ${documentStateParts} WHERE ${documentStateParts.documentId} = ${documentId} AND ${documentStateParts.generation} = ${p('generation')} LIMIT ${p('count')})`,
+        )
+        .prepare(),
+      unnamed: db
+        .selectDistinct({ documentId: documentStateParts.documentId, generation: documentStateParts.generation })
+        .from(documentStateParts)
+        .leftJoin(documentStates, and(eq(documentStates.documentId, documentStateParts.documentId), eq(documentStates.partsGeneration, documentStateParts.generation)))
+        .where(sql`${documentStates.documentId} IS NULL`)
         .prepare(),
     },
     // A step of clearing compacted rows (Compaction): its progress, where the step ends (the id
@@ -121,7 +150,7 @@ export type Statements = ReturnType<typeof prepareStatements>;
 /** A document's stored body as read for a load or a worker (readStored). */
 export interface StoredRows {
   tenantId: string;
-  state: { state: Buffer; throughUpdateId: number; hasMarkdown: number } | undefined;
+  state: { state: Buffer; throughUpdateId: number; hasMarkdown: number; partsGeneration: string | null } | undefined;
   /** The log rows after the state, in order. */
   log: { id: number; data: Buffer | null }[];
   body: StoredBody;
@@ -129,14 +158,21 @@ export interface StoredRows {
   through: number;
 }
 
+/** A large state's `kind` ('state' or 'markdown'), its parts of `generation` put back together. */
+export function assembled({ parts }: Statements, documentId: string, generation: string, kind: 'state' | 'markdown'): Buffer {
+  return Buffer.concat(parts.read.all({ documentId, generation, kind }).map((row) => row.data));
+}
+
 /**
  * The stored body (read after the log's queue is written): its state row and the log rows after
  * it, as the workers and `replay` take them, and the last row it reaches.
  */
-export function readStored({ reads }: Statements, documentId: string): StoredRows {
+export function readStored(statements: Statements, documentId: string): StoredRows {
+  const { reads } = statements;
   const meta = reads.tenantOf.get({ documentId });
   if (!meta) throw new UnknownDocumentError(`document ${documentId} does not exist`);
-  const state = reads.state.get({ documentId });
+  const row = reads.state.get({ documentId });
+  const state = row && { ...row, state: row.partsGeneration === null ? row.state : assembled(statements, documentId, row.partsGeneration, 'state') };
   const log = reads.logAfter.all({ documentId, through: state?.throughUpdateId ?? 0 });
   return {
     tenantId: meta.tenantId,
@@ -152,9 +188,10 @@ export function readStored({ reads }: Statements, documentId: string): StoredRow
  * Markdown is null when it has none yet. Undefined when the log has moved on or there is no state
  * (then the caller loads the document). Read after the log's queue is written.
  */
-export function currentStored({ reads }: Statements, documentId: string): { markdown: string | null } | undefined {
-  const row = reads.stored.get({ documentId });
+export function currentStored(statements: Statements, documentId: string): { markdown: string | null } | undefined {
+  const row = statements.reads.stored.get({ documentId });
   if (!row) throw new UnknownDocumentError(`document ${documentId} does not exist`);
   if (row.through === null || row.after !== null) return undefined;
-  return row;
+  if (row.partsGeneration === null) return row;
+  return { markdown: assembled(statements, documentId, row.partsGeneration, 'markdown').toString('utf8') };
 }

@@ -5,7 +5,7 @@
 // is loaded a few slices per turn of the event loop from updates a worker cut.
 import type { Logger } from 'pino';
 import * as Y from 'yjs';
-import { inTransaction, type Db } from '../../db/client';
+import type { Db } from '../../db/client';
 import { yieldToEventLoop } from '../../src/lib/event-loop';
 import { WorkersBusyError } from '../../src/lib/worker-pool';
 import type { YjsWorkers } from '../workers';
@@ -244,12 +244,8 @@ export class WorkerPath {
     const { tenantId, body, through } = readStored(statements, documentId);
     const fold = await this.inWorker(documentId, (workers) => workers.fold(body));
     if (this.closed) return { ...fold, through };
-    inTransaction(this.opts.db, () => {
-      if (!statements.reads.tenantOf.get({ documentId })) return;
-      const current = statements.reads.stateMeta.get({ documentId });
-      if (current && current.throughUpdateId >= through && current.hasMarkdown) return;
-      compaction.writeState({ id: documentId, tenantId }, Buffer.from(fold.state.buffer, fold.state.byteOffset, fold.state.byteLength), fold.markdown, through);
-    });
+    const state = Buffer.from(fold.state.buffer, fold.state.byteOffset, fold.state.byteLength);
+    await compaction.storeState({ id: documentId, tenantId }, state, fold.markdown, through, () => this.closed);
     return { ...fold, through };
   }
 
@@ -302,8 +298,9 @@ export class WorkerPath {
       await yieldToEventLoop();
       log.write();
       if (this.closed || host.live.get(documentId) !== live || live.lastUpdateId !== written) return markdown;
-      compaction.writeState(live, state, markdown, written);
-      this.folded(live, written, bytes, live.updatesSinceCompaction);
+      const covered = live.updatesSinceCompaction;
+      const then = estimateOf(live);
+      if (await compaction.storeState(live, state, markdown, written, () => this.closed)) this.folded(live, written, bytes, covered, then);
       return markdown;
     }
     const current = (statements.reads.lastLogId.get({ documentId })?.id ?? 0) === through;
@@ -311,7 +308,7 @@ export class WorkerPath {
     log.commit(documentId);
     const written = statements.reads.lastLogId.get({ documentId })?.id;
     if (current && written != null) {
-      compaction.writeState({ id: documentId, tenantId }, state, markdown, written);
+      await compaction.storeState({ id: documentId, tenantId }, state, markdown, written, () => this.closed);
       return markdown;
     }
     this.inBackground(this.foldStored(documentId).catch((err: unknown) => this.opts.logger?.warn({ err, documentId }, 'compaction failed')));

@@ -79,8 +79,15 @@ export const documentStates = sqliteTable(
     tenantId: text('tenant_id')
       .notNull()
       .references(() => tenants.id),
+    /** The encoded state; empty when it is stored in parts (`parts_generation`). */
     state: blob('state', { mode: 'buffer' }).notNull(),
     throughUpdateId: integer('through_update_id').notNull(),
+    /**
+     * Set when the state and its Markdown are stored in `document_state_parts` under this
+     * generation (a large state, written a part per turn; see Compaction.storeState in collab/store/compaction.ts); `state`
+     * is then empty and `markdown` null.
+     */
+    partsGeneration: text('parts_generation'),
     /**
      * Log rows up to here have had their `data` cleared. Compaction writes the state at once and
      * clears the rows it covers afterwards, a few at a time (see DocumentStore), so this may lag
@@ -98,6 +105,30 @@ export const documentStates = sqliteTable(
   // Compactions whose log rows are not all cleared yet (a few at most): the store finds them at
   // start without reading every state (columns after a large `state` sit on its overflow pages).
   (t) => [index('document_states_uncleared_idx').on(t.documentId).where(sql`${t.clearedThroughUpdateId} < ${t.throughUpdateId}`)],
+);
+
+/**
+ * A large compacted state and its Markdown, in parts of a few hundred KiB: each part is written in
+ * a short transaction of its own, and the state row names the generation once all are in, so no
+ * single write holds the event loop for the whole body. Parts of a generation no state row names
+ * (superseded, or left by a stopped process) are deleted a few at a time.
+ */
+export const documentStateParts = sqliteTable(
+  'document_state_parts',
+  {
+    documentId: text('document_id')
+      .notNull()
+      .references(() => documents.id, { onDelete: 'cascade' }),
+    generation: text('generation').notNull(),
+    /** 'state' (the encoded Yjs state) or 'markdown' (its text, UTF-8). */
+    kind: text('kind', { enum: ['state', 'markdown'] }).notNull(),
+    part: integer('part').notNull(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id),
+    data: blob('data', { mode: 'buffer' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.documentId, t.generation, t.kind, t.part] })],
 );
 
 export const documentRoles = ['owner', 'editor', 'commenter', 'viewer'] as const;

@@ -1,10 +1,10 @@
 // The document store on its own, for the tests of its parts: a fresh in-memory database with a
 // user (setup), documents to write to, and reads of the rows the store keeps.
-import { eq } from 'drizzle-orm';
+import { and, asc, eq } from 'drizzle-orm';
 import * as Y from 'yjs';
 import { CONTENT_FIELD, DocumentStore } from '../../collab/store';
 import { openDatabase, type Database_ } from '../../db/client';
-import { documents, documentStates, documentUpdates } from '../../db/schema';
+import { documents, documentStateParts, documentStates, documentUpdates } from '../../db/schema';
 import { buildConfig } from '../../src/config';
 import { buildDeps } from '../../src/deps';
 import { ManualClock } from '../../src/lib/clock';
@@ -49,6 +49,25 @@ export function client() {
 export const updateRows = (documentId: string) =>
   database.db.select().from(documentUpdates).where(eq(documentUpdates.documentId, documentId)).all();
 export const stateRow = (documentId: string) => database.db.select().from(documentStates).where(eq(documentStates.documentId, documentId)).get()!;
+/**
+ * A document's state row with a state stored in parts (Compaction.storeState) put back together:
+ * its `state` and `markdown` as one inline row would hold them.
+ */
+export function wholeStateRow(db: Database_['db'], documentId: string) {
+  const row = db.select().from(documentStates).where(eq(documentStates.documentId, documentId)).get();
+  if (!row || row.partsGeneration === null) return row;
+  const parts = (kind: 'state' | 'markdown') =>
+    Buffer.concat(
+      db
+        .select({ data: documentStateParts.data })
+        .from(documentStateParts)
+        .where(and(eq(documentStateParts.documentId, documentId), eq(documentStateParts.generation, row.partsGeneration!), eq(documentStateParts.kind, kind)))
+        .orderBy(asc(documentStateParts.part))
+        .all()
+        .map((r) => r.data),
+    );
+  return { ...row, state: parts('state'), markdown: parts('markdown').toString('utf8') };
+}
 export const rowsWithData = (documentId: string) => updateRows(documentId).filter((r) => r.data !== null).length;
 
 /** A live session of `edits` one-character edits through `on`, released at the end (which compacts); the text typed. */
