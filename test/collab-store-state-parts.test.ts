@@ -34,16 +34,21 @@ describe('large states in parts (the store)', () => {
     database.close();
   });
 
-  it('stores a fold past 1 MiB in parts named by its state row, read back whole by a load, a text read and a snapshot', async () => {
+  /** A document of LARGE with 'a' typed before it, folded by a snapshot: its state stored in parts. */
+  async function partedDocument() {
     const doc = newDocument();
     store.createBody(doc, LARGE, userId);
     const c = client();
     Y.applyUpdate(c.doc, store.encodeState(doc.id));
-    c.text.insert(0, '# Title\n');
+    c.text.insert(0, 'a');
     store.applyUpdate(doc.id, c.updates.pop()!, userId);
+    return { doc, c, snapshot: await store.snapshot(doc.id) };
+  }
+
+  it('stores a fold past 1 MiB in parts named by its state row, read back whole by a load, a text read and a snapshot', async () => {
     // The state is behind the log: a snapshot folds it in a worker and stores the fold.
-    const snapshot = await store.snapshot(doc.id);
-    const expected = `# Title\n${LARGE}`;
+    const { doc, snapshot } = await partedDocument();
+    const expected = `a${LARGE}`;
     expect(snapshot.markdown).toBe(expected);
     const row = stateRow(doc.id);
     expect(row.partsGeneration).not.toBeNull();
@@ -67,13 +72,7 @@ describe('large states in parts (the store)', () => {
   });
 
   it('deletes the parts a newer state replaces, and those of a document deleted', async () => {
-    const doc = newDocument();
-    store.createBody(doc, LARGE, userId);
-    const c = client();
-    Y.applyUpdate(c.doc, store.encodeState(doc.id));
-    c.text.insert(0, 'a');
-    store.applyUpdate(doc.id, c.updates.pop()!, userId);
-    await store.snapshot(doc.id);
+    const { doc, c } = await partedDocument();
     const first = stateRow(doc.id).partsGeneration!;
     c.text.insert(0, 'b');
     store.applyUpdate(doc.id, c.updates.pop()!, userId);
@@ -89,13 +88,7 @@ describe('large states in parts (the store)', () => {
   });
 
   it('a small state replacing a parted one is inline, and the parts go', async () => {
-    const doc = newDocument();
-    store.createBody(doc, LARGE, userId);
-    const c = client();
-    Y.applyUpdate(c.doc, store.encodeState(doc.id));
-    c.text.insert(0, 'a');
-    store.applyUpdate(doc.id, c.updates.pop()!, userId);
-    await store.snapshot(doc.id);
+    const { doc, c } = await partedDocument();
     expect(stateRow(doc.id).partsGeneration).not.toBeNull();
     c.text.delete(0, c.text.length);
     c.text.insert(0, 'short now');
@@ -110,13 +103,7 @@ describe('large states in parts (the store)', () => {
   });
 
   it('deletes, when a store starts, the parts no state row names (a write a stopped process left unfinished)', async () => {
-    const doc = newDocument();
-    store.createBody(doc, LARGE, userId);
-    const c = client();
-    Y.applyUpdate(c.doc, store.encodeState(doc.id));
-    c.text.insert(0, 'a');
-    store.applyUpdate(doc.id, c.updates.pop()!, userId);
-    await store.snapshot(doc.id);
+    const { doc, c } = await partedDocument();
     const named = stateRow(doc.id).partsGeneration!;
     const data = Buffer.alloc(1000, 7);
     for (let part = 0; part < 5; part++) {
