@@ -26,7 +26,7 @@
 // limits), servers.ts (the server processes and their memory), clients.ts (our REST API, the
 // providers, the targets), measures.ts (a workload, idle memory, profiles), report.ts (summaries,
 // tables, verdict, the RESULTS.md section).
-import { copyFileSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -49,10 +49,9 @@ import {
   WORKLOADS,
   memoryDir,
   profileDir,
-  workDir,
 } from './collab/options';
 import { fmt, judge, resultsBody, rssTable, summariseIdle, summariseWorkloads, workloadLine, workloadTable, writeResults } from './collab/report';
-import { children, startOurs, startPeer, stopChild } from './collab/servers';
+import { runWithServers, startOurs, startPeer, stopChild } from './collab/servers';
 
 // Every WebsocketProvider registers a process 'exit' listener; a thousand of them are expected.
 process.setMaxListeners(0);
@@ -178,35 +177,4 @@ async function main(): Promise<void> {
   if (!verdict.ok) process.exitCode = 1;
 }
 
-async function cleanUp(): Promise<void> {
-  await Promise.all([...children].map((child) => stopChild(child)));
-  rmSync(workDir, { recursive: true, force: true });
-}
-
-const deadline = setTimeout(() => {
-  console.error(`collab benchmark: over ${RUN_DEADLINE_MS / 60_000} minutes, giving up`);
-  for (const child of children) child.kill('SIGKILL');
-  rmSync(workDir, { recursive: true, force: true });
-  process.exit(1);
-}, RUN_DEADLINE_MS);
-deadline.unref();
-
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    for (const child of children) child.kill('SIGKILL');
-    rmSync(workDir, { recursive: true, force: true });
-    process.exit(130);
-  });
-}
-
-main()
-  .catch((err) => {
-    console.error(err);
-    process.exitCode = 1;
-  })
-  .finally(async () => {
-    await cleanUp();
-    clearTimeout(deadline);
-    // Providers keep timers (awareness renewal, reconnects): leave without waiting for them.
-    process.exit(process.exitCode ?? 0);
-  });
+runWithServers('collab benchmark', main, RUN_DEADLINE_MS);

@@ -30,8 +30,8 @@ import { percentile } from '../helpers/common';
 import type { Edited, FromClient, Rested, ToClient } from './client-process';
 import { api, inBatches, signIn, waitForDocumentsApi } from './clients';
 import { summariseProfile } from './measures';
-import { LABEL, memoryDir, profileDir, root, workDir, type Kind } from './options';
-import { children, serverCpuMs, settledReading, startOurs, startPeer, startServerProfile, stopChild, stopServerProfile, type MemoryReading, type ServerProcess } from './servers';
+import { LABEL, memoryDir, profileDir, root, type Kind } from './options';
+import { children, runWithServers, serverCpuMs, settledReading, startOurs, startPeer, startServerProfile, stopChild, stopServerProfile, type MemoryReading, type ServerProcess } from './servers';
 
 // ---------------------------------------------------------------- command line
 
@@ -642,30 +642,4 @@ async function main(): Promise<void> {
   if (!verdict.ok) process.exitCode = 1;
 }
 
-const limit = setTimeout(() => {
-  console.error(`collab run: over ${RUN_LIMIT_MS / 60_000} minutes, giving up`);
-  for (const child of children) child.kill('SIGKILL');
-  rmSync(workDir, { recursive: true, force: true });
-  process.exit(1);
-}, RUN_LIMIT_MS);
-limit.unref();
-
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    for (const child of children) child.kill('SIGKILL');
-    rmSync(workDir, { recursive: true, force: true });
-    process.exit(130);
-  });
-}
-
-main()
-  .catch((err) => {
-    console.error(err);
-    process.exitCode = 1;
-  })
-  .finally(async () => {
-    await Promise.all([...children].map((child) => stopChild(child)));
-    rmSync(workDir, { recursive: true, force: true });
-    clearTimeout(limit);
-    process.exit(process.exitCode ?? 0);
-  });
+runWithServers('collab run', main, RUN_LIMIT_MS);

@@ -1,7 +1,7 @@
 // The live-editing benchmark's server processes (ours and the peers, each in a child process with
 // the memory probe preloaded) and the readings of their memory.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ADMIN, dataDir, memoryDir, profileDir, root, workDir, type Kind } from './options';
@@ -202,3 +202,38 @@ function residentKiB(pid: number): { rssKiB: number; anonKiB: number } {
   return { rssKiB: field('VmRSS'), anonKiB: field('RssAnon') };
 }
 
+
+/**
+ * Runs a benchmark's `main` with its server processes and work folder always cleaned up: after
+ * `main`, on SIGINT/SIGTERM, and past `limitMs` (the run is then given up). Exits when done: the
+ * providers keep timers (awareness renewal, reconnects) that would hold the process.
+ */
+export function runWithServers(name: string, main: () => Promise<void>, limitMs: number): void {
+  const killAll = () => {
+    for (const child of children) child.kill('SIGKILL');
+    rmSync(workDir, { recursive: true, force: true });
+  };
+  const limit = setTimeout(() => {
+    console.error(`${name}: over ${limitMs / 60_000} minutes, giving up`);
+    killAll();
+    process.exit(1);
+  }, limitMs);
+  limit.unref();
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      killAll();
+      process.exit(130);
+    });
+  }
+  main()
+    .catch((err) => {
+      console.error(err);
+      process.exitCode = 1;
+    })
+    .finally(async () => {
+      await Promise.all([...children].map((child) => stopChild(child)));
+      rmSync(workDir, { recursive: true, force: true });
+      clearTimeout(limit);
+      process.exit(process.exitCode ?? 0);
+    });
+}
