@@ -21,7 +21,7 @@ import { createApp } from '../src/app';
 import { createCollabHub } from '../src/deps';
 import { startHttpServer } from '../src/http-server';
 import { ATTACKS, type AttackerRequest } from './helpers/collab-attacker';
-import { BENCH_ADMIN, benchDeps, tempDatabase, traceStall } from './helpers/common';
+import { BENCH_ADMIN, benchDeps, stallProbe, tempDatabase } from './helpers/common';
 
 const TARGET_MS = 100;
 const ROUNDS = 10;
@@ -85,17 +85,9 @@ console.log('|---|---|---|---|---|');
 /** The event loop's longest stall while `work` runs: the longest gap between ticks of a 1 ms timer. */
 async function longestStall(work: () => Promise<void>): Promise<{ longest: number; seconds: number }> {
   const started = performance.now();
-  let last = started;
-  let longest = 0;
-  const probe = setInterval(() => {
-    const now = performance.now();
-    traceStall(last, now);
-    longest = Math.max(longest, now - last);
-    last = now;
-  }, 1);
+  const probe = stallProbe();
   await work();
-  clearInterval(probe);
-  return { longest, seconds: (performance.now() - started) / 1000 };
+  return { longest: probe.stop(), seconds: (performance.now() - started) / 1000 };
 }
 
 // The baseline, in the same run: the bystander typing alone, as long as an attack takes.

@@ -6,7 +6,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { openDatabase, startBackgroundCheckpoints } from '../db/client';
 import { createApp } from '../src/app';
 import { startHttpServer } from '../src/http-server';
-import { benchDeps, traceStall } from './helpers/common';
+import { benchDeps, stallProbe } from './helpers/common';
 import { LTI_BENCH_CONFIG } from './helpers/lti';
 
 const file = process.argv[2];
@@ -25,15 +25,8 @@ process.stdout.write(`${JSON.stringify({ port: running.port })}\n`);
 // SIGUSR2: prints this process's event loop delay since the last one ({"loop":{p99,max}} in ms) and starts over.
 const loop = monitorEventLoopDelay({ resolution: 1 });
 loop.enable();
-// BENCH_TRACE_STALLS_MS: a 1 ms probe traces this process's longer stalls (bench/helpers/common.ts traceStall).
-if (process.env.BENCH_TRACE_STALLS_MS) {
-  let last = performance.now();
-  setInterval(() => {
-    const now = performance.now();
-    traceStall(last, now);
-    last = now;
-  }, 1).unref();
-}
+// BENCH_TRACE_STALLS_MS: a 1 ms probe traces this process's longer stalls (bench/helpers/common.ts).
+if (process.env.BENCH_TRACE_STALLS_MS) stallProbe();
 process.on('SIGUSR2', () => {
   process.stdout.write(`${JSON.stringify({ loop: { p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 } })}\n`);
   loop.reset();

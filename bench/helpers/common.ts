@@ -165,14 +165,10 @@ export function traceStall(from: number, to: number): void {
 }
 
 /**
- * The longest gap between the ticks of a 1 ms timer while `work` runs (each gap past
- * BENCH_TRACE_STALLS_MS traced), with a bystander making its request (`ask`) every 10 ms: how many
- * it made and the slowest.
+ * A 1 ms timer: the longest gap between its ticks is the event loop's longest stall, each gap past
+ * BENCH_TRACE_STALLS_MS traced. `stop` ends it and gives that longest gap (ms).
  */
-export async function measuredStall<T>(
-  work: () => Promise<T>,
-  ask: () => Promise<unknown>,
-): Promise<{ result: T; longest: number; asked: number; slowest: number; wall: number }> {
+export function stallProbe(): { stop(): number } {
   let last = performance.now();
   let longest = 0;
   const probe = setInterval(() => {
@@ -181,6 +177,25 @@ export async function measuredStall<T>(
     longest = Math.max(longest, now - last);
     last = now;
   }, 1);
+  probe.unref();
+  return {
+    stop: () => {
+      clearInterval(probe);
+      return longest;
+    },
+  };
+}
+
+/**
+ * The longest gap between the ticks of a 1 ms timer while `work` runs (each gap past
+ * BENCH_TRACE_STALLS_MS traced), with a bystander making its request (`ask`) every 10 ms: how many
+ * it made and the slowest.
+ */
+export async function measuredStall<T>(
+  work: () => Promise<T>,
+  ask: () => Promise<unknown>,
+): Promise<{ result: T; longest: number; asked: number; slowest: number; wall: number }> {
+  const probe = stallProbe();
   let asked = 0;
   let slowest = 0;
   let working = true;
@@ -198,6 +213,5 @@ export async function measuredStall<T>(
   const wall = (performance.now() - started) / 1000;
   working = false;
   await bystander;
-  clearInterval(probe);
-  return { result, longest, asked, slowest, wall };
+  return { result, longest: probe.stop(), asked, slowest, wall };
 }
