@@ -1,6 +1,6 @@
 // Open-loop HTTP load (as bench/compliance.ts): each stream sends one request every 1000/rate ms
 // on keep-alive connections for `seconds`, answered or not; latency runs from the send. Run in
-// this process (atRates) or in a forked one (atRatesInChild), so that one stream's client work is
+// this process (atRates) or in a forked one (loadProcess), so that one stream's client work is
 // not in another's measured latency: on two cores a loaded client's own event loop reads as a
 // slow server. Each call reports its process's event loop delay beside the rows.
 import { fork } from 'node:child_process';
@@ -17,6 +17,8 @@ export interface Load {
   max: number;
   requests: number;
   errors: number;
+  /** Every request's latency (ms), sorted: for pooling rounds (pooled). */
+  latencies: number[];
 }
 
 export interface RequestSpec {
@@ -65,9 +67,7 @@ export async function atRates(base: string, streams: Stream[], seconds: number):
           const done = () => {
             if (++answered < total) return;
             const elapsed = (performance.now() - started) / 1000;
-            latencies.sort((a, b) => a - b);
-            const round = (x: number) => Math.round(x * 10) / 10;
-            resolve({ name: s.name, rate: s.rate, rps: total / elapsed, p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)), max: round(latencies.at(-1)!), requests: total, errors });
+            resolve({ ...summary(s.name, s.rate, latencies, errors), rps: total / elapsed });
           };
           const fire = (i: number) => {
             const r = s.next(i);
@@ -104,23 +104,47 @@ export async function atRates(base: string, streams: Stream[], seconds: number):
   return { loads, clientLoopP99Ms: loop.percentile(99) / 1e6 };
 }
 
+const round = (x: number) => Math.round(x * 10) / 10;
+
+function summary(name: string, rate: number, latencies: number[], errors: number): Load {
+  latencies.sort((a, b) => a - b);
+  return { name, rate, rps: rate, p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)), max: round(latencies.at(-1)!), requests: latencies.length, errors, latencies };
+}
+
+/** One load of several rounds of the same stream: their requests together, as if one run. */
+export function pooled(name: string, loads: Load[]): Load {
+  const load = summary(name, loads[0]!.rate, loads.flatMap((l) => l.latencies), loads.reduce((n, l) => n + l.errors, 0));
+  return { ...load, requests: loads.reduce((n, l) => n + l.requests, 0), rps: loads.reduce((n, l) => n + l.rps, 0) / loads.length };
+}
+
 const listed = (s: ListedStream): Stream => ({ name: s.name, rate: s.rate, next: (i) => s.requests[i % s.requests.length]! });
 
-/** atRates in a forked process of its own; resolves with its loads once it has sent them all. */
-export function atRatesInChild(base: string, streams: ListedStream[], seconds: number): Promise<Loads> {
+/**
+ * A forked process of its own that runs atRates when asked (started once, for several rounds):
+ * `run` resolves with its loads once it has sent them all; `close` lets it exit.
+ */
+export function loadProcess(): { run(base: string, streams: ListedStream[], seconds: number): Promise<Loads>; close(): void } {
   const child = fork(import.meta.filename, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  return new Promise((resolve, reject) => {
-    child.once('message', (result: Loads) => {
-      child.disconnect();
-      resolve(result);
-    });
-    child.once('exit', (code) => reject(new Error(`the load process exited with ${code}`)));
-    child.send({ base, streams, seconds });
-  });
+  let exited: Error | null = null;
+  child.once('exit', (code) => (exited = new Error(`the load process exited with ${code}`)));
+  return {
+    run: (base, streams, seconds) =>
+      new Promise((resolve, reject) => {
+        if (exited) return reject(exited);
+        const onExit = () => reject(exited);
+        child.once('exit', onExit);
+        child.once('message', (result: Loads) => {
+          child.off('exit', onExit);
+          resolve(result);
+        });
+        child.send({ base, streams, seconds });
+      }),
+    close: () => child.connected && child.disconnect(),
+  };
 }
 
 if (process.send && process.argv[1] === import.meta.filename) {
-  process.once('message', (job: { base: string; streams: ListedStream[]; seconds: number }) => {
+  process.on('message', (job: { base: string; streams: ListedStream[]; seconds: number }) => {
     void atRates(job.base, job.streams.map(listed), job.seconds).then((result) => process.send!(result));
   });
 }
