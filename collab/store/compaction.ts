@@ -1,7 +1,8 @@
 // Compaction and state writes. A compacted state is written with its Markdown read from the same
-// Y.Doc at the same moment (a large one a part per turn, then named by its row at once); the `data` of the log rows it covers is cleared later, a few
-// rows at a time in short slices (`cleared_through_update_id` keeps the progress, so a restart
-// resumes it), since clearing them in one go would hold every live document up for that long.
+// Y.Doc at the same moment (a large one a part per turn, then named by its row at once); the
+// `data` of the log rows it covers is cleared later, a few rows at a time in short slices
+// (`cleared_through_update_id` keeps the progress, so a restart resumes it), since clearing them
+// in one go would hold every live document up for that long.
 import type { Logger } from 'pino';
 import { inTransaction, type Db } from '../../db/client';
 import { documentStates } from '../../db/schema';
