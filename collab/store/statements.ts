@@ -105,7 +105,10 @@ export function prepareStatements(db: Db) {
       deleteSome: db
         .delete(documentStateParts)
         .where(
-          sql`rowid IN (SELECT rowid FROM ${documentStateParts} WHERE ${documentStateParts.documentId} = ${documentId} AND ${documentStateParts.generation} = ${p('generation')} LIMIT ${p('count')})`,
+          and(
+            ofGeneration,
+            sql`(${documentStateParts.kind}, ${documentStateParts.part}) IN (SELECT ${documentStateParts.kind}, ${documentStateParts.part} FROM ${documentStateParts} WHERE ${ofGeneration} LIMIT ${p('count')})`,
+          ),
         )
         .prepare(),
       unnamed: db
