@@ -13,6 +13,7 @@ import { cpus, loadavg } from 'node:os';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { Worker } from 'node:worker_threads';
+import { startBackgroundCheckpoints } from '../db/client';
 import { startHttpServer } from '../src/http-server';
 import { systemClock } from '../src/lib/clock';
 import { buildConfig } from '../src/config';
@@ -34,6 +35,8 @@ const ITEMS = 20_000;
 const OTHER_ASSOCIATIONS = 2_000;
 
 const { database, dispose } = tempDatabase('case-import');
+// As the server runs: WAL checkpoints in a worker, not in the commits of the import measured.
+const checkpoints = startBackgroundCheckpoints(database);
 const deps = await buildDeps({
   database,
   config: buildConfig({
@@ -181,5 +184,6 @@ console.log(`load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} (1, 5,
 
 await running.close();
 await deps.workers.close();
+await checkpoints.stop();
 dispose();
 process.exit(over ? 1 : 0);

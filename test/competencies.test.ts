@@ -370,6 +370,55 @@ describe('CASE import and export', () => {
     expect(t.db.select().from(competencyFrameworks).where(eq(competencyFrameworks.caseIdentifier, fixture.CFDocument.identifier)).all()).toHaveLength(1);
   });
 
+  it('a re-import writes only what changed (two items swap codes, one moves, one is retitled, one is new); one that fails after its writes began changes nothing', async () => {
+    const base = JSON.parse(JSON.stringify(fixture).replaceAll(fixture.CFDocument.identifier, 'a-document-of-edges'));
+    const f = (await ok('POST', '/api/competencies/frameworks/import', admin, base, 201)).framework;
+    const list = async (): Promise<any[]> => (await ok('GET', `/api/competencies/frameworks/${f.id}/competencies?per_page=100`, admin)).data;
+    const before = byCode(await list());
+    t.clock.advance(60_000);
+    const now = t.clock.now().toISOString();
+
+    const pkg = JSON.parse(JSON.stringify(base));
+    const item = (code: string) => pkg.CFItems.find((i: any) => i.humanCodingScheme === code);
+    const parentLink = (p: any, identifier: string) => p.CFAssociations.find((a: any) => a.associationType === 'isChildOf' && a.originNodeURI.identifier === identifier);
+    const [a, b] = [item('3.OA.A.1'), item('3.OA.B.2')];
+    [a.humanCodingScheme, b.humanCodingScheme] = [b.humanCodingScheme, a.humanCodingScheme];
+    const [moved, domain] = [item('5.MD.D.4'), item('5.NF')];
+    parentLink(pkg, moved.identifier).destinationNodeURI = { identifier: domain.identifier, uri: domain.uri, title: 'NF' };
+    item('4.NF.C.3').fullStatement = 'Retitled';
+    pkg.CFItems.push({ identifier: 'edges-new-item', fullStatement: 'New', humanCodingScheme: '5.NF.NEW' });
+    pkg.CFAssociations.push({ identifier: 'edges-new-link', associationType: 'isChildOf', originNodeURI: { identifier: 'edges-new-item' }, destinationNodeURI: { identifier: domain.identifier } });
+    expect(await ok('POST', '/api/competencies/frameworks/import', admin, pkg)).toMatchObject({ created: 1, updated: 4, not_in_package: 0 });
+
+    const after = await list();
+    const changed = new Map([
+      [before['3.OA.A.1'].id, { code: '3.OA.B.2' }],
+      [before['3.OA.B.2'].id, { code: '3.OA.A.1' }],
+      [before['5.MD.D.4'].id, { parent_id: before['5.NF'].id }],
+      [before['4.NF.C.3'].id, { title: 'Retitled' }],
+    ]);
+    const was = new Map(Object.values(before).map((c: any) => [c.id, c]));
+    expect(after).toHaveLength(64);
+    for (const c of after) {
+      if (c.code === '5.NF.NEW') expect(c).toMatchObject({ title: 'New', parent_id: before['5.NF'].id, created_at: now, updated_at: now });
+      else if (changed.has(c.id)) expect(c, c.code).toEqual({ ...was.get(c.id), ...changed.get(c.id), updated_at: now });
+      else expect(c, c.code).toEqual(was.get(c.id));
+    }
+
+    // Moved back, retitled, and a new item with a code authored here meanwhile: the insert fails
+    // after the updates have run, and the transaction is rolled back whole.
+    await newCompetency(f.id, { code: 'EDGES-LOCAL', title: 'Authored here' });
+    const snapshot = await list();
+    const failing = JSON.parse(JSON.stringify(pkg));
+    parentLink(failing, moved.identifier).destinationNodeURI = parentLink(base, moved.identifier).destinationNodeURI;
+    failing.CFItems.find((i: any) => i.humanCodingScheme === '3.NF').fullStatement = 'Must not stay';
+    failing.CFItems.push({ identifier: 'edges-clashing-item', fullStatement: 'Clash', humanCodingScheme: 'EDGES-LOCAL' });
+    const res = await t.call('POST', '/api/competencies/frameworks/import', { as: admin, body: failing });
+    expectProblem(res, 422, 'validation_failed');
+    expect(res.body.detail).toMatch(/CFItems\[64\] \(identifier edges-clashing-item\).*EDGES-LOCAL/);
+    expect(await list()).toEqual(snapshot);
+  });
+
   it('a malformed package is 422 naming the offending item, and nothing is imported', async () => {
     const count = () => t.db.select().from(competencies).all().length;
     const frameworks = () => t.db.select().from(competencyFrameworks).all().length;
