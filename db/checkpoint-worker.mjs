@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 
 const db = new Database(workerData.file);
 db.pragma('busy_timeout = 5000');
-let last = { log: 0, checkpointed: 0 };
+let last = { log: 0, checkpointed: 0, pressed: false };
 /**
  * A PASSIVE checkpoint: it copies the frames written since the last one into the database file
  * and fsyncs it, without waiting for the serving connection or blocking it. Once every frame is
@@ -18,7 +18,11 @@ const checkpoint = () => {
     const started = performance.now();
     const [result] = db.pragma('wal_checkpoint(PASSIVE)');
     const found = result.log > 0 && (result.log !== last.log || result.checkpointed !== last.checkpointed);
-    last = result;
+    // How full the WAL is, for the writers that wait while it is large (walRoom in db/client.ts):
+    // told while it is past the mark, and once when it is no longer.
+    const pressed = result.log >= workerData.pressureFrames && result.checkpointed < result.log;
+    if (pressed || last.pressed) parentPort?.postMessage({ wal: { log: result.log, checkpointed: result.checkpointed } });
+    last = { ...result, pressed };
     // Timed for the metrics (lms_sqlite_checkpoint_duration_seconds) when the server has them on,
     // when it found frames to copy.
     if (workerData.timed && found) parentPort?.postMessage({ checkpointSeconds: (performance.now() - started) / 1000 });

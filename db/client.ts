@@ -52,7 +52,8 @@ const DEFAULT_AUTOCHECKPOINT_PAGES = 1_000;
  * Moves WAL checkpoints of a file database to a worker thread: the serving connection then only
  * appends to the WAL, and live edits never wait for a checkpoint's writes and fsyncs. The worker
  * looks every `intervalMs` (100 ms): soon enough after each write that the WAL mostly starts over
- * rather than grows, and a look with nothing to copy costs no I/O.
+ * rather than grows, and a look with nothing to copy costs no I/O. While the WAL is large and not
+ * all copied, writers that may wait (walRoom) hold back until it is, so that it can start over.
  *
  * The worker is plain JavaScript and starts with no node flags of its own (`execArgv: []`): it
  * would otherwise inherit the process's preloads (`--import`/`--require` of a TypeScript file, an
@@ -61,11 +62,19 @@ const DEFAULT_AUTOCHECKPOINT_PAGES = 1_000;
  */
 export function startBackgroundCheckpoints(
   database: Database_,
-  options: { intervalMs?: number; logger?: Pick<Logger, 'warn'>; onCheckpoint?: (seconds: number) => void } = {},
+  options: {
+    intervalMs?: number;
+    /** WAL frames past which walRoom waits (WAL_PRESSURE_FRAMES), and its longest wait (WAL_ROOM_MAX_WAIT_MS): test seams. */
+    pressureFrames?: number;
+    maxWaitMs?: number;
+    logger?: Pick<Logger, 'warn'>;
+    onCheckpoint?: (seconds: number) => void;
+  } = {},
 ): { stop(): Promise<void> } {
   const file = database.sqlite.name;
+  const pressureFrames = options.pressureFrames ?? WAL_PRESSURE_FRAMES;
   const worker = new Worker(new URL('./checkpoint-worker.mjs', import.meta.url), {
-    workerData: { file, intervalMs: options.intervalMs ?? 100, timed: options.onCheckpoint !== undefined },
+    workerData: { file, intervalMs: options.intervalMs ?? 100, timed: options.onCheckpoint !== undefined, pressureFrames },
     execArgv: [],
   });
   worker.unref();
@@ -77,17 +86,42 @@ export function startBackgroundCheckpoints(
     options.logger?.warn({ err }, 'background WAL checkpoints stopped; the serving connection checkpoints the database itself');
   };
   let failures = 0;
-  worker.on('message', (message: { error?: string; checkpointSeconds?: number }) => {
+  const gate: WalGate = {
+    maxWaitMs: options.maxWaitMs ?? WAL_ROOM_MAX_WAIT_MS,
+    pressed: false,
+    waiting: [],
+    ignoreUntil: 0,
+    release() {
+      const waiting = this.waiting;
+      this.waiting = [];
+      for (const resolve of waiting) resolve();
+    },
+  };
+  walGates.set(database.sqlite, gate);
+  worker.on('message', (message: { error?: string; checkpointSeconds?: number; wal?: { log: number; checkpointed: number } }) => {
     if (message.checkpointSeconds !== undefined) {
       options.onCheckpoint?.(message.checkpointSeconds);
+      return;
+    }
+    if (message.wal) {
+      gate.pressed = message.wal.log >= pressureFrames && message.wal.checkpointed < message.wal.log;
+      if (!gate.pressed) gate.release();
       return;
     }
     // Repeated failures hand checkpoints back to the serving connection.
     if (message.error && ++failures === 3) fallBack(new Error(message.error));
   });
-  worker.on('error', fallBack);
+  worker.on('error', (err) => {
+    walGates.delete(database.sqlite);
+    gate.release();
+    fallBack(err);
+  });
   let exited = false;
-  worker.once('exit', () => (exited = true));
+  worker.once('exit', () => {
+    exited = true;
+    walGates.delete(database.sqlite);
+    gate.release();
+  });
   return {
     stop: () =>
       new Promise<void>((resolve) => {
@@ -100,6 +134,56 @@ export function startBackgroundCheckpoints(
       }),
   };
 }
+
+/**
+ * WAL frames past which background writers wait for the checkpoint worker (walRoom): 32 MiB of
+ * 4 KiB pages. A WAL starts over only when a write begins after a checkpoint has copied all of it;
+ * a writer that writes every few milliseconds for seconds (an import's slices, their clean-up)
+ * denies the worker that moment, and the WAL grows to the serving connection's own fallback
+ * checkpoint, which then fsyncs on the event loop at every commit (bench/RESULTS.md, CASE import).
+ */
+const WAL_PRESSURE_FRAMES = 8_192;
+/** Longest a background writer waits for the WAL: it goes on after this whatever the WAL holds. */
+const WAL_ROOM_MAX_WAIT_MS = 2_000;
+
+interface WalGate {
+  maxWaitMs: number;
+  /** The WAL holds WAL_PRESSURE_FRAMES or more, not all of them copied yet (the worker's last look). */
+  pressed: boolean;
+  waiting: (() => void)[];
+  /** After a wait that timed out, writers do not wait until then (performance.now()). */
+  ignoreUntil: number;
+  /** Lets every waiting writer go. */
+  release(): void;
+}
+const walGates = new WeakMap<Database.Database, WalGate>();
+
+/**
+ * Resolves at once unless the WAL is large and not yet copied (WAL_PRESSURE_FRAMES): then once the
+ * checkpoint worker has copied all of it, so that the caller's next write starts it over, or after
+ * WAL_ROOM_MAX_WAIT_MS. For writers that may wait (an import's slices, clean-ups), between their
+ * transactions; requests never wait on it. Without background checkpoints it never waits.
+ */
+export function walRoom(db: Db): Promise<void> {
+  const gate = walGates.get((db as Db & { $client: Database.Database }).$client);
+  if (!gate || !pressed(gate)) return Promise.resolve();
+  return new Promise((resolve) => {
+    gate.waiting.push(resolve);
+    setTimeout(() => {
+      // The worker could not copy it all meanwhile (other writes kept coming): no more waits for a while.
+      if (gate.waiting.includes(resolve)) gate.ignoreUntil = performance.now() + gate.maxWaitMs * 5;
+      resolve();
+    }, gate.maxWaitMs).unref();
+  });
+}
+
+/** Whether walRoom would wait now: for background work that runs from timers rather than awaits. */
+export function walPressed(db: Db): boolean {
+  const gate = walGates.get((db as Db & { $client: Database.Database }).$client);
+  return gate !== undefined && pressed(gate);
+}
+
+const pressed = (gate: WalGate) => gate.pressed && performance.now() >= gate.ignoreUntil;
 
 /** `file` is a path, or ':memory:' for a throwaway database. */
 export function openDatabase(file: string): Database_ {

@@ -10,8 +10,9 @@ import Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { afterEach, describe, expect, it } from 'vitest';
-import { analyze, inTransaction, openDatabase, startBackgroundCheckpoints } from '../db/client';
+import { analyze, inTransaction, openDatabase, startBackgroundCheckpoints, walPressed, walRoom } from '../db/client';
 import { fileGrows, fillWal } from './helpers/checkpoints';
+import { eventually } from './helpers/collab';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -161,6 +162,34 @@ describe('background checkpoints', () => {
     }
   });
 
+  it('holds background writers (walRoom) while the WAL is large and not yet copied, and lets them go once it is', async () => {
+    const file = tempDbFile();
+    const database = openDatabase(file);
+    // Without background checkpoints nothing waits.
+    await walRoom(database.db);
+    const checkpoints = startBackgroundCheckpoints(database, { intervalMs: 20, pressureFrames: 100, maxWaitMs: 60_000 });
+    const reader = new Database(file);
+    try {
+      expect(walPressed(database.db)).toBe(false);
+      // A reader's snapshot from before the writes: no checkpoint may copy what came after it.
+      reader.exec('BEGIN');
+      reader.prepare('SELECT count(*) FROM sqlite_master').get();
+      fillWal(database.sqlite);
+      await eventually(() => walPressed(database.db), 10_000, 'the WAL seen as large');
+      let released = false;
+      const waiting = walRoom(database.db).then(() => (released = true));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(released).toBe(false);
+      reader.exec('COMMIT');
+      await waiting;
+      expect(walPressed(database.db)).toBe(false);
+    } finally {
+      reader.close();
+      await checkpoints.stop();
+      database.close();
+    }
+  });
+
   it("still runs when the process was started with preloads a worker could not load", async () => {
     const file = tempDbFile();
     const { stdout } = await promisify(execFile)(
@@ -279,10 +308,10 @@ describe('migration 0014: document_states with tenant_id', () => {
     const database = openDatabase(file);
     try {
       const sqlite = database.sqlite;
-      // (markdown: added by a later migration, null in rows from before it.)
+      // (markdown and parts_generation: added by later migrations, null in rows from before them.)
       expect(sqlite.prepare('SELECT * FROM document_states ORDER BY document_id').all()).toEqual([
-        { document_id: 'd1', tenant_id: 't1', state: Buffer.from([1, 2, 3]), through_update_id: 40, cleared_through_update_id: 40, updated_at: AT, markdown: null },
-        { document_id: 'd2', tenant_id: 't2', state: Buffer.from([4]), through_update_id: 9, cleared_through_update_id: 3, updated_at: AT, markdown: null },
+        { document_id: 'd1', tenant_id: 't1', state: Buffer.from([1, 2, 3]), through_update_id: 40, cleared_through_update_id: 40, updated_at: AT, markdown: null, parts_generation: null },
+        { document_id: 'd2', tenant_id: 't2', state: Buffer.from([4]), through_update_id: 9, cleared_through_update_id: 3, updated_at: AT, markdown: null, parts_generation: null },
       ]);
       // The partial index of unfinished clearings is back, and still only holds d2.
       expect(count(sqlite, "sqlite_schema WHERE type = 'index' AND name = 'document_states_uncleared_idx'")).toBe(1);

@@ -4,7 +4,7 @@
 // (`cleared_through_update_id` keeps the progress, so a restart resumes it), since clearing them
 // in one go would hold every live document up for that long.
 import type { Logger } from 'pino';
-import { inTransaction, type Db } from '../../db/client';
+import { inTransaction, walPressed, type Db } from '../../db/client';
 import { documentStates } from '../../db/schema';
 import type { Clock } from '../../src/lib/clock';
 import { yieldToEventLoop } from '../../src/lib/event-loop';
@@ -28,6 +28,8 @@ const CLEAR_SLICE_MS = 3;
  * costly-updates benchmark's attack (bench/collab-cost.ts, profiled).
  */
 const CLEAR_ROWS_FIRST_STEP = 8;
+/** While the WAL is large (walPressed), the next clearing step waits this long. */
+const CLEAR_WAL_WAIT_MS = 100;
 
 /**
  * A state and Markdown larger than this together are stored in parts of STATE_PART_BYTES, a part
@@ -167,10 +169,13 @@ export class Compaction {
   private scheduleClear(): void {
     if (this.clearScheduled || (this.uncleared.size === 0 && this.discarded.length === 0)) return;
     this.clearScheduled = true;
-    setImmediate(() => {
+    const run = () => {
       this.clearScheduled = false;
       this.clearSlice();
-    });
+    };
+    // Clearing can wait while the WAL is large: its writes would keep the WAL from starting over.
+    if (walPressed(this.opts.db)) setTimeout(run, CLEAR_WAL_WAIT_MS);
+    else setImmediate(run);
   }
 
   /** Clears compacted rows, a step of each waiting document in turn, for about CLEAR_SLICE_MS. */

@@ -23,7 +23,7 @@
 // offending item, and nothing is written: the moving in is one transaction, rolled back whole.
 import { and, asc, eq, sql } from 'drizzle-orm';
 import type Database from 'better-sqlite3';
-import { inTransaction, type Db } from '../../db/client';
+import { inTransaction, walRoom, type Db } from '../../db/client';
 import { competencyCaseAssociations, competencyCaseItems, competencyFrameworks, DEFAULT_MASTERY_THRESHOLD } from '../../db/schema';
 import type { Clock } from '../lib/clock';
 import { badRequest, conflict, unprocessable } from '../http/errors';
@@ -216,13 +216,19 @@ async function inSlices(db: Db, count: number, step: (i: number) => void): Promi
         for (; i < end; i++) step(i);
       } while (i < count && performance.now() - started < SLICE_MS);
     });
-    if (i < count) await yieldToEventLoop();
+    if (i < count) await nextSlice(db);
   }
 }
 
+/** Between two slices of an import's writes: a turn of the event loop, after the WAL has room (walRoom). */
+async function nextSlice(db: Db): Promise<void> {
+  await walRoom(db);
+  await yieldToEventLoop();
+}
+
 /** Deletes rows `DELETE_SLICE` a turn until none is left. */
-async function deleteInSlices(statement: Database.Statement, params: Record<string, unknown>): Promise<void> {
-  while (statement.run(params).changes > 0) await yieldToEventLoop();
+async function deleteInSlices(db: Db, statement: Database.Statement, params: Record<string, unknown>): Promise<void> {
+  while (statement.run(params).changes > 0) await nextSlice(db);
 }
 
 // ---------------------------------------------------------------- import
@@ -389,8 +395,8 @@ export async function importCasePackage(
       // What this import kept as given goes when it did not move in; the earlier imports' when it did.
       if (frameworkId !== undefined) {
         const params = { framework: frameworkId, importId };
-        for (const statement of result ? st.dropOtherItems : [st.dropImportItems]) await deleteInSlices(statement, params);
-        for (const statement of result ? st.dropOtherAssociations : [st.dropImportAssociations]) await deleteInSlices(statement, params);
+        for (const statement of result ? st.dropOtherItems : [st.dropImportItems]) await deleteInSlices(db, statement, params);
+        for (const statement of result ? st.dropOtherAssociations : [st.dropImportAssociations]) await deleteInSlices(db, statement, params);
       }
     }
     if (result) return result;

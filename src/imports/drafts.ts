@@ -2,7 +2,7 @@
 // writing, hidden until its final transaction. What a failed or abandoned import left is removed
 // here, and what a process that died while removing it left is found again at the next start.
 import { and, eq, isNull, notInArray, or } from 'drizzle-orm';
-import { inTransaction, type Db } from '../../db/client';
+import { inTransaction, walRoom, type Db } from '../../db/client';
 import {
   activities,
   activityStates,
@@ -67,6 +67,7 @@ export async function discardDraft(deps: Pick<Deps, 'db' | 'config' | 'documents
         tx.delete(documents).where(and(eq(documents.id, id), eq(documents.tenantId, draft.tenantId))).run();
       }
     });
+    await walRoom(db);
     await yieldToEventLoop();
   }
   const files = db.select({ sha256: courseFiles.sha256 }).from(courseFiles).where(eq(courseFiles.courseId, courseId)).all();

@@ -5,7 +5,7 @@
 // read back (getImport, listImports). The heavy work before the write is in job.ts and tasks.ts.
 import { createHash } from 'node:crypto';
 import { and, desc, eq, inArray, or, sql } from 'drizzle-orm';
-import { inTransaction, type Db } from '../../db/client';
+import { inTransaction, walRoom, type Db } from '../../db/client';
 import {
   activities,
   courseModules,
@@ -497,7 +497,10 @@ export async function applyPlanSliced(
       );
       if (done) break;
       if (need) answer = await encodeStates(need.bodies);
-      else await yieldToEventLoop();
+      else {
+        await walRoom(db);
+        await yieldToEventLoop();
+      }
     }
     const result: ImportResult = { course_id: course.id, report };
     inTransaction(
