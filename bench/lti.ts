@@ -36,6 +36,7 @@ const FLOOR_RATE = 200;
 // Three rounds of 5 s of each: 15 s of the floor alone and 15 s beside the scores, interleaved.
 const ROUNDS = 3;
 const ROUND_SECONDS = 5;
+const WARMUP_SECONDS = 2;
 const AGS = 'https://purl.imsglobal.org/spec/lti-ags/scope/';
 const SCOPES = [`${AGS}lineitem`, `${AGS}lineitem.readonly`, `${AGS}result.readonly`, `${AGS}score`, 'https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly'];
 const TOOL = { login: 'https://tool.bench.example/login', launch: 'https://tool.bench.example/launch' };
@@ -245,7 +246,7 @@ async function main() {
     // 3. The floor alone, then scores at 200/s with the floor beside them.
     const floor: Stream = { name: 'GET /api/users/me', rate: FLOOR_RATE, next: (i) => ({ method: 'GET', path: '/api/users/me', token: students[i % students.length]!.token }) };
     // The scores come from a process of their own: their client work is not in the floor's latency.
-    const scores = { name: 'POST …/scores', rate: SCORE_RATE, requests: Array.from({ length: SCORE_RATE * ROUNDS * ROUND_SECONDS }, (): RequestSpec => ({ method: 'POST', path: scorePath, token: serviceToken, body: scoreBody(), contentType: 'application/vnd.ims.lis.v1.score+json' })) };
+    const scores = { name: 'POST …/scores', rate: SCORE_RATE, requests: Array.from({ length: SCORE_RATE * (WARMUP_SECONDS + ROUNDS * ROUND_SECONDS) }, (): RequestSpec => ({ method: 'POST', path: scorePath, token: serviceToken, body: scoreBody(), contentType: 'application/vnd.ims.lis.v1.score+json' })) };
     const serverLoop = () =>
       new Promise<{ p99: number; max: number }>((resolve) => {
         const onData = (chunk: Buffer) => {
@@ -264,8 +265,13 @@ async function main() {
     let cpuBeside = 0;
     let besideSeconds = 0;
     try {
+      // A warm-up of both, not counted: the first seconds after the phases above ran slower in either.
+      const warmUp = { ...scores, name: 'warm-up', requests: scores.requests.slice(0, SCORE_RATE * WARMUP_SECONDS) };
+      await Promise.all([atRates(base, [floor], WARMUP_SECONDS), scorer.run(base, [warmUp], WARMUP_SECONDS)]);
+      await atRates(base, [floor], WARMUP_SECONDS);
       for (let round = 0; round < ROUNDS; round++) {
-        const perRound = { ...scores, requests: scores.requests.slice(round * SCORE_RATE * ROUND_SECONDS, (round + 1) * SCORE_RATE * ROUND_SECONDS) };
+        const from = SCORE_RATE * (WARMUP_SECONDS + round * ROUND_SECONDS);
+        const perRound = { ...scores, requests: scores.requests.slice(from, from + SCORE_RATE * ROUND_SECONDS) };
         await serverLoop();
         const cpu0 = cpuMs(pid);
         const alone = await atRates(base, [floor], ROUND_SECONDS);
