@@ -7,8 +7,11 @@ import { awarenessMessage, binaryFrame, encodeAwarenessEntries, updateMessage, t
 
 /** What a room needs of each connection in it. */
 export interface RoomMember {
-  /** Awareness client ids this member controls, removed when it leaves. */
-  readonly awarenessIds: Set<number>;
+  /**
+   * Awareness client ids this member controls, removed when it leaves: a stock client has one, so
+   * an array replaced on change (exactly its size) rather than a Set per connection.
+   */
+  awarenessIds: readonly number[];
   send(bytes: Uint8Array): void;
   /** Sends a message already framed (binaryFrame): the same buffer goes to every member. */
   sendFrame(frame: Buffer): void;
@@ -56,21 +59,25 @@ export class Room<M extends RoomMember = RoomMember> implements DocumentSubscrib
    */
   applyAwareness(update: Uint8Array, entries: readonly AwarenessEntry[], from: M, now: number): void {
     const { accepted, added, removed } = this.presence.apply(entries, now);
-    for (const id of added) from.awarenessIds.add(id);
-    for (const id of removed) from.awarenessIds.delete(id);
+    if (added.length > 0 || removed.length > 0) {
+      const ids = new Set(from.awarenessIds);
+      for (const id of added) ids.add(id);
+      for (const id of removed) ids.delete(id);
+      from.awarenessIds = [...ids];
+    }
     if (accepted.length === 0) return;
     this.broadcast(awarenessMessage(accepted.length === entries.length ? update : encodeAwarenessEntries(accepted)));
   }
 
   /** Whether another member of the room announced this awareness client id. */
   ownedByAnother(member: M, clientId: number): boolean {
-    for (const other of this.connections) if (other !== member && other.awarenessIds.has(clientId)) return true;
+    for (const other of this.connections) if (other !== member && other.awarenessIds.includes(clientId)) return true;
     return false;
   }
 
   /** Drops a leaving member's presence, and tells the others. */
   removePresence(member: M): void {
-    if (member.awarenessIds.size === 0) return;
+    if (member.awarenessIds.length === 0) return;
     const removed = this.presence.remove(member.awarenessIds);
     if (removed.length > 0) this.broadcast(awarenessMessage(encodeAwarenessEntries(removed)));
   }

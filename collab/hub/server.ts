@@ -126,7 +126,9 @@ export class CollabHub implements RoomOwner<Connection> {
       charge: (conn, work) => this.charge(conn, work),
     };
     // ws closes a connection whose message exceeds maxPayload with 1009 by itself.
-    this.wss = new WebSocketServer({ noServer: true, maxPayload: this.opts.maxMessageBytes, perMessageDeflate: false });
+    // No clientTracking: the hub tracks its connections (and refused sockets) itself, and ws's own
+    // tracking costs a Set entry and a closure listening for 'close' on every socket.
+    this.wss = new WebSocketServer({ noServer: true, maxPayload: this.opts.maxMessageBytes, perMessageDeflate: false, clientTracking: false });
     this.timers.push(setInterval(() => this.heartbeat(), this.opts.pingIntervalMs).unref());
     this.timers.push(setInterval(() => this.recheckAll(), this.opts.recheckIntervalMs).unref());
     // One ticker for every room's presence timeouts (y-protocols' Awareness has a timer per room).
@@ -182,6 +184,8 @@ export class CollabHub implements RoomOwner<Connection> {
       })
       .then((decision) => {
         this.wss.handleUpgrade(request, socket, head, (ws) => {
+          // The WebSocket handles its socket's errors from here on: the listener of the upgrade is let go.
+          socket.off('error', destroySocket);
           if ('close' in decision) this.refuse(ws, decision.close, decision.reason);
           else this.accept(ws, decision.actor, decision.admittedAtMs, documentId, decision.canEdit);
         });
