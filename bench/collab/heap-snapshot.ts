@@ -5,7 +5,7 @@
 //   - by owner: every node is charged to the first "owner" on its shortest path from the GC roots
 //     (breadth-first over strong edges), an owner being a node of one of the constructors asked
 //     for (e.g. Doc, Connection, WebSocket, Socket) or an object literal with a given property
-//     (e.g. the store's LoadedDoc by `updatesSinceCompaction`). Not a dominator tree: a node reached
+//     (e.g. the store's LoadedDoc by `lacksMarkdown`; not by a property holding a small integer, which the snapshot lists no edge for). Not a dominator tree: a node reached
 //     from two owners is charged to the nearer, but it is cheap and says which object holds what.
 // Diffing two snapshots' sums (a baseline, and with N documents open) gives bytes per document.
 import { readFileSync } from 'node:fs';

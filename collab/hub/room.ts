@@ -24,7 +24,11 @@ export interface RoomOwner<M extends RoomMember> {
 
 /** (Objects with methods rather than closures per room and per connection: a thousand idle documents are a thousand of each.) */
 export class Room<M extends RoomMember = RoomMember> implements DocumentSubscriber {
-  readonly connections = new Set<M>();
+  /**
+   * Its members: an array replaced on every join and leave (exactly its size; most rooms have one
+   * to a few members), so that a broadcast under way goes on over the members it began with.
+   */
+  private members: readonly M[] = [];
   readonly presence = new Presence();
 
   constructor(
@@ -32,11 +36,33 @@ export class Room<M extends RoomMember = RoomMember> implements DocumentSubscrib
     readonly documentId: string,
   ) {}
 
+  get connections(): readonly M[] {
+    return this.members;
+  }
+
+  join(member: M): void {
+    this.members = [...this.members, member];
+  }
+
+  /** Whether `member` was here. */
+  leave(member: M): boolean {
+    if (!this.members.includes(member)) return false;
+    this.members = this.members.filter((m) => m !== member);
+    return true;
+  }
+
+  /** Everyone leaves at once (the room was abandoned): returns who was here. */
+  empty(): readonly M[] {
+    const members = this.members;
+    this.members = [];
+    return members;
+  }
+
   /** A stored update: encoded and framed once, the same buffer written to every other member. */
   onUpdate(update: Uint8Array, origin: unknown): void {
-    if (this.connections.size < 2 && this.connections.has(origin as M)) return;
+    if (this.members.length < 2 && this.members.includes(origin as M)) return;
     const frame = binaryFrame(updateMessage(update));
-    for (const conn of this.connections) if (conn !== origin) conn.sendFrame(frame);
+    for (const conn of this.members) if (conn !== origin) conn.sendFrame(frame);
   }
 
   onDropped(): void {
@@ -71,7 +97,7 @@ export class Room<M extends RoomMember = RoomMember> implements DocumentSubscrib
 
   /** Whether another member of the room announced this awareness client id. */
   ownedByAnother(member: M, clientId: number): boolean {
-    for (const other of this.connections) if (other !== member && other.awarenessIds.includes(clientId)) return true;
+    for (const other of this.members) if (other !== member && other.awarenessIds.includes(clientId)) return true;
     return false;
   }
 
@@ -91,8 +117,8 @@ export class Room<M extends RoomMember = RoomMember> implements DocumentSubscrib
   destroy(): void {}
 
   private broadcast(bytes: Uint8Array): void {
-    if (this.connections.size === 0) return;
+    if (this.members.length === 0) return;
     const frame = binaryFrame(bytes);
-    for (const conn of this.connections) conn.sendFrame(frame);
+    for (const conn of this.members) conn.sendFrame(frame);
   }
 }

@@ -241,7 +241,7 @@ export class CollabHub implements RoomOwner<Connection> {
       return;
     }
     const conn = new Connection(this.context, ws, room, actor, admittedAtMs, canEdit);
-    room.connections.add(conn);
+    room.join(conn);
     this.connections.add(conn);
     // Sync step 1 (our state vector) and the presence of everyone already here.
     conn.sendSyncStep1();
@@ -260,10 +260,10 @@ export class CollabHub implements RoomOwner<Connection> {
 
   private leave(conn: Connection): void {
     const room = conn.room;
-    if (!room.connections.delete(conn)) return;
+    if (!room.leave(conn)) return;
     this.connections.delete(conn);
     room.removePresence(conn);
-    if (room.connections.size === 0) {
+    if (room.connections.length === 0) {
       this.closeRoom(room);
       this.opts.store.release(room.documentId);
     }
@@ -275,12 +275,11 @@ export class CollabHub implements RoomOwner<Connection> {
    */
   abandonRoom(room: Room<Connection>): void {
     this.closeRoom(room);
-    for (const conn of room.connections) {
+    // Emptied first, so that their close events find nothing to release: the drop ended the hold.
+    for (const conn of room.empty()) {
       this.connections.delete(conn);
       conn.close(CLOSE.internalError, 'could not save the change');
     }
-    // Emptied here, so that their close events find nothing to release: the drop ended the hold.
-    room.connections.clear();
   }
 
   private closeRoom(room: Room<Connection>): void {
