@@ -1,12 +1,13 @@
 // Bench helper: reads a V8 heap snapshot (.heapsnapshot, as v8.writeHeapSnapshot writes it) without
-// JSON.parse on the whole file (a server holding 10,000 documents writes one past V8's largest
-// string), and sums it two ways:
+// JSON.parse on the whole file (a large heap's snapshot can be longer than V8's largest string,
+// 512 MiB), and sums it two ways:
 //   - by constructor: the self size and count of the nodes of each type and constructor name;
 //   - by owner: every node is charged to the first "owner" on its shortest path from the GC roots
 //     (breadth-first over strong edges), an owner being a node of one of the constructors asked
-//     for (e.g. Doc, Connection, WebSocket, Socket) or an object literal with a given property
-//     (e.g. the store's LoadedDoc by `lacksMarkdown`; not by a property holding a small integer, which the snapshot lists no edge for). Not a dominator tree: a node reached
-//     from two owners is charged to the nearer, but it is cheap and says which object holds what.
+//     for (e.g. Doc, Connection, WebSocket, Socket) or an object literal told by one of its
+//     properties (the store's LoadedDoc by `lacksMarkdown`; not by a property holding a small
+//     integer, for which the snapshot lists no edge). Not a dominator tree: a node reached from two
+//     owners is charged to the nearer, but it is cheap and says which object holds what.
 // Diffing two snapshots' sums (a baseline, and with N documents open) gives bytes per document.
 import { readFileSync } from 'node:fs';
 
