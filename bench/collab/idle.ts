@@ -161,7 +161,7 @@ function row(r: Result): string {
   const heapTotal = d((m) => m.heapTotalKiB);
   const external = d((m) => m.externalKiB);
   return (
-    `| ${LABELS[r.variant]} | ${(r.baseline.anonKiB / 1024).toFixed(1)} | ${kib(anon)} | ${kib(d((m) => m.heapUsedKiB))} | ${kib(heapTotal)} | ` +
+    `| ${LABELS[r.variant]} | ${(r.baseline.anonKiB / 1024).toFixed(1)} | ${kib(anon)} | ${kib(d((m) => m.heapUsedKiB))} | ${kib(heapTotal)} | ${kib(d((m) => m.newSpaceKiB))} | ` +
     `${kib(external)} (${kib(d((m) => m.arrayBuffersKiB))}) | ${kib(anon - heapTotal - external)} | ${kib(d((m) => m.rssKiB))} |`
   );
 }
@@ -231,8 +231,10 @@ async function main(): Promise<void> {
     `\nRun ${started.toISOString().slice(0, 16).replace('T', ' ')} UTC, ${DOCS.toLocaleString('en')} open documents, load average ` +
       `${loadBefore.map((l) => l.toFixed(2)).join(' ')} before, ${loadAfter.map((l) => l.toFixed(2)).join(' ')} after. KiB per open document:\n`,
   );
-  console.log('| server | baseline anon MiB | anon RSS | V8 heap used | V8 heap committed | external (ArrayBuffers) | anon − heap committed − external | RSS |');
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+  console.log(
+    '| server | baseline anon MiB | anon RSS | V8 heap used | V8 heap committed | of which new space | external (ArrayBuffers) | anon − heap committed − external | RSS |',
+  );
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of results) console.log(row(r));
   const floor = results.find((r) => r.variant === 'floor');
   const yws = results.find((r) => r.variant === 'yws');

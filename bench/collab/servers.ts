@@ -160,6 +160,8 @@ export interface MemoryReading {
   externalKiB: number;
   /** The ArrayBuffers (Buffers included) among `external`. */
   arrayBuffersKiB: number;
+  /** The committed size of V8's new space (semi-spaces), within heapTotal: emptied by a full GC, not given back. */
+  newSpaceKiB: number;
   snapshot?: string;
 }
 
@@ -179,6 +181,7 @@ export async function collectAndMeasure(pid: number, opts: { snapshot?: boolean 
         heapTotal: number;
         external: number;
         arrayBuffers: number;
+        spaces?: Record<string, number>;
         snapshot: string | null;
       };
       if (usage.sequence > before) {
@@ -191,6 +194,7 @@ export async function collectAndMeasure(pid: number, opts: { snapshot?: boolean 
           heapTotalKiB: usage.heapTotal / 1024,
           externalKiB: usage.external / 1024,
           arrayBuffersKiB: usage.arrayBuffers / 1024,
+          newSpaceKiB: (usage.spaces?.new_space ?? NaN) / 1024,
         };
         return usage.snapshot ? { ...reading, snapshot: usage.snapshot } : reading;
       }
