@@ -9,7 +9,7 @@ import { awarenessMessage, binaryFrame, encodeAwarenessEntries, updateMessage, t
 export interface RoomMember {
   /**
    * Awareness client ids this member controls, removed when it leaves: a stock client has one, so
-   * an array replaced on change (exactly its size) rather than a Set per connection.
+   * an array replaced on change rather than a Set per connection.
    */
   awarenessIds: readonly number[];
   send(bytes: Uint8Array): void;
@@ -25,7 +25,7 @@ export interface RoomOwner<M extends RoomMember> {
 /** (Objects with methods rather than closures per room and per connection: a thousand idle documents are a thousand of each.) */
 export class Room<M extends RoomMember = RoomMember> implements DocumentSubscriber {
   /**
-   * Its members: an array replaced on every join and leave (exactly its size; most rooms have one
+   * Its members: an array replaced on every join and leave rather than a Set (most rooms have one
    * to a few members), so that a broadcast under way goes on over the members it began with.
    */
   private members: readonly M[] = [];
