@@ -1,6 +1,6 @@
 // Bench helper, not a benchmark: one client process of bench/collab/run.ts (forked with an IPC
 // channel). It holds many stock clients (y-websocket WebsocketProvider over `ws` with disableBc, or
-// @hocuspocus/provider for Hocuspocus), every client of one document in this process, so that an
+// @hocuspocus/provider for Hocuspocus, or a bare `ws` client for the floor server), every client of one document in this process, so that an
 // edit's latency is timed on one clock; or it is the open-loop REST client. It does what the
 // parent's messages say and answers each:
 //   connect {kind, url, token?, docs, clientsPerDoc}  -> connected {seconds}
@@ -11,12 +11,12 @@
 // saturated client shows beside the figures it skewed. It exits when the parent goes away.
 import http from 'node:http';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { hocuspocusClient, inBatches, withTimeout, yWebsocketClient, type Client } from './providers';
+import { bareClient, hocuspocusClient, inBatches, withTimeout, yWebsocketClient, type Client } from './providers';
 
 // Every WebsocketProvider registers a process 'exit' listener.
 process.setMaxListeners(0);
 
-type Kind = 'ours' | 'yws' | 'hocuspocus';
+type Kind = 'ours' | 'yws' | 'hocuspocus' | 'floor';
 
 
 export type ToClient =
@@ -90,7 +90,11 @@ let groups: Client[][] = [];
 async function connect(msg: Extract<ToClient, { type: 'connect' }>): Promise<FromClient> {
   const started = performance.now();
   const make = (name: string): Client =>
-    msg.kind === 'hocuspocus' ? hocuspocusClient(msg.url, name) : yWebsocketClient(msg.url, name, msg.token ? { token: msg.token } : {});
+    msg.kind === 'hocuspocus'
+      ? hocuspocusClient(msg.url, name)
+      : msg.kind === 'floor'
+        ? bareClient(msg.url, name)
+        : yWebsocketClient(msg.url, name, msg.token ? { token: msg.token } : {});
   const made = await inBatches(msg.docs, Math.max(1, Math.floor(msg.concurrency / msg.clientsPerDoc)), async (name) => {
     const clients = Array.from({ length: msg.clientsPerDoc }, () => make(name));
     await withTimeout(Promise.all(clients.map((c) => c.synced)), msg.syncTimeoutMs, `sync of ${name}`);

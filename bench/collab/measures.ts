@@ -7,6 +7,7 @@ import { monitorEventLoopDelay, performance, PerformanceObserver } from 'node:pe
 import { setTimeout as sleep } from 'node:timers/promises';
 import { cpuMs, percentile } from '../helpers/common';
 import { api, inBatches, withTimeout, type Client, type Target } from './clients';
+import { growth, summarise } from './heap-snapshot';
 import {
   BASELINE_QUIET_MS,
   CONNECT_CONCURRENCY,
@@ -290,38 +291,9 @@ export async function measureIdleRss(target: Target, round: number): Promise<Rss
   };
 }
 
-/** Self size of a heap snapshot's nodes by type and constructor (strings, code and numbers by type only). */
-function heapByConstructor(file: string): Map<string, { bytes: number; count: number }> {
-  const snap = JSON.parse(readFileSync(file, 'utf8')) as {
-    snapshot: { meta: { node_fields: string[]; node_types: [string[]] } };
-    nodes: number[];
-    strings: string[];
-  };
-  const fields = snap.snapshot.meta.node_fields;
-  const types = snap.snapshot.meta.node_types[0];
-  const [typeAt, nameAt, sizeAt] = ['type', 'name', 'self_size'].map((f) => fields.indexOf(f)) as [number, number, number];
-  const anonymous = new Set(['string', 'concatenated string', 'sliced string', 'code', 'number', 'bigint', 'symbol']);
-  const totals = new Map<string, { bytes: number; count: number }>();
-  for (let i = 0; i < snap.nodes.length; i += fields.length) {
-    const type = types[snap.nodes[i + typeAt]!]!;
-    const key = anonymous.has(type) ? `(${type})` : `${type} ${snap.strings[snap.nodes[i + nameAt]!]}`;
-    const entry = totals.get(key) ?? { bytes: 0, count: 0 };
-    entry.bytes += snap.nodes[i + sizeAt]!;
-    entry.count += 1;
-    totals.set(key, entry);
-  }
-  return totals;
-}
-
 function heapDiff(loadedFile: string, baselineFile: string, docs: number): string[] {
-  const before = heapByConstructor(baselineFile);
-  const after = heapByConstructor(loadedFile);
-  const grown = [...after.entries()]
-    .map(([key, a]) => {
-      const b = before.get(key) ?? { bytes: 0, count: 0 };
-      return { key, bytes: (a.bytes - b.bytes) / docs, count: (a.count - b.count) / docs };
-    })
-    .sort((x, y) => y.bytes - x.bytes);
+  const rules = { constructors: [] };
+  const grown = growth(summarise(loadedFile, rules).byConstructor, summarise(baselineFile, rules).byConstructor, docs);
   const total = grown.reduce((n, g) => n + g.bytes, 0);
   return [
     `heap growth per document: ${(total / 1024).toFixed(1)} KiB (self sizes; strings, code and numbers grouped by type)`,

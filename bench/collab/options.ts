@@ -53,11 +53,13 @@ export const BASELINE_QUIET_MS = 20_000;
 export const RUN_DEADLINE_MS = (6 + 10 * ROUNDS) * 60_000;
 export const ADMIN = { email: 'bench@example.org', password: 'bench-password-1' };
 
-export type Kind = 'ours' | 'yws' | 'hocuspocus';
+/** `floor`: a bare ws echo server (bench/collab/idle.ts's floor), never one of the compared servers. */
+export type Kind = 'ours' | 'yws' | 'hocuspocus' | 'floor';
 export const LABEL: Record<Kind, string> = {
   ours: 'ours (hub + SQLite log)',
   yws: '@y/websocket-server 0.1.1',
   hocuspocus: 'Hocuspocus 3.4',
+  floor: 'floor: bare ws, echo',
 };
 export const ALL_KINDS: Kind[] = ['ours', 'yws', 'hocuspocus'];
 export const KINDS = ALL_KINDS.filter((k) => !ONLY || ONLY.includes(k));

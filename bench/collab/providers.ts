@@ -73,6 +73,36 @@ export function yWebsocketClient(serverUrl: string, room: string, params: Record
   return client;
 }
 
+/** What bare clients show as their document: they have none (never edited; see bareClient). */
+const NO_DOC = new Y.Doc();
+
+/**
+ * A bare `ws` client of the floor server (bench/collab-peer-server.ts floor): it sends one small
+ * message and is "synced" once the echo is back; nothing else goes either way.
+ */
+export function bareClient(url: string, name: string): Client {
+  const ws = new WebSocket(`${url}/${name}`, { perMessageDeflate: false });
+  let destroyed = false;
+  const client: Client = {
+    doc: NO_DOC,
+    text: NO_DOC.getText('content'),
+    unexpectedCloses: 0,
+    synced: new Promise((resolve, reject) => {
+      ws.once('open', () => ws.send(Buffer.from(name)));
+      ws.once('message', () => resolve());
+      ws.on('error', reject);
+    }),
+    destroy() {
+      destroyed = true;
+      ws.terminate();
+    },
+  };
+  ws.on('close', () => {
+    if (!destroyed) client.unexpectedCloses += 1;
+  });
+  return client;
+}
+
 export function hocuspocusClient(url: string, name: string): Client {
   const doc = new Y.Doc();
   let destroyed = false;

@@ -20,14 +20,14 @@
 //   --only=ours,yws   --no-idle   --no-rest   --no-workload partial runs (write nothing)
 //   --profile                                               CPU-profiles our server over the workload, prints its hottest parts
 //   --client-procs=N (default 3)  --seconds=N (15)  --rest-docs=N (200)  --rest-rate=N (500)  --idle=1000,10000
-import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { percentile } from '../helpers/common';
-import type { Edited, FromClient, Rested, ToClient } from './client-process';
+import { ClientProcess, shares } from './client-pool';
+import type { Edited, Rested } from './client-process';
 import { api, inBatches, signIn, waitForDocumentsApi } from './clients';
 import { summariseProfile } from './measures';
 import { LABEL, memoryDir, profileDir, root, type Kind } from './options';
@@ -85,57 +85,6 @@ const GENERATED_END = '<!-- end of bench/collab/run.ts figures -->';
 
 // Every WebsocketProvider the parent never makes, but fork() children add exit listeners.
 process.setMaxListeners(0);
-
-// ---------------------------------------------------------------- client processes
-
-class ClientProcess {
-  readonly child: ChildProcess;
-  private waiting: ((msg: FromClient) => void) | null = null;
-
-  constructor() {
-    this.child = fork(path.join(import.meta.dirname, 'client-process.ts'), [], {
-      execArgv: ['--import', 'tsx', '--max-old-space-size=4096'],
-      cwd: root,
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      serialization: 'advanced',
-    });
-    children.add(this.child);
-    this.child.once('exit', () => children.delete(this.child));
-    this.child.on('message', (msg: FromClient) => {
-      const waiting = this.waiting;
-      this.waiting = null;
-      waiting?.(msg);
-    });
-  }
-
-  ask<T extends FromClient>(msg: ToClient): Promise<T> {
-    if (this.waiting) throw new Error('one question at a time');
-    return new Promise((resolve, reject) => {
-      const onExit = (code: number | null) => reject(new Error(`client process exited (${code}) before answering ${msg.type}`));
-      this.child.once('exit', onExit);
-      this.waiting = (answer) => {
-        this.child.off('exit', onExit);
-        if (answer.type === 'error') reject(new Error(`client process: ${answer.message}`));
-        else resolve(answer as T);
-      };
-      this.child.send(msg);
-    });
-  }
-
-  async close(): Promise<void> {
-    if (this.child.exitCode !== null) return;
-    const exited = new Promise((resolve) => this.child.once('exit', resolve));
-    await this.ask({ type: 'close' }).catch(() => this.child.kill('SIGKILL'));
-    await Promise.race([exited, sleep(5_000).then(() => this.child.kill('SIGKILL'))]);
-  }
-}
-
-/** `docs` split in contiguous shares over `procs` processes (all clients of a document in one). */
-function shares<T>(items: T[], procs: number): T[][] {
-  const out: T[][] = Array.from({ length: procs }, () => []);
-  items.forEach((item, i) => out[Math.floor((i * procs) / items.length)]!.push(item));
-  return out;
-}
 
 function wsUrl(server: ServerProcess): string {
   return server.kind === 'ours' ? `ws://127.0.0.1:${server.port}/collab` : `ws://127.0.0.1:${server.port}`;

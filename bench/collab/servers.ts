@@ -19,12 +19,12 @@ export interface ServerProcess {
  * node itself with tsx as a loader (not the tsx CLI, which adds a process), so the pid is the
  * server's; every server also gets the memory probe (bench/helpers/memory-probe.ts).
  */
-function spawnNode(nodeArgs: string[], args: string[], env: Record<string, string>, stdout: 'pipe' | number): ChildProcess {
+function spawnNode(nodeArgs: string[], args: string[], env: Record<string, string>, stdout: 'pipe' | number, cwd = root): ChildProcess {
   const child = spawn(
     process.execPath,
     [...nodeArgs, '--expose-gc', '--import', 'tsx', '--import', './bench/helpers/memory-probe.ts', '--import', './bench/helpers/cpu-probe.ts', ...args],
     {
-      cwd: root,
+      cwd,
       env: { ...process.env, BENCH_MEMORY_DIR: memoryDir, ...env },
       // The IPC channel carries the CPU probe's readings (bench/helpers/cpu-probe.ts).
       stdio: ['ignore', stdout, stdout === 'pipe' ? 'inherit' : stdout, 'ipc'],
@@ -35,7 +35,12 @@ function spawnNode(nodeArgs: string[], args: string[], env: Record<string, strin
   return child;
 }
 
-export async function startOurs(label: string, opts: { profile?: boolean } = {}): Promise<ServerProcess> {
+/**
+ * `sqliteCacheSize`: every `PRAGMA cache_size` of the server set to this instead
+ * (bench/helpers/sqlite-cache.ts), to tell its page cache from the rest of its memory. `tree`: the
+ * server of another checkout (with node_modules), e.g. the main branch's beside a change.
+ */
+export async function startOurs(label: string, opts: { profile?: boolean; sqliteCacheSize?: number; tree?: string } = {}): Promise<ServerProcess> {
   const logFile = path.join(workDir, `ours-${label}.log`);
   const fd = openSync(logFile, 'a');
   const nodeArgs = opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
@@ -43,9 +48,23 @@ export async function startOurs(label: string, opts: { profile?: boolean } = {})
   nodeArgs.push(...(process.env.BENCH_OURS_NODE_ARGS?.split(' ').filter(Boolean) ?? []));
   const child = spawnNode(
     nodeArgs,
-    ['src/server.ts', '--port', '0', '--data-dir', dataDir],
-    { HOST: '127.0.0.1', LOG_LEVEL: 'info', ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password },
+    [
+      ...(opts.sqliteCacheSize === undefined ? [] : ['--import', './bench/helpers/sqlite-cache.ts']),
+      'src/server.ts',
+      '--port',
+      '0',
+      '--data-dir',
+      dataDir,
+    ],
+    {
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      ADMIN_EMAIL: ADMIN.email,
+      ADMIN_PASSWORD: ADMIN.password,
+      ...(opts.sqliteCacheSize === undefined ? {} : { BENCH_SQLITE_CACHE_SIZE: String(opts.sqliteCacheSize) }),
+    },
     fd,
+    opts.tree,
   );
   closeSync(fd);
   const deadline = Date.now() + 30_000;
@@ -57,7 +76,7 @@ export async function startOurs(label: string, opts: { profile?: boolean } = {})
   throw new Error(`our server did not start; its log:\n${readFileSync(logFile, 'utf8').slice(-2000)}`);
 }
 
-export function startPeer(kind: 'yws' | 'hocuspocus'): Promise<ServerProcess> {
+export function startPeer(kind: 'yws' | 'hocuspocus' | 'floor'): Promise<ServerProcess> {
   const child = spawnNode([], ['bench/collab-peer-server.ts', kind], {}, 'pipe');
   return new Promise((resolve, reject) => {
     let buffered = '';
@@ -135,8 +154,14 @@ export interface MemoryReading {
   /** The anonymous part of RSS (RssAnon): what the process allocated, without mapped files. */
   anonKiB: number;
   heapUsedKiB: number;
+  /** The V8 heap's committed size (what of anonymous RSS is the JS heap, free space in it included). */
+  heapTotalKiB: number;
   /** Memory outside the V8 heap that V8 knows of (Buffers, ArrayBuffers). */
   externalKiB: number;
+  /** The ArrayBuffers (Buffers included) among `external`. */
+  arrayBuffersKiB: number;
+  /** The committed size of V8's new space (semi-spaces), within heapTotal: emptied by a full GC, not given back. */
+  newSpaceKiB: number;
   snapshot?: string;
 }
 
@@ -153,14 +178,24 @@ export async function collectAndMeasure(pid: number, opts: { snapshot?: boolean 
         sequence: number;
         collected: boolean;
         heapUsed: number;
+        heapTotal: number;
         external: number;
+        arrayBuffers: number;
+        spaces?: Record<string, number>;
         snapshot: string | null;
       };
       if (usage.sequence > before) {
         if (!usage.collected) throw new Error('the memory probe could not run the garbage collector');
         // Freed pages go back to the system shortly after a collection.
         await sleep(500);
-        const reading = { ...residentKiB(pid), heapUsedKiB: usage.heapUsed / 1024, externalKiB: usage.external / 1024 };
+        const reading = {
+          ...residentKiB(pid),
+          heapUsedKiB: usage.heapUsed / 1024,
+          heapTotalKiB: usage.heapTotal / 1024,
+          externalKiB: usage.external / 1024,
+          arrayBuffersKiB: usage.arrayBuffers / 1024,
+          newSpaceKiB: (usage.spaces?.new_space ?? NaN) / 1024,
+        };
         return usage.snapshot ? { ...reading, snapshot: usage.snapshot } : reading;
       }
     }

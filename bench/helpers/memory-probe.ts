@@ -4,9 +4,11 @@
 // collections and writes its process.memoryUsage() (with a sequence number) to
 // $BENCH_MEMORY_DIR/<pid>.json. When the file <pid>.snapshot-next is there, it also writes a heap
 // snapshot after the reading (and removes the request). RSS itself is read from /proc/<pid>/status.
+// With the reading, each V8 heap space's committed size (`spaces`, bytes by space name): the new
+// space, emptied by the collections but kept committed at the size it grew to, is part of heapTotal.
 import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { writeHeapSnapshot } from 'node:v8';
+import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
 
 const dir = process.env.BENCH_MEMORY_DIR;
 let sequence = 0;
@@ -18,6 +20,7 @@ if (dir) {
     gc?.();
     sequence += 1;
     const usage = process.memoryUsage();
+    const spaces = Object.fromEntries(getHeapSpaceStatistics().map((space) => [space.space_name, space.space_size]));
     const request = path.join(dir, `${process.pid}.snapshot-next`);
     let snapshot: string | null = null;
     if (existsSync(request)) {
@@ -26,7 +29,7 @@ if (dir) {
     }
     const file = path.join(dir, `${process.pid}.json`);
     // Written whole, then renamed, so the reader never sees half a file.
-    writeFileSync(`${file}.tmp`, JSON.stringify({ sequence, collected: Boolean(gc), snapshot, ...usage }));
+    writeFileSync(`${file}.tmp`, JSON.stringify({ sequence, collected: Boolean(gc), snapshot, spaces, ...usage }));
     renameSync(`${file}.tmp`, file);
   });
 }

@@ -73,6 +73,9 @@ const PASS_ENTRIES = 1_000;
 /** Times an update waits for a worker to measure its document before the document is measured on the event loop. */
 const MAX_MEASURE_WAITS = 2;
 
+/** A connection's awareness ids before it announces any: one shared empty list. */
+const NO_IDS: readonly number[] = Object.freeze([]);
+
 /** Connections whose sockets sendFrame corked this tick; uncorked together once the tick's work is done. */
 let corked: Connection[] = [];
 
@@ -89,7 +92,7 @@ type ConnectionSocket = WebSocket & { [CONNECTION]?: Connection };
 export class Connection {
   /** An update of this connection was refused as too large: its client's later changes all build on it. */
   refusedTooLarge = false;
-  readonly awarenessIds = new Set<number>();
+  awarenessIds: readonly number[] = NO_IDS;
   /** Answered the last ping (keep-alive). */
   alive = true;
   /** sendFrame corked the socket this tick. */

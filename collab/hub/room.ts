@@ -7,8 +7,11 @@ import { awarenessMessage, binaryFrame, encodeAwarenessEntries, updateMessage, t
 
 /** What a room needs of each connection in it. */
 export interface RoomMember {
-  /** Awareness client ids this member controls, removed when it leaves. */
-  readonly awarenessIds: Set<number>;
+  /**
+   * Awareness client ids this member controls, removed when it leaves: a stock client has one, so
+   * an array replaced on change rather than a Set per connection.
+   */
+  awarenessIds: readonly number[];
   send(bytes: Uint8Array): void;
   /** Sends a message already framed (binaryFrame): the same buffer goes to every member. */
   sendFrame(frame: Buffer): void;
@@ -21,7 +24,11 @@ export interface RoomOwner<M extends RoomMember> {
 
 /** (Objects with methods rather than closures per room and per connection: a thousand idle documents are a thousand of each.) */
 export class Room<M extends RoomMember = RoomMember> implements DocumentSubscriber {
-  readonly connections = new Set<M>();
+  /**
+   * Its members: an array replaced on every join and leave rather than a Set (most rooms have one
+   * to a few members), so that a broadcast under way goes on over the members it began with.
+   */
+  private members: readonly M[] = [];
   readonly presence = new Presence();
 
   constructor(
@@ -29,11 +36,33 @@ export class Room<M extends RoomMember = RoomMember> implements DocumentSubscrib
     readonly documentId: string,
   ) {}
 
+  get connections(): readonly M[] {
+    return this.members;
+  }
+
+  join(member: M): void {
+    this.members = [...this.members, member];
+  }
+
+  /** Whether `member` was here. */
+  leave(member: M): boolean {
+    if (!this.members.includes(member)) return false;
+    this.members = this.members.filter((m) => m !== member);
+    return true;
+  }
+
+  /** Everyone leaves at once (the room was abandoned): returns who was here. */
+  empty(): readonly M[] {
+    const members = this.members;
+    this.members = [];
+    return members;
+  }
+
   /** A stored update: encoded and framed once, the same buffer written to every other member. */
   onUpdate(update: Uint8Array, origin: unknown): void {
-    if (this.connections.size < 2 && this.connections.has(origin as M)) return;
+    if (this.members.length < 2 && this.members.includes(origin as M)) return;
     const frame = binaryFrame(updateMessage(update));
-    for (const conn of this.connections) if (conn !== origin) conn.sendFrame(frame);
+    for (const conn of this.members) if (conn !== origin) conn.sendFrame(frame);
   }
 
   onDropped(): void {
@@ -56,21 +85,25 @@ export class Room<M extends RoomMember = RoomMember> implements DocumentSubscrib
    */
   applyAwareness(update: Uint8Array, entries: readonly AwarenessEntry[], from: M, now: number): void {
     const { accepted, added, removed } = this.presence.apply(entries, now);
-    for (const id of added) from.awarenessIds.add(id);
-    for (const id of removed) from.awarenessIds.delete(id);
+    if (added.length > 0 || removed.length > 0) {
+      const ids = new Set(from.awarenessIds);
+      for (const id of added) ids.add(id);
+      for (const id of removed) ids.delete(id);
+      from.awarenessIds = [...ids];
+    }
     if (accepted.length === 0) return;
     this.broadcast(awarenessMessage(accepted.length === entries.length ? update : encodeAwarenessEntries(accepted)));
   }
 
   /** Whether another member of the room announced this awareness client id. */
   ownedByAnother(member: M, clientId: number): boolean {
-    for (const other of this.connections) if (other !== member && other.awarenessIds.has(clientId)) return true;
+    for (const other of this.members) if (other !== member && other.awarenessIds.includes(clientId)) return true;
     return false;
   }
 
   /** Drops a leaving member's presence, and tells the others. */
   removePresence(member: M): void {
-    if (member.awarenessIds.size === 0) return;
+    if (member.awarenessIds.length === 0) return;
     const removed = this.presence.remove(member.awarenessIds);
     if (removed.length > 0) this.broadcast(awarenessMessage(encodeAwarenessEntries(removed)));
   }
@@ -84,8 +117,8 @@ export class Room<M extends RoomMember = RoomMember> implements DocumentSubscrib
   destroy(): void {}
 
   private broadcast(bytes: Uint8Array): void {
-    if (this.connections.size === 0) return;
+    if (this.members.length === 0) return;
     const frame = binaryFrame(bytes);
-    for (const conn of this.connections) conn.sendFrame(frame);
+    for (const conn of this.members) conn.sendFrame(frame);
   }
 }

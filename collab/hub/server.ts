@@ -126,7 +126,9 @@ export class CollabHub implements RoomOwner<Connection> {
       charge: (conn, work) => this.charge(conn, work),
     };
     // ws closes a connection whose message exceeds maxPayload with 1009 by itself.
-    this.wss = new WebSocketServer({ noServer: true, maxPayload: this.opts.maxMessageBytes, perMessageDeflate: false });
+    // No clientTracking: the hub tracks its connections (and refused sockets) itself, and ws's own
+    // tracking costs a Set entry and a closure listening for 'close' on every socket.
+    this.wss = new WebSocketServer({ noServer: true, maxPayload: this.opts.maxMessageBytes, perMessageDeflate: false, clientTracking: false });
     this.timers.push(setInterval(() => this.heartbeat(), this.opts.pingIntervalMs).unref());
     this.timers.push(setInterval(() => this.recheckAll(), this.opts.recheckIntervalMs).unref());
     // One ticker for every room's presence timeouts (y-protocols' Awareness has a timer per room).
@@ -182,6 +184,8 @@ export class CollabHub implements RoomOwner<Connection> {
       })
       .then((decision) => {
         this.wss.handleUpgrade(request, socket, head, (ws) => {
+          // The WebSocket handles its socket's errors from here on: the listener of the upgrade is let go.
+          socket.off('error', destroySocket);
           if ('close' in decision) this.refuse(ws, decision.close, decision.reason);
           else this.accept(ws, decision.actor, decision.admittedAtMs, documentId, decision.canEdit);
         });
@@ -237,7 +241,7 @@ export class CollabHub implements RoomOwner<Connection> {
       return;
     }
     const conn = new Connection(this.context, ws, room, actor, admittedAtMs, canEdit);
-    room.connections.add(conn);
+    room.join(conn);
     this.connections.add(conn);
     // Sync step 1 (our state vector) and the presence of everyone already here.
     conn.sendSyncStep1();
@@ -256,10 +260,10 @@ export class CollabHub implements RoomOwner<Connection> {
 
   private leave(conn: Connection): void {
     const room = conn.room;
-    if (!room.connections.delete(conn)) return;
+    if (!room.leave(conn)) return;
     this.connections.delete(conn);
     room.removePresence(conn);
-    if (room.connections.size === 0) {
+    if (room.connections.length === 0) {
       this.closeRoom(room);
       this.opts.store.release(room.documentId);
     }
@@ -271,12 +275,11 @@ export class CollabHub implements RoomOwner<Connection> {
    */
   abandonRoom(room: Room<Connection>): void {
     this.closeRoom(room);
-    for (const conn of room.connections) {
+    // Emptied first, so that their close events find nothing to release: the drop ended the hold.
+    for (const conn of room.empty()) {
       this.connections.delete(conn);
       conn.close(CLOSE.internalError, 'could not save the change');
     }
-    // Emptied here, so that their close events find nothing to release: the drop ended the hold.
-    room.connections.clear();
   }
 
   private closeRoom(room: Room<Connection>): void {

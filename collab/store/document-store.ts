@@ -14,7 +14,7 @@ import { applyEdits, CONTENT_FIELD, encodeBody, replay } from '../yjs-tasks';
 import { chargeOfEdits, chargeOfShape, DEFAULT_MAX_DOCUMENT_BYTES, deletedTextBytes, SizeBudget } from './budget';
 import { Compaction } from './compaction';
 import { InvalidUpdateError, PersistenceError, UnreadableDocumentError } from './errors';
-import { Authored, encode, integrate, lacksAll, NO_SUBSCRIBERS, stopExpiry, textOf, type DocumentSubscriber, type LoadedDoc } from './loaded';
+import { Authored, encode, integrate, lacksAll, lighten, NO_SUBSCRIBERS, stopExpiry, textOf, type DocumentSubscriber, type LoadedDoc } from './loaded';
 import { UpdateLog } from './log';
 import { assembled, currentStored, prepareStatements, readStored, type Statements, type StoredRows } from './statements';
 import type { ChangeRow, Snapshot, StoreMetrics, StoreOptions } from './types';
@@ -43,6 +43,14 @@ export class DocumentStore {
   private readonly writers = new Map<string, Promise<unknown>>();
   /** How long a body written inline may take to diff (undefined: DIFF_TIMEOUT_MS). */
   private readonly inlineDiffTimeoutMs: number | undefined;
+  /** Each tracked Y.Doc's LoadedDoc, for the listeners every document shares (no closures per document). */
+  private readonly tracked = new WeakMap<Y.Doc, LoadedDoc>();
+  private readonly onBeforeObserverCalls = (transaction: Y.Transaction, doc: Y.Doc): void => {
+    this.tracked.get(doc)!.freed = deletedTextBytes(transaction);
+  };
+  private readonly onDocUpdate = (update: Uint8Array, origin: unknown, doc: Y.Doc): void => {
+    this.log.record(this.tracked.get(doc)!, update, origin);
+  };
 
   constructor(opts: StoreOptions) {
     const { db, clock, logger } = opts;
@@ -523,10 +531,10 @@ export class DocumentStore {
       folding: false,
       leaving: false,
     };
-    doc.on('beforeObserverCalls', (transaction: Y.Transaction) => {
-      loaded.freed = deletedTextBytes(transaction);
-    });
-    doc.on('update', (update: Uint8Array, origin: unknown) => this.log.record(loaded, update, origin));
+    lighten(doc, documentId);
+    this.tracked.set(doc, loaded);
+    doc.on('beforeObserverCalls', this.onBeforeObserverCalls);
+    doc.on('update', this.onDocUpdate);
     return loaded;
   }
 

@@ -70,6 +70,24 @@ export interface LoadedDoc {
   text?: string;
 }
 
+/** Yjs's default gcFilter (everything deleted may be collected): one function for every document. */
+const COLLECT_ALL = () => true;
+
+/**
+ * Lets go of what a Y.Doc holds for providers that a document in the store never uses: the
+ * listeners behind `whenLoaded` and `whenSynced` (two Sets, three closures and their promises'
+ * resolvers, ~0.9 KiB a document; the store never emits 'load' or 'sync', so those promises stay
+ * pending, as they would), its own gcFilter closure, and its random guid (it is never a subdocument:
+ * its id names it). Memory an idle open document costs (bench/RESULTS.md, issue 36).
+ */
+export function lighten(doc: Y.Doc, documentId: string): void {
+  const observers = (doc as unknown as { _observers: Map<string, Set<unknown>> })._observers;
+  observers.delete('load');
+  observers.delete('sync');
+  doc.gcFilter = COLLECT_ALL;
+  doc.guid = documentId;
+}
+
 /** A preloaded document is held, or leaves: its wait ends. */
 export function stopExpiry(loaded: LoadedDoc): void {
   clearTimeout(loaded.expiry);
