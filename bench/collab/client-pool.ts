@@ -6,7 +6,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FromClient, ToClient } from './client-process';
 import { root } from './options';
-import { children } from './servers';
+import { children, type ServerProcess } from './servers';
 
 export class ClientProcess {
   readonly child: ChildProcess;
@@ -55,4 +55,40 @@ export function shares<T>(items: T[], procs: number): T[][] {
   const out: T[][] = Array.from({ length: procs }, () => []);
   items.forEach((item, i) => out[Math.floor((i * procs) / items.length)]!.push(item));
   return out;
+}
+
+/** Clients connected at once by all client processes together, and how long each may take to sync. */
+const CONNECT_CONCURRENCY = 64;
+const SYNC_TIMEOUT_MS = 60_000;
+
+export function wsUrl(server: ServerProcess): string {
+  return server.kind === 'ours' ? `ws://127.0.0.1:${server.port}/collab` : `ws://127.0.0.1:${server.port}`;
+}
+
+/** Connects `clientsPerDoc` clients to each of `names`, the names shared out over the processes; the seconds it took. */
+export async function connectShare(
+  procs: ClientProcess[],
+  server: ServerProcess,
+  names: string[],
+  clientsPerDoc: number,
+  token?: string,
+): Promise<number> {
+  const started = performance.now();
+  await Promise.all(
+    shares(names, procs.length).map((share, i) =>
+      share.length === 0
+        ? Promise.resolve()
+        : procs[i]!.ask({
+            type: 'connect',
+            kind: server.kind,
+            url: wsUrl(server),
+            token,
+            docs: share,
+            clientsPerDoc,
+            concurrency: Math.ceil(CONNECT_CONCURRENCY / procs.length),
+            syncTimeoutMs: SYNC_TIMEOUT_MS,
+          }),
+    ),
+  );
+  return (performance.now() - started) / 1000;
 }

@@ -24,11 +24,11 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ClientProcess, shares } from './client-pool';
+import { ClientProcess, connectShare } from './client-pool';
 import { api, inBatches, signIn, waitForDocumentsApi } from './clients';
 import { growth, summarise, type Growth, type OwnerRules, type Sums } from './heap-snapshot';
-import { memoryDir, workDir } from './options';
-import { children, collectAndMeasure, settledReading, startOurs, startPeer, stopChild, type MemoryReading, type ServerProcess } from './servers';
+import { memoryDir } from './options';
+import { collectAndMeasure, runWithServers, settledReading, startOurs, startPeer, stopChild, type MemoryReading, type ServerProcess } from './servers';
 
 function arg(name: string): string | undefined {
   return process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -57,8 +57,6 @@ const LABELS: Record<Variant, string> = {
 const WARMUP_DOCS = 20;
 const BASELINE_QUIET_MS = 20_000;
 const SETTLE_MS = 5_000;
-const CONNECT_CONCURRENCY = 64;
-const SYNC_TIMEOUT_MS = 60_000;
 const RUN_LIMIT_MS = 60 * 60_000;
 
 const OWNERS: OwnerRules = {
@@ -86,32 +84,11 @@ async function snapshotSums(pid: number, variant: Variant, stage: string): Promi
   }
 }
 
-async function connect(procs: ClientProcess[], server: ServerProcess, names: string[], token?: string): Promise<number> {
-  const started = performance.now();
-  const url = server.kind === 'ours' ? `ws://127.0.0.1:${server.port}/collab` : `ws://127.0.0.1:${server.port}`;
-  await Promise.all(
-    shares(names, procs.length).map((share, i) =>
-      share.length === 0
-        ? Promise.resolve()
-        : procs[i]!.ask({
-            type: 'connect',
-            kind: server.kind,
-            url,
-            token,
-            docs: share,
-            clientsPerDoc: 1,
-            concurrency: Math.ceil(CONNECT_CONCURRENCY / procs.length),
-            syncTimeoutMs: SYNC_TIMEOUT_MS,
-          }),
-    ),
-  );
-  return (performance.now() - started) / 1000;
-}
 
 /** Warm-up documents opened and closed, quiet, then the settled baseline. */
 async function warmUp(server: ServerProcess, names: string[], token?: string): Promise<MemoryReading> {
   const warm = new ClientProcess();
-  await connect([warm], server, names.slice(0, WARMUP_DOCS), token);
+  await connectShare([warm], server, names.slice(0, WARMUP_DOCS), 1, token);
   await warm.close();
   await sleep(BASELINE_QUIET_MS);
   return settledReading(server.pid);
@@ -126,7 +103,7 @@ async function measure(variant: Variant, server: ServerProcess, names: string[],
   const baseline = await warmUp(server, names, token);
   const procs = Array.from({ length: CLIENT_PROCS }, () => new ClientProcess());
   try {
-    const connectSeconds = await connect(procs, server, names.slice(WARMUP_DOCS), token);
+    const connectSeconds = await connectShare(procs, server, names.slice(WARMUP_DOCS), 1, token);
     await sleep(SETTLE_MS);
     const loaded = await settledReading(server.pid);
     const after = SNAPSHOTS ? await snapshotSums(server.pid, variant, 'loaded') : undefined;
@@ -248,30 +225,4 @@ async function main(): Promise<void> {
   }
 }
 
-const limit = setTimeout(() => {
-  console.error(`idle memory run: over ${RUN_LIMIT_MS / 60_000} minutes, giving up`);
-  for (const child of children) child.kill('SIGKILL');
-  rmSync(workDir, { recursive: true, force: true });
-  process.exit(1);
-}, RUN_LIMIT_MS);
-limit.unref();
-
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    for (const child of children) child.kill('SIGKILL');
-    rmSync(workDir, { recursive: true, force: true });
-    process.exit(130);
-  });
-}
-
-main()
-  .catch((err) => {
-    console.error(err);
-    process.exitCode = 1;
-  })
-  .finally(async () => {
-    await Promise.all([...children].map((child) => stopChild(child)));
-    rmSync(workDir, { recursive: true, force: true });
-    clearTimeout(limit);
-    process.exit(process.exitCode ?? 0);
-  });
+runWithServers('idle memory', main, RUN_LIMIT_MS);

@@ -26,7 +26,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { percentile } from '../helpers/common';
-import { ClientProcess, shares } from './client-pool';
+import { ClientProcess, connectShare } from './client-pool';
 import type { Edited, Rested } from './client-process';
 import { api, inBatches, signIn, waitForDocumentsApi } from './clients';
 import { summariseProfile } from './measures';
@@ -74,8 +74,6 @@ const PARTIAL = QUICK || PROFILE || Boolean(ONLY) || NO_IDLE || flag('no-rest') 
 /** Where --profile keeps our server's profile of the workload (past the run, for DevTools). */
 const PROFILE_FILE = path.join(tmpdir(), 'lms-bench-collab10x-ours.cpuprofile');
 const WARMUP_DOCS = 20;
-const CONNECT_CONCURRENCY = 64;
-const SYNC_TIMEOUT_MS = 60_000;
 const DRAIN_MS = 10_000;
 const SETTLE_MS = 5_000;
 const BASELINE_QUIET_MS = 20_000;
@@ -86,36 +84,6 @@ const GENERATED_END = '<!-- end of bench/collab/run.ts figures -->';
 // Every WebsocketProvider the parent never makes, but fork() children add exit listeners.
 process.setMaxListeners(0);
 
-function wsUrl(server: ServerProcess): string {
-  return server.kind === 'ours' ? `ws://127.0.0.1:${server.port}/collab` : `ws://127.0.0.1:${server.port}`;
-}
-
-async function connectShare(
-  procs: ClientProcess[],
-  server: ServerProcess,
-  names: string[],
-  clientsPerDoc: number,
-  token?: string,
-): Promise<number> {
-  const started = performance.now();
-  await Promise.all(
-    shares(names, procs.length).map((share, i) =>
-      share.length === 0
-        ? Promise.resolve()
-        : procs[i]!.ask({
-            type: 'connect',
-            kind: server.kind,
-            url: wsUrl(server),
-            token,
-            docs: share,
-            clientsPerDoc,
-            concurrency: Math.ceil(CONNECT_CONCURRENCY / procs.length),
-            syncTimeoutMs: SYNC_TIMEOUT_MS,
-          }),
-    ),
-  );
-  return (performance.now() - started) / 1000;
-}
 
 // ---------------------------------------------------------------- the workload
 
