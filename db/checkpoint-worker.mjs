@@ -18,6 +18,12 @@ const checkpoint = () => {
     const started = performance.now();
     const [result] = db.pragma('wal_checkpoint(PASSIVE)');
     const found = result.log > 0 && (result.log !== last.log || result.checkpointed !== last.checkpointed);
+    // A WAL past the mark whose every frame is copied is started over here. A writer that writes
+    // every few milliseconds would deny it that at its next write (it must begin after the copy is
+    // done), and it would grow to the serving connection's fallback. TRUNCATE waits for the
+    // serving connection's write under way and holds its next one back until the WAL is reset:
+    // milliseconds, as everything was copied just now.
+    if (result.log >= workerData.pressureFrames && result.checkpointed === result.log) db.pragma('wal_checkpoint(TRUNCATE)');
     // How full the WAL is, for the writers that wait while it is large (walRoom in db/client.ts):
     // told while it is past the mark, and once when it is no longer.
     const pressed = result.log >= workerData.pressureFrames && result.checkpointed < result.log;

@@ -52,8 +52,10 @@ const DEFAULT_AUTOCHECKPOINT_PAGES = 1_000;
  * Moves WAL checkpoints of a file database to a worker thread: the serving connection then only
  * appends to the WAL, and live edits never wait for a checkpoint's writes and fsyncs. The worker
  * looks every `intervalMs` (100 ms): soon enough after each write that the WAL mostly starts over
- * rather than grows, and a look with nothing to copy costs no I/O. While the WAL is large and not
- * all copied, writers that may wait (walRoom) hold back until it is, so that it can start over.
+ * rather than grows, and a look with nothing to copy costs no I/O. A WAL past WAL_PRESSURE_FRAMES
+ * is started over by the worker once all of it is copied (a TRUNCATE checkpoint: the serving
+ * connection's next write waits the few milliseconds it takes); while it is large and not all
+ * copied, writers that may wait (walRoom) hold back until it is.
  *
  * The worker is plain JavaScript and starts with no node flags of its own (`execArgv: []`): it
  * would otherwise inherit the process's preloads (`--import`/`--require` of a TypeScript file, an

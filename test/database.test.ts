@@ -2,7 +2,7 @@
 // analyze() in db/client.ts: with samples, every prepared statement is planned again on each execution), background
 // checkpoints, tenant_id on every tenant's table, and migrations that rebuild a table keep its rows.
 import { execFile } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -185,6 +185,20 @@ describe('background checkpoints', () => {
       expect(walPressed(database.db)).toBe(false);
     } finally {
       reader.close();
+      await checkpoints.stop();
+      database.close();
+    }
+  });
+
+  it('starts a WAL past the mark over once all of it is copied, rather than letting it grow', async () => {
+    const file = tempDbFile();
+    const database = openDatabase(file);
+    const checkpoints = startBackgroundCheckpoints(database, { intervalMs: 20, pressureFrames: 100 });
+    try {
+      fillWal(database.sqlite);
+      expect(statSync(`${file}-wal`).size).toBeGreaterThan(1_000_000);
+      await eventually(() => statSync(`${file}-wal`).size === 0, 10_000, 'the WAL started over');
+    } finally {
       await checkpoints.stop();
       database.close();
     }
