@@ -7,6 +7,8 @@ import Database from 'better-sqlite3';
 const db = new Database(workerData.file);
 db.pragma('busy_timeout = 5000');
 let last = { log: 0, checkpointed: 0, pressed: false };
+/** Longest a reset of the WAL waits for the serving connection's readers and writer (see below). */
+const RESET_WAIT_MS = 20;
 /**
  * A PASSIVE checkpoint: it copies the frames written since the last one into the database file
  * and fsyncs it, without waiting for the serving connection or blocking it. Once every frame is
@@ -22,8 +24,18 @@ const checkpoint = () => {
     // every few milliseconds would deny it that at its next write (it must begin after the copy is
     // done), and it would grow to the serving connection's fallback. TRUNCATE waits for the
     // serving connection's write under way and holds its next one back until the WAL is reset:
-    // milliseconds, as everything was copied just now.
-    if (result.log >= workerData.pressureFrames && result.checkpointed === result.log) db.pragma('wal_checkpoint(TRUNCATE)');
+    // milliseconds, as everything was copied just now. It waits RESET_WAIT_MS at most (a long
+    // read, a backup): the serving connection's writes are never held back longer than that.
+    if (result.log >= workerData.pressureFrames && result.checkpointed === result.log) {
+      db.pragma(`busy_timeout = ${RESET_WAIT_MS}`);
+      try {
+        db.pragma('wal_checkpoint(TRUNCATE)');
+      } catch {
+        // Busy: the next look tries again; the copying above is what must not fail.
+      } finally {
+        db.pragma('busy_timeout = 5000');
+      }
+    }
     // How full the WAL is, for the writers that wait while it is large (walRoom in db/client.ts):
     // told while it is past the mark, and once when it is no longer.
     const pressed = result.log >= workerData.pressureFrames && result.checkpointed < result.log;
