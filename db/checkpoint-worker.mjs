@@ -39,7 +39,7 @@ const checkpoint = () => {
     // How full the WAL is, for the writers that wait while it is large (walRoom in db/client.ts):
     // told while it is past the mark, and once when it is no longer.
     const pressed = result.log >= workerData.pressureFrames && result.checkpointed < result.log;
-    if (pressed || last.pressed) parentPort?.postMessage({ wal: { log: result.log, checkpointed: result.checkpointed } });
+    if (pressed || last.pressed) parentPort?.postMessage({ walPressed: pressed });
     last = { ...result, pressed };
     // Timed for the metrics (lms_sqlite_checkpoint_duration_seconds) when the server has them on,
     // when it found frames to copy.

@@ -24,8 +24,11 @@ const transactionRunners = new WeakMap<Database.Database, Database.Transaction<(
  * synchronous over one connection. Cheaper than drizzle's `db.transaction`, which builds a query
  * builder per table on every call.
  */
+/** The better-sqlite3 connection under a drizzle database. */
+export const clientOf = (db: Db): Database.Database => (db as Db & { $client: Database.Database }).$client;
+
 export function inTransaction<T>(db: Db, fn: (tx: Db) => T, options?: { behavior?: TransactionBehavior }): T {
-  const client = (db as Db & { $client: Database.Database }).$client;
+  const client = clientOf(db);
   let run = transactionRunners.get(client);
   if (!run) transactionRunners.set(client, (run = client.transaction((body: () => unknown) => body())));
   return run[options?.behavior ?? 'deferred'](() => fn(db)) as T;
@@ -74,9 +77,8 @@ export function startBackgroundCheckpoints(
   } = {},
 ): { stop(): Promise<void> } {
   const file = database.sqlite.name;
-  const pressureFrames = options.pressureFrames ?? WAL_PRESSURE_FRAMES;
   const worker = new Worker(new URL('./checkpoint-worker.mjs', import.meta.url), {
-    workerData: { file, intervalMs: options.intervalMs ?? 100, timed: options.onCheckpoint !== undefined, pressureFrames },
+    workerData: { file, intervalMs: options.intervalMs ?? 100, timed: options.onCheckpoint !== undefined, pressureFrames: options.pressureFrames ?? WAL_PRESSURE_FRAMES },
     execArgv: [],
   });
   worker.unref();
@@ -100,24 +102,20 @@ export function startBackgroundCheckpoints(
     },
   };
   walGates.set(database.sqlite, gate);
-  worker.on('message', (message: { error?: string; checkpointSeconds?: number; wal?: { log: number; checkpointed: number } }) => {
+  worker.on('message', (message: { error?: string; checkpointSeconds?: number; walPressed?: boolean }) => {
     if (message.checkpointSeconds !== undefined) {
       options.onCheckpoint?.(message.checkpointSeconds);
       return;
     }
-    if (message.wal) {
-      gate.pressed = message.wal.log >= pressureFrames && message.wal.checkpointed < message.wal.log;
+    if (message.walPressed !== undefined) {
+      gate.pressed = message.walPressed;
       if (!gate.pressed) gate.release();
       return;
     }
     // Repeated failures hand checkpoints back to the serving connection.
     if (message.error && ++failures === 3) fallBack(new Error(message.error));
   });
-  worker.on('error', (err) => {
-    walGates.delete(database.sqlite);
-    gate.release();
-    fallBack(err);
-  });
+  worker.on('error', fallBack);
   let exited = false;
   worker.once('exit', () => {
     exited = true;
@@ -167,7 +165,7 @@ const walGates = new WeakMap<Database.Database, WalGate>();
  * transactions; requests never wait on it. Without background checkpoints it never waits.
  */
 export function walRoom(db: Db): Promise<void> {
-  const gate = walGates.get((db as Db & { $client: Database.Database }).$client);
+  const gate = walGates.get(clientOf(db));
   if (!gate || !pressed(gate)) return Promise.resolve();
   return new Promise((resolve) => {
     gate.waiting.push(resolve);
@@ -181,7 +179,7 @@ export function walRoom(db: Db): Promise<void> {
 
 /** Whether walRoom would wait now: for background work that runs from timers rather than awaits. */
 export function walPressed(db: Db): boolean {
-  const gate = walGates.get((db as Db & { $client: Database.Database }).$client);
+  const gate = walGates.get(clientOf(db));
   return gate !== undefined && pressed(gate);
 }
 

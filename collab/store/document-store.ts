@@ -16,7 +16,7 @@ import { Compaction } from './compaction';
 import { InvalidUpdateError, PersistenceError, UnreadableDocumentError } from './errors';
 import { Authored, encode, integrate, lacksAll, lighten, NO_SUBSCRIBERS, stopExpiry, textOf, type DocumentSubscriber, type LoadedDoc } from './loaded';
 import { UpdateLog } from './log';
-import { assembled, currentStored, prepareStatements, readStored, type Statements, type StoredRows } from './statements';
+import { currentStored, prepareStatements, readStored, stateBytes, type Statements, type StoredRows } from './statements';
 import type { ChangeRow, Snapshot, StoreMetrics, StoreOptions } from './types';
 import { DEFAULT_OFFLOAD_MIN_BYTES, PRELOAD_WAIT_MS, WorkerPath } from './worker-path';
 
@@ -275,7 +275,7 @@ export class DocumentStore {
     if (!this.live.has(documentId)) {
       const stored = currentStored(this.statements, documentId);
       const row = stored?.markdown != null ? this.statements.reads.storedState.get({ documentId }) : undefined;
-      const state = row && (row.partsGeneration === null ? row.state : assembled(this.statements, documentId, row.partsGeneration, 'state'));
+      const state = row && stateBytes(this.statements, documentId, row);
       if (stored?.markdown != null && state) return { state: new Uint8Array(state.buffer, state.byteOffset, state.byteLength), markdown: stored.markdown };
     }
     if (this.workerPath.offloads(documentId)) return this.workerPath.snapshot(documentId);

@@ -1,6 +1,6 @@
 // The store's prepared statements, built once per store (building and preparing a query anew costs
 // more than running it), and the reads of a stored body made with them.
-import { and, asc, eq, gt, isNotNull, lt, lte, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, isNotNull, isNull, lt, lte, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { documentStateParts, documentStates, documentUpdates, documents } from '../../db/schema';
 import { sqlLimit } from '../../src/lib/sql';
@@ -115,7 +115,7 @@ export function prepareStatements(db: Db) {
         .selectDistinct({ documentId: documentStateParts.documentId, generation: documentStateParts.generation })
         .from(documentStateParts)
         .leftJoin(documentStates, and(eq(documentStates.documentId, documentStateParts.documentId), eq(documentStates.partsGeneration, documentStateParts.generation)))
-        .where(sql`${documentStates.documentId} IS NULL`)
+        .where(isNull(documentStates.documentId))
         .prepare(),
     },
     // A step of clearing compacted rows (Compaction): its progress, where the step ends (the id
@@ -161,8 +161,13 @@ export interface StoredRows {
   through: number;
 }
 
+/** A state row's encoded state: inline, or its parts put back together. */
+export function stateBytes(statements: Statements, documentId: string, row: { state: Buffer; partsGeneration: string | null }): Buffer {
+  return row.partsGeneration === null ? row.state : assembled(statements, documentId, row.partsGeneration, 'state');
+}
+
 /** A large state's `kind` ('state' or 'markdown'), its parts of `generation` put back together. */
-export function assembled({ parts }: Statements, documentId: string, generation: string, kind: 'state' | 'markdown'): Buffer {
+function assembled({ parts }: Statements, documentId: string, generation: string, kind: 'state' | 'markdown'): Buffer {
   return Buffer.concat(parts.read.all({ documentId, generation, kind }).map((row) => row.data));
 }
 
@@ -175,7 +180,7 @@ export function readStored(statements: Statements, documentId: string): StoredRo
   const meta = reads.tenantOf.get({ documentId });
   if (!meta) throw new UnknownDocumentError(`document ${documentId} does not exist`);
   const row = reads.state.get({ documentId });
-  const state = row && { ...row, state: row.partsGeneration === null ? row.state : assembled(statements, documentId, row.partsGeneration, 'state') };
+  const state = row && { ...row, state: stateBytes(statements, documentId, row) };
   const log = reads.logAfter.all({ documentId, through: state?.throughUpdateId ?? 0 });
   return {
     tenantId: meta.tenantId,

@@ -23,11 +23,11 @@
 // offending item, and nothing is written: the moving in is one transaction, rolled back whole.
 import { and, asc, eq, sql } from 'drizzle-orm';
 import type Database from 'better-sqlite3';
-import { inTransaction, walRoom, type Db } from '../../db/client';
+import { clientOf, inTransaction, type Db } from '../../db/client';
 import { competencyCaseAssociations, competencyCaseItems, competencyFrameworks, DEFAULT_MASTERY_THRESHOLD } from '../../db/schema';
 import type { Clock } from '../lib/clock';
 import { badRequest, conflict, unprocessable } from '../http/errors';
-import { yieldToEventLoop } from '../lib/event-loop';
+import { yieldAfterWrites, yieldToEventLoop } from '../lib/event-loop';
 import { newId } from '../lib/ids';
 import { preparedFor } from '../lib/prepared';
 import { isUniqueViolation } from '../lib/sql';
@@ -197,8 +197,6 @@ function statementsFor(sqlite: Database.Database): Statements {
   return statements;
 }
 
-const sqliteOf = (db: Db): Database.Database => (db as Db & { $client: Database.Database }).$client;
-
 /** The framework as the import's answer gives it, read in the move-in. */
 const frameworkById = (db: Db) =>
   preparedFor(db, 'case:framework', () =>
@@ -216,19 +214,13 @@ async function inSlices(db: Db, count: number, step: (i: number) => void): Promi
         for (; i < end; i++) step(i);
       } while (i < count && performance.now() - started < SLICE_MS);
     });
-    if (i < count) await nextSlice(db);
+    if (i < count) await yieldAfterWrites(db);
   }
-}
-
-/** Between two slices of an import's writes: a turn of the event loop, after the WAL has room (walRoom). */
-async function nextSlice(db: Db): Promise<void> {
-  await walRoom(db);
-  await yieldToEventLoop();
 }
 
 /** Deletes rows `DELETE_SLICE` a turn until none is left. */
 async function deleteInSlices(db: Db, statement: Database.Statement, params: Record<string, unknown>): Promise<void> {
-  while (statement.run(params).changes > 0) await nextSlice(db);
+  while (statement.run(params).changes > 0) await yieldAfterWrites(db);
 }
 
 // ---------------------------------------------------------------- import
@@ -380,7 +372,7 @@ export async function importCasePackage(
 ): Promise<ImportResult> {
   const { db, clock } = deps;
   const pkg = await readPackage(deps.workers, bytes);
-  const st = statementsFor(sqliteOf(db));
+  const st = statementsFor(clientOf(db));
   for (let attempt = 1; ; attempt++) {
     const importId = newId();
     let result: ImportResult | null = null;

@@ -44,7 +44,7 @@ function eventRow(event: NewEvent<EventType>, occurredAt: string) {
 export function appendEvent<T extends EventType>(tx: Db, clock: Clock, event: NewEvent<T>): EventRow {
   // Every write of the API appends one: the statements are prepared once per database.
   const insertEvent = preparedFor(tx, 'events:append', () => {
-    const p = (name: string) => sql.placeholder(name);
+    const p = sql.placeholder;
     const values = { id: p('id'), tenantId: p('tenantId'), type: p('type'), actorId: p('actorId'), subjectType: p('subjectType'), subjectId: p('subjectId'), courseId: p('courseId'), payload: p('payload'), occurredAt: p('occurredAt') };
     return tx.insert(events).values(values).returning().prepare();
   });

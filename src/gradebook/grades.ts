@@ -30,7 +30,7 @@ export function scoreProblems(assignment: Pick<AssignmentRow, 'scoreMaximum' | '
   return [];
 }
 
-const p = (name: string) => sql.placeholder(name);
+const p = sql.placeholder;
 
 /** recordGrade's statements, prepared once per database: a grade is the gradebook's hot write (AGS scores, bench/lti.ts). */
 function gradeStatements(db: Db) {

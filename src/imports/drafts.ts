@@ -2,7 +2,7 @@
 // writing, hidden until its final transaction. What a failed or abandoned import left is removed
 // here, and what a process that died while removing it left is found again at the next start.
 import { and, eq, isNull, notInArray, or } from 'drizzle-orm';
-import { inTransaction, walRoom, type Db } from '../../db/client';
+import { inTransaction, type Db } from '../../db/client';
 import {
   activities,
   activityStates,
@@ -28,7 +28,7 @@ import {
   type ImportTargetKind,
 } from '../../db/schema';
 import type { Deps } from '../context';
-import { yieldToEventLoop } from '../lib/event-loop';
+import { yieldAfterWrites } from '../lib/event-loop';
 import { releasePlaced } from './course-files';
 
 /** The drafts still here though their jobs have ended (failed, or gone), with their jobs' input when there is one. */
@@ -67,8 +67,7 @@ export async function discardDraft(deps: Pick<Deps, 'db' | 'config' | 'documents
         tx.delete(documents).where(and(eq(documents.id, id), eq(documents.tenantId, draft.tenantId))).run();
       }
     });
-    await walRoom(db);
-    await yieldToEventLoop();
+    await yieldAfterWrites(db);
   }
   const files = db.select({ sha256: courseFiles.sha256 }).from(courseFiles).where(eq(courseFiles.courseId, courseId)).all();
   inTransaction(

@@ -5,7 +5,7 @@
 // read back (getImport, listImports). The heavy work before the write is in job.ts and tasks.ts.
 import { createHash } from 'node:crypto';
 import { and, desc, eq, inArray, or, sql } from 'drizzle-orm';
-import { inTransaction, walRoom, type Db } from '../../db/client';
+import { inTransaction, type Db } from '../../db/client';
 import {
   activities,
   courseModules,
@@ -34,7 +34,7 @@ import { replaceContent } from '../documents/content';
 import { newId } from '../lib/ids';
 import { pageBounds, type PageQuery } from '../http/pagination';
 import { selectPage } from '../lib/sql';
-import { yieldToEventLoop } from '../lib/event-loop';
+import { yieldAfterWrites, yieldToEventLoop } from '../lib/event-loop';
 import type { JobRow } from '../jobs/runner';
 import { PLACEHOLDER_PATTERN } from './html';
 
@@ -497,10 +497,7 @@ export async function applyPlanSliced(
       );
       if (done) break;
       if (need) answer = await encodeStates(need.bodies);
-      else {
-        await walRoom(db);
-        await yieldToEventLoop();
-      }
+      else await yieldAfterWrites(db);
     }
     const result: ImportResult = { course_id: course.id, report };
     inTransaction(

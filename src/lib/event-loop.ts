@@ -1,4 +1,5 @@
-// Yielding the event loop inside long work on large documents.
+// Yielding the event loop inside long work on large documents and bulk writes.
+import { walRoom, type Db } from '../../db/client';
 
 /**
  * Resolves in a later turn of the event loop, once it has run its due timers and polled for I/O:
@@ -9,6 +10,15 @@
  */
 export function yieldToEventLoop(): Promise<void> {
   return new Promise((resolve) => setTimeout(() => setImmediate(resolve), 0));
+}
+
+/**
+ * Between two slices of a bulk write (an import, a clean-up): once the WAL has room (walRoom, which
+ * waits only while it is large and not yet copied), a turn of the event loop as yieldToEventLoop.
+ */
+export async function yieldAfterWrites(db: Db): Promise<void> {
+  await walRoom(db);
+  await yieldToEventLoop();
 }
 
 /**

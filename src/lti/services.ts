@@ -183,7 +183,7 @@ export interface ScoreInput {
 
 /** recordScore's statements, prepared once per database (200 scores/s beside the REST API: bench/lti.ts). */
 function scoreStatements(db: Db) {
-  const p = (name: string) => sql.placeholder(name);
+  const p = sql.placeholder;
   return preparedFor(db, 'lti:score', () => ({
     kept: db.select().from(ltiScores).where(and(eq(ltiScores.assignmentId, p('assignmentId')), eq(ltiScores.userId, p('userId')))).prepare(),
     upsert: db
