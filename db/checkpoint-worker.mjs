@@ -7,6 +7,15 @@ import Database from 'better-sqlite3';
 const db = new Database(workerData.file);
 db.pragma('busy_timeout = 5000');
 let last = { log: 0, checkpointed: 0, pressed: false };
+/**
+ * WAL frames (4 MiB of 4 KiB pages) past which a look that copied every frame is followed at once
+ * by another, up to CATCH_UP_LOOKS in a row. The WAL starts over at the first write that begins
+ * once every frame is copied; a writer that writes every few milliseconds begins one during a
+ * 100 ms wait almost every time, but rarely during a look that copies only the last few frames.
+ */
+const CATCH_UP_FRAMES = 1_024;
+const CATCH_UP_LOOKS = 10;
+let catchUps = 0;
 /** Longest a reset of the WAL waits for the serving connection's readers and writer (see below). */
 const RESET_WAIT_MS = 20;
 /**
@@ -44,14 +53,22 @@ const checkpoint = () => {
     // Timed for the metrics (lms_sqlite_checkpoint_duration_seconds) when the server has them on,
     // when it found frames to copy.
     if (workerData.timed && found) parentPort?.postMessage({ checkpointSeconds: (performance.now() - started) / 1000 });
+    catchUps = found && result.log >= CATCH_UP_FRAMES && result.checkpointed === result.log && catchUps < CATCH_UP_LOOKS ? catchUps + 1 : 0;
   } catch (err) {
+    catchUps = 0;
     parentPort?.postMessage({ error: String(err && err.message ? err.message : err) });
   }
 };
-const timer = setInterval(checkpoint, workerData.intervalMs);
+let timer;
+const look = () => {
+  checkpoint();
+  timer = catchUps > 0 ? setImmediate(look) : setTimeout(look, workerData.intervalMs);
+};
+timer = setTimeout(look, workerData.intervalMs);
 parentPort?.on('message', (message) => {
   if (message === 'stop') {
-    clearInterval(timer);
+    clearTimeout(timer);
+    clearImmediate(timer);
     checkpoint();
     db.close();
     parentPort?.close();
