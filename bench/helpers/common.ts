@@ -12,6 +12,7 @@ import { systemClock } from '../../src/lib/clock';
 import { buildConfig, type ConfigInput } from '../../src/config';
 import { buildDeps } from '../../src/deps';
 import { createLogger } from '../../src/logger';
+import { SERVER_NODE_FLAGS } from '../../src/node-flags';
 
 export const BENCH_ADMIN = { email: 'bench@example.com', password: 'bench-password' };
 
@@ -107,10 +108,11 @@ const root = path.resolve(import.meta.dirname, '../..');
 
 /**
  * Starts a bench helper process (node itself with tsx as a loader, from the repository's root: its
- * pid is the helper's) and resolves with the port it prints; rejects if it exits first.
+ * pid is the helper's) with the Node flags the server runs with (src/node-flags.ts), and resolves
+ * with the port it prints; rejects if it exits first.
  */
 export function startHelper(script: string, args: string[], nodeArgs: string[] = []): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...nodeArgs, '--import', 'tsx', script, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let buffered = '';
     child.stdout!.on('data', (chunk) => {

@@ -117,6 +117,13 @@ export function pooled(name: string, loads: Load[]): Load {
   return { ...load, requests: loads.reduce((n, l) => n + l.requests, 0), rps: loads.reduce((n, l) => n + l.rps, 0) / loads.length };
 }
 
+/**
+ * A load process's own garbage collection on its own thread: V8's default helpers (four whatever
+ * the machine) would take both cores of a small machine during its collections, and the server
+ * measured beside it would wait for a core (seen with `perf sched`: 8–12 ms of scheduling delay).
+ */
+export const LOAD_CLIENT_FLAGS = ['--single-threaded-gc'] as const;
+
 const listed = (s: ListedStream): Stream => ({ name: s.name, rate: s.rate, next: (i) => s.requests[i % s.requests.length]! });
 
 /**
@@ -124,7 +131,7 @@ const listed = (s: ListedStream): Stream => ({ name: s.name, rate: s.rate, next:
  * `run` resolves with its loads once it has sent them all; `close` lets it exit.
  */
 export function loadProcess(): { run(base: string, streams: ListedStream[], seconds: number): Promise<Loads>; close(): void } {
-  const child = fork(import.meta.filename, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(import.meta.filename, [], { execArgv: [...LOAD_CLIENT_FLAGS, '--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   let exited: Error | null = null;
   child.once('exit', (code) => (exited = new Error(`the load process exited with ${code}`)));
   return {
