@@ -174,3 +174,53 @@ describe('requests Node cannot take', () => {
     expectProblemJson(responses[0], 404, 'not_found');
   });
 });
+
+describe('JSON bodies over a socket: announced by length, chunked, not UTF-8', () => {
+  /** One request of these bytes on a connection of its own; its answer. */
+  const send = (request: Buffer) =>
+    new Promise<RawResponse>((resolve, reject) => {
+      const socket = connect(server.port, '127.0.0.1');
+      let received = Buffer.alloc(0);
+      socket.on('data', (chunk) => {
+        received = Buffer.concat([received, chunk]);
+        const [answer] = parseResponses(received);
+        if (answer) {
+          socket.destroy();
+          resolve(answer);
+        }
+      });
+      socket.on('error', reject);
+      socket.write(request);
+    });
+  const post = (body: Buffer | string, framing: 'length' | 'chunked') => {
+    const bytes = Buffer.isBuffer(body) ? body : Buffer.from(body);
+    const head = `POST /api/groups HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${t.admin.token}\r\nContent-Type: application/json\r\n`;
+    if (framing === 'length') return send(Buffer.concat([Buffer.from(`${head}Content-Length: ${bytes.length}\r\n\r\n`), bytes]));
+    return send(Buffer.concat([Buffer.from(`${head}Transfer-Encoding: chunked\r\n\r\n${bytes.length.toString(16)}\r\n`), bytes, Buffer.from('\r\n0\r\n\r\n')]));
+  };
+
+  for (const framing of ['length', 'chunked'] as const) {
+    it(`a body sent with ${framing === 'length' ? 'Content-Length' : 'Transfer-Encoding: chunked'} is read, strictly as UTF-8`, async () => {
+      const name = `Groupe ${framing} é ✓`;
+      const created = await post(JSON.stringify({ name }), framing);
+      expect(created.status).toBe(201);
+      expect(JSON.parse(created.body)).toMatchObject({ name });
+
+      // A surrogate encoded as bytes, then a stray byte: a 400.
+      for (const bad of [Buffer.from([...Buffer.from('{"name":"'), 0xed, 0xa0, 0x80, ...Buffer.from('"}')]), Buffer.from([...Buffer.from('{"name":"a'), 0xff, ...Buffer.from('b"}')])]) {
+        const refused = await post(bad, framing);
+        expectProblemJson(refused, 400, 'validation_failed');
+        expect(JSON.parse(refused.body).detail).toMatch(/not valid UTF-8/);
+      }
+      expect((await post('{"name":', framing)).status).toBe(400);
+      const groups = JSON.parse((await send(Buffer.from(`GET /api/groups HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${t.admin.token}\r\n\r\n`))).body);
+      expect(groups.data.filter((g: { name: string }) => g.name.startsWith(`Groupe ${framing}`) || g.name.startsWith('a'))).toEqual([expect.objectContaining({ name })]);
+    });
+  }
+
+  it('an empty body announced as JSON reads as {}: the missing fields are named', async () => {
+    const refused = await post('', 'length');
+    expectProblemJson(refused, 400, 'validation_failed');
+    expect(JSON.parse(refused.body).errors).toEqual([{ path: 'name', message: 'name is required' }]);
+  });
+});

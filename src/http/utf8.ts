@@ -2,12 +2,24 @@
 // invalid byte into U+FFFD: a lone surrogate sent as raw bytes (ED A0 80) was stored as three
 // replacement characters instead of being refused. Checked strictly here, an invalid body is a
 // 400; HonoRequest caches the bytes read, so the validator parses the same body later.
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../context';
 import { JSON_TYPE } from './body';
 import { badRequest } from './errors';
 
 const strict = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Whether the request has a body. Over HTTP it has one when it announces a length or a transfer
+ * encoding (RFC 9112 §6.1): asking the Node adapter's request for `body` builds a web stream and a
+ * full `Request` around the socket, for every POST. A request built in memory (app.request()) says
+ * so by its `body`.
+ */
+function carriesBody(c: Context<AppEnv>): boolean {
+  if (!(c.env as { incoming?: unknown } | undefined)?.incoming) return c.req.raw.body !== null;
+  const length = c.req.header('Content-Length');
+  return length !== undefined ? Number(length) > 0 : c.req.header('Transfer-Encoding') !== undefined;
+}
 
 /**
  * After the body limits (so that what is read is bounded) and after authentication. `checkedElsewhere`:
@@ -17,16 +29,19 @@ const strict = new TextDecoder('utf-8', { fatal: true });
 export function utf8JsonBodies(checkedElsewhere: { method: string; pattern: RegExp }[] = []): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const method = c.req.method;
-    if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS' || !c.req.raw.body) return next();
+    if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS' || !carriesBody(c)) return next();
     if (checkedElsewhere.some((route) => route.method === method && route.pattern.test(c.req.path))) return next();
     if (!JSON_TYPE.test(c.req.header('Content-Type') ?? '')) return next();
     const bytes = await c.req.arrayBuffer();
+    let text: string;
     try {
-      strict.decode(bytes);
+      text = strict.decode(bytes);
     } catch (err) {
       if (err instanceof TypeError) throw badRequest('The request body is not valid UTF-8');
       throw err;
     }
+    // `c.req.json()` parses the cached text: otherwise it decodes the bytes again through a Response.
+    (c.req.bodyCache as { text?: Promise<string> }).text = Promise.resolve(text);
     return next();
   };
 }
