@@ -23,7 +23,7 @@ import { courses, enrollments, users } from '../db/schema';
 import { newId } from '../src/lib/ids';
 import { benchDeps, cpuMs, percentile, startHelper } from './helpers/common';
 import { LTI_BENCH_CONFIG } from './helpers/lti';
-import { loadProcess, pooled, type Load, type Loads, type RequestSpec } from './helpers/open-loop';
+import { loadProcess, pooled, withLoadClientFlags, type Load, type Loads, type RequestSpec } from './helpers/open-loop';
 
 const STUDENTS = 10_000;
 const LAUNCH_RUNS = 200;
@@ -41,6 +41,8 @@ const AGS = 'https://purl.imsglobal.org/spec/lti-ags/scope/';
 const SCOPES = [`${AGS}lineitem`, `${AGS}lineitem.readonly`, `${AGS}result.readonly`, `${AGS}score`, 'https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly'];
 const TOOL = { login: 'https://tool.bench.example/login', launch: 'https://tool.bench.example/launch' };
 
+// This process seeds and coordinates; its own collections stay on its own thread too.
+await withLoadClientFlags();
 const dir = mkdtempSync(path.join(tmpdir(), 'lms-bench-lti-'));
 const file = path.join(dir, 'bench.sqlite');
 

@@ -3,7 +3,7 @@
 // this process (atRates) or in a forked one (loadProcess), so that one stream's client work is
 // not in another's measured latency: on two cores a loaded client's own event loop reads as a
 // slow server. Each call reports its process's event loop delay beside the rows.
-import { fork } from 'node:child_process';
+import { fork, spawn } from 'node:child_process';
 import http from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { percentile } from './common';
@@ -123,6 +123,18 @@ export function pooled(name: string, loads: Load[]): Load {
  * measured beside it would wait for a core (seen with `perf sched`: 8–12 ms of scheduling delay).
  */
 export const LOAD_CLIENT_FLAGS = ['--single-threaded-gc'] as const;
+
+/**
+ * Resolves at once in a process started with LOAD_CLIENT_FLAGS. Otherwise it starts this script
+ * again with them (same loader, same arguments), never resolves, and exits with its exit code: for
+ * a benchmark's own process when it only seeds and coordinates load processes.
+ */
+export function withLoadClientFlags(): Promise<void> {
+  if (LOAD_CLIENT_FLAGS.every((flag) => process.execArgv.includes(flag))) return Promise.resolve();
+  const child = spawn(process.execPath, [...LOAD_CLIENT_FLAGS, ...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit' });
+  child.once('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+  return new Promise(() => {});
+}
 
 const listed = (s: ListedStream): Stream => ({ name: s.name, rate: s.rate, next: (i) => s.requests[i % s.requests.length]! });
 
