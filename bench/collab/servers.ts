@@ -5,6 +5,7 @@ import { closeSync, existsSync, openSync, readFileSync, rmSync, writeFileSync } 
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ADMIN, dataDir, memoryDir, profileDir, root, workDir, type Kind } from './options';
+import { SERVER_NODE_FLAGS } from '../../src/node-flags';
 
 export const children = new Set<ChildProcess>();
 
@@ -43,7 +44,8 @@ function spawnNode(nodeArgs: string[], args: string[], env: Record<string, strin
 export async function startOurs(label: string, opts: { profile?: boolean; sqliteCacheSize?: number; tree?: string } = {}): Promise<ServerProcess> {
   const logFile = path.join(workDir, `ours-${label}.log`);
   const fd = openSync(logFile, 'a');
-  const nodeArgs = opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  // With the Node flags `npm start` gives it (src/node-flags.ts): the server as it runs.
+  const nodeArgs: string[] = [...SERVER_NODE_FLAGS, ...(opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])];
   // BENCH_OURS_NODE_ARGS (e.g. "--trace-gc") adds node flags to our server, for diagnosis.
   nodeArgs.push(...(process.env.BENCH_OURS_NODE_ARGS?.split(' ').filter(Boolean) ?? []));
   const child = spawnNode(
