@@ -10,7 +10,8 @@ export { FORM_TYPE, MULTIPART_TYPE, uploadBody } from './body-rules';
 
 export const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
-const hasBody = (headers: Headers): boolean => {
+/** Whether a request read from a socket has a body: it announces a length or a transfer encoding (RFC 9112 §6.1). */
+export const hasBody = (headers: Headers): boolean => {
   const length = headers.get('content-length');
   if (length !== null) return Number(length) > 0;
   return headers.has('transfer-encoding');

@@ -1,24 +1,22 @@
 // JSON bodies must be UTF-8 (RFC 8259). Decoding leniently, as Request.json() does, turns each
 // invalid byte into U+FFFD: a lone surrogate sent as raw bytes (ED A0 80) was stored as three
 // replacement characters instead of being refused. Checked strictly here, an invalid body is a
-// 400; HonoRequest caches the bytes read, so the validator parses the same body later.
+// 400; the text decoded here is what the validator parses later.
 import type { Context, MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../context';
-import { JSON_TYPE } from './body';
+import { hasBody, JSON_TYPE } from './body';
 import { badRequest } from './errors';
 
 const strict = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * Whether the request has a body. Over HTTP it has one when it announces a length or a transfer
- * encoding (RFC 9112 §6.1): asking the Node adapter's request for `body` builds a web stream and a
- * full `Request` around the socket, for every POST. A request built in memory (app.request()) says
- * so by its `body`.
+ * Whether the request has a body, told by its framing when it came over a socket: asking the Node
+ * adapter's request for `body` builds a web stream and a full `Request` around the socket, for
+ * every POST. A request built in memory (app.request()) says so by its `body`.
  */
 function carriesBody(c: Context<AppEnv>): boolean {
   if (!(c.env as { incoming?: unknown } | undefined)?.incoming) return c.req.raw.body !== null;
-  const length = c.req.header('Content-Length');
-  return length !== undefined ? Number(length) > 0 : c.req.header('Transfer-Encoding') !== undefined;
+  return hasBody(c.req.raw.headers);
 }
 
 /**
