@@ -55,7 +55,9 @@ const DEFAULT_AUTOCHECKPOINT_PAGES = 1_000;
  * Moves WAL checkpoints of a file database to a worker thread: the serving connection then only
  * appends to the WAL, and live edits never wait for a checkpoint's writes and fsyncs. The worker
  * looks every `intervalMs` (100 ms): soon enough after each write that the WAL mostly starts over
- * rather than grows, and a look with nothing to copy costs no I/O. A WAL past WAL_PRESSURE_FRAMES
+ * rather than grows, and a look with nothing to copy costs no I/O. After a look that copied all of
+ * a WAL past 4 MiB it looks again at once (a few times), so that a steady writer's next write finds
+ * it all copied and starts it over (db/checkpoint-worker.mjs). A WAL past WAL_PRESSURE_FRAMES
  * is started over by the worker once all of it is copied (a TRUNCATE checkpoint: the serving
  * connection's next write waits the few milliseconds it takes); while it is large and not all
  * copied, writers that may wait (walRoom) hold back until it is.

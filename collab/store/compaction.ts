@@ -129,7 +129,11 @@ export class Compaction {
   async storeState(doc: { id: string; tenantId: string }, state: Buffer, markdown: string, through: number, abandoned: () => boolean): Promise<boolean> {
     const text = Buffer.from(markdown, 'utf8');
     if (state.byteLength + text.byteLength <= STATE_PARTS_ABOVE) {
-      return inTransaction(this.opts.db, () => this.wanted(doc.id, through) && (this.writeState(doc, state, markdown, through), true));
+      return inTransaction(this.opts.db, () => {
+        if (!this.wanted(doc.id, through)) return false;
+        this.writeState(doc, state, markdown, through);
+        return true;
+      });
     }
     const insert = this.opts.statements.parts.insert;
     const generation = newId();
