@@ -10,7 +10,8 @@
 // Its own event-loop delay (monitorEventLoopDelay) and CPU are reported with each answer, so that a
 // saturated client shows beside the figures it skewed. It exits when the parent goes away.
 import http from 'node:http';
-import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { performance } from 'node:perf_hooks';
+import { loopDelay } from '../helpers/loop-delay';
 import { bareClient, hocuspocusClient, inBatches, withTimeout, yWebsocketClient, type Client } from './providers';
 
 // Every WebsocketProvider registers a process 'exit' listener.
@@ -65,18 +66,17 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Measures this process's loop delay and CPU over `work`. */
 async function measured<T>(work: () => Promise<T>): Promise<T & LoopFigures> {
-  const lag = monitorEventLoopDelay({ resolution: 10 });
-  lag.enable();
+  const lag = loopDelay();
   const cpu = process.cpuUsage();
   const wall = performance.now();
   const result = await work();
-  lag.disable();
+  lag.stop();
   const used = process.cpuUsage(cpu);
   return {
     ...result,
-    lagP50: lag.percentile(50) / 1e6,
-    lagP99: lag.percentile(99) / 1e6,
-    lagMax: lag.max / 1e6,
+    lagP50: lag.p50(),
+    lagP99: lag.p99(),
+    lagMax: lag.max(),
     cpuMs: (used.user + used.system) / 1000,
     wallMs: performance.now() - wall,
   };

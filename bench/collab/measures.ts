@@ -3,9 +3,10 @@
 import { copyFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
+import { performance, PerformanceObserver } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { cpuMs, percentile } from '../helpers/common';
+import { loopDelay } from '../helpers/loop-delay';
 import { api, inBatches, withTimeout, type Client, type Target } from './clients';
 import { growth, summarise } from './heap-snapshot';
 import {
@@ -118,7 +119,6 @@ export async function runWorkload(target: Target, w: Workload, round: number, ba
   const editsPerClient = w.editsPerSecond * w.seconds;
   const period = 1000 / w.editsPerSecond;
   const editsByDoc = new Array<number>(groups.length).fill(0);
-  const lag = monitorEventLoopDelay({ resolution: 10 });
   const gc = { total: 0, max: 0 };
   const gcObserver = new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) {
@@ -130,7 +130,7 @@ export async function runWorkload(target: Target, w: Workload, round: number, ba
   const cpuBefore = process.cpuUsage();
   const serverCpuBefore = cpuMs(target.server.pid);
   const wallStart = performance.now();
-  lag.enable();
+  const lag = loopDelay();
 
   // Each client edits on its own fixed schedule (random phase), corrected for timer drift.
   const t0 = performance.now() + 50;
@@ -159,7 +159,7 @@ export async function runWorkload(target: Target, w: Workload, round: number, ba
   const edits = fanOut.sentAt.length;
   const expected = edits * (w.clientsPerDoc - 1);
   while (fanOut.latencies.length < expected && performance.now() - editsEnd < DRAIN_MS) await sleep(20);
-  lag.disable();
+  lag.stop();
   gcObserver.disconnect();
   const wall = performance.now() - wallStart;
   const cpu = process.cpuUsage(cpuBefore);
@@ -224,9 +224,9 @@ export async function runWorkload(target: Target, w: Workload, round: number, ba
     serverEqualReloaded,
     logComplete,
     unexpectedCloses,
-    lagP50: lag.percentile(50) / 1e6,
-    lagP99: lag.percentile(99) / 1e6,
-    lagMax: lag.max / 1e6,
+    lagP50: lag.p50(),
+    lagP99: lag.p99(),
+    lagMax: lag.max(),
     clientGcMs: gc.total,
     clientGcMaxMs: gc.max,
     clientCpuPct: ((cpu.user + cpu.system) / 1000 / wall) * 100,

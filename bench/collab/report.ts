@@ -262,7 +262,7 @@ export function resultsBody(run: {
     '',
     ...rssTable(idleSummaries),
     '',
-    `Client process: worst event-loop delay p99 ${fmt(lagWorst)} ms (monitorEventLoopDelay, 10 ms resolution), ` +
+    `Client process: worst event-loop delay p99 ${fmt(lagWorst)} ms (monitorEventLoopDelay at 10 ms, net of its interval), ` +
       `longest GC pause ${fmt(Math.max(...workloadResults.map((r) => r.clientGcMaxMs)))} ms, ` +
       `CPU ${summaries.map((r) => `${r.workload.name}/${r.kind} ${Math.round(median(r.rounds.map((x) => x.clientCpuPct)))}%`).join(', ')} ` +
       'of one core (median of the rounds).',
