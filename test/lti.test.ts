@@ -4,8 +4,9 @@
 // deep linking, service tokens, AGS scores into the gradebook and NRPS memberships; and each
 // forged, replayed or misdirected message refused, creating nothing.
 import { and, eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { activities, activityStates, events, gradebookAssignments, gradebookGrades, ltiLinks, ltiTools } from '../db/schema';
+import * as eventLoop from '../src/lib/event-loop';
 import { expectProblem, makeTestApp, MISSING_ID, type TestApp, type TestUser } from './helpers/app';
 import { insertCourse } from './helpers/courses';
 import {
@@ -469,6 +470,39 @@ describe('services', () => {
     expect(results.headers.get('content-type')).toBe('application/vnd.ims.lis.v2.resultcontainer+json');
     expect(results.body).toEqual([expect.objectContaining({ userId: student.user.id, resultScore: 16, resultMaximum: 20, scoreOf: lineItem })]);
     expect(t.db.select().from(events).where(eq(events.type, 'grade.recorded')).all().some((e) => e.payload.includes(assignmentId))).toBe(true);
+  });
+
+  it('AGS: a full score on an odd maximum is that maximum; a line item deleted while its score waits for its write turn is a 404, never a 500', async () => {
+    const token = (await serviceToken(ALL_SCOPES.join(' '))).body.access_token;
+    const lineItem = async (scoreMaximum: number) => {
+      const created = await t.call('POST', `/api/lti/courses/${courseId}/lineitems`, {
+        ...bearer(token, { 'Content-Type': 'application/vnd.ims.lis.v2.lineitem+json' }),
+        rawBody: JSON.stringify({ scoreMaximum, label: 'Odd' }),
+      });
+      expect(created.status, created.text).toBe(201);
+      return new URL(created.body.id as string).pathname;
+    };
+    const score = (path: string, scoreGiven: number, scoreMaximum: number) =>
+      t.call('POST', `${path}/scores`, {
+        ...bearer(token, { 'Content-Type': 'application/vnd.ims.lis.v1.score+json' }),
+        rawBody: JSON.stringify({ userId: student.user.id, scoreGiven, scoreMaximum, activityProgress: 'Completed', gradingProgress: 'FullyGraded', timestamp: t.clock.now().toISOString() }),
+      });
+    // 0.33336 × 10,000 rounds up: the grade is still the line item's maximum, not past it.
+    const odd = await lineItem(0.33336);
+    expect((await score(odd, 7, 7)).status).toBe(204);
+    expect(t.db.select().from(gradebookGrades).where(eq(gradebookGrades.assignmentId, odd.split('/').pop()!)).get()!.score).toBe(0.33336);
+    expectProblem(await score(odd, 8, 7), 422, 'validation_failed');
+
+    // The score reads its line item, yields a turn of the event loop, then writes: the line item
+    // deleted in that turn is a 404 for the score, and nothing of it is written.
+    const doomed = await lineItem(10);
+    let deleted: Awaited<ReturnType<typeof t.call>> | undefined;
+    vi.spyOn(eventLoop, 'yieldForIo').mockImplementationOnce(async () => {
+      deleted = await t.call('DELETE', doomed, bearer(token));
+    });
+    expectProblem(await score(doomed, 5, 10), 404, 'not_found');
+    expect(deleted?.status).toBe(204);
+    expect(t.db.select().from(gradebookGrades).where(eq(gradebookGrades.assignmentId, doomed.split('/').pop()!)).all()).toEqual([]);
   });
 
   it('a token without the scope is 403 insufficient_scope; an invalid token 401; a course where the tool is not used 404', async () => {

@@ -271,7 +271,7 @@ export const ltiServiceRouter = newRouter()
       const { course_id, id } = c.req.valid('param');
       serviceCourse(c.var.deps.db, caller, course_id);
       const item = lineItemOf(c.var.deps.db, caller, course_id, id);
-      recordScore(c.var.deps, caller, item.assignment, await bodyOf(c, scoreInput));
+      await recordScore(c.var.deps, caller, item.assignment, await bodyOf(c, scoreInput));
       return c.body(null, 204);
     },
   )

@@ -10,6 +10,7 @@ import { createAssignment, deleteAssignment, getAssignment, updateAssignment, ty
 import { recordGrade } from '../gradebook/grades';
 import type { Offering } from '../gradebook/service';
 import { AppError, notFound, unprocessable } from '../http/errors';
+import { yieldForIo } from '../lib/event-loop';
 import { preparedFor } from '../lib/prepared';
 import { isStudentOfRecord } from '../memberships/service';
 import { courseRoleOfFilter, lisRoles, nameParts } from './claims';
@@ -185,6 +186,11 @@ export interface ScoreInput {
 function scoreStatements(db: Db) {
   const p = sql.placeholder;
   return preparedFor(db, 'lti:score', () => ({
+    assignment: db
+      .select()
+      .from(gradebookAssignments)
+      .where(and(eq(gradebookAssignments.id, p('id')), eq(gradebookAssignments.tenantId, p('tenantId'))))
+      .prepare(),
     kept: db.select().from(ltiScores).where(and(eq(ltiScores.assignmentId, p('assignmentId')), eq(ltiScores.userId, p('userId')))).prepare(),
     upsert: db
       .insert(ltiScores)
@@ -221,25 +227,26 @@ function scoreStatements(db: Db) {
  * `gradingProgress` is `FullyGraded`: `scoreGiven / scoreMaximum` of the assignment's maximum,
  * through the gradebook (history, event, webhooks), in the name of the tool's admin.
  */
-export function recordScore(deps: Deps, caller: ServiceCaller, assignment: AssignmentRow, input: ScoreInput): 'recorded' | 'ignored' {
+export async function recordScore(deps: Deps, caller: ServiceCaller, assignment: AssignmentRow, input: ScoreInput): Promise<'recorded' | 'ignored'> {
   const { db, clock } = deps;
-  if (!isStudentOfRecord(db, assignment.tenantId, assignment.courseId, input.userId)) {
-    throw unprocessable('userId is not a student of this course', [{ path: 'userId', message: 'not a student of this course' }]);
-  }
   const graded = input.gradingProgress === 'FullyGraded' && input.scoreGiven !== undefined;
-  let grade: number | null = null;
-  if (graded) {
-    const max = input.scoreMaximum!;
-    grade = Math.round((input.scoreGiven! / max) * assignment.scoreMaximum * 10_000) / 10_000;
-    if (grade > assignment.scoreMaximum) {
-      throw unprocessable('scoreGiven exceeds scoreMaximum', [{ path: 'scoreGiven', message: 'must not exceed scoreMaximum' }]);
-    }
+  if (graded && input.scoreGiven! > input.scoreMaximum!) {
+    throw unprocessable('scoreGiven exceeds scoreMaximum', [{ path: 'scoreGiven', message: 'must not exceed scoreMaximum' }]);
   }
   const gradedBy = graded ? ownerOf(caller) : null;
   const timestamp = new Date(input.timestamp).toISOString();
+  // The request's reading (its token, course, line item, body) and its write in two turns of the
+  // event loop: a request that came in meanwhile waits for one of them, not for both (bench/lti.ts).
+  await yieldForIo();
   return inTransaction(db, (tx) => {
     const statements = scoreStatements(db);
-    const kept = statements.kept.get({ assignmentId: assignment.id, userId: input.userId });
+    // The line item as it is now: during the yield it may have been changed or deleted.
+    const current = statements.assignment.get({ id: assignment.id, tenantId: assignment.tenantId });
+    if (!current) throw notFound('Line item');
+    if (!isStudentOfRecord(db, current.tenantId, current.courseId, input.userId)) {
+      throw unprocessable('userId is not a student of this course', [{ path: 'userId', message: 'not a student of this course' }]);
+    }
+    const kept = statements.kept.get({ assignmentId: current.id, userId: input.userId });
     if (kept && Date.parse(kept.timestamp) > Date.parse(timestamp)) return 'ignored';
     const values = {
       scoreGiven: input.scoreGiven ?? null,
@@ -250,8 +257,12 @@ export function recordScore(deps: Deps, caller: ServiceCaller, assignment: Assig
       timestamp,
       updatedAt: clock.now().toISOString(),
     };
-    statements.upsert.run({ ...values, assignmentId: assignment.id, userId: input.userId, tenantId: assignment.tenantId });
-    if (graded) recordGrade(tx, clock, assignment, input.userId, gradedBy!, { score: grade!, comment: input.comment ?? null });
+    statements.upsert.run({ ...values, assignmentId: current.id, userId: input.userId, tenantId: current.tenantId });
+    if (graded) {
+      // Of the line item's own maximum, to 4 decimals; rounding never takes it past that maximum.
+      const score = Math.min(current.scoreMaximum, Math.round((input.scoreGiven! / input.scoreMaximum!) * current.scoreMaximum * 10_000) / 10_000);
+      recordGrade(tx, clock, current, input.userId, gradedBy!, { score, comment: input.comment ?? null });
+    }
     return 'recorded';
   }, { behavior: 'immediate' });
 }
