@@ -1,21 +1,8 @@
 // Runs SQLite WAL checkpoints on a worker thread with its own connection, so that their disk
 // writes and fsyncs never stall the event loop that serves requests and live edits.
 // Plain JavaScript on purpose: it runs under any loader the main thread was started with.
-import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-
-/**
- * Copying pages is background work: where the worker and the event loop want the same core, the
- * event loop gets it. On Linux a thread's nice value is its own, so this lowers only this thread.
- * Where it cannot be lowered (another system), checkpoints still run, at the process's priority.
- */
-const CHECKPOINT_NICE = 10;
-try {
-  setPriority(CHECKPOINT_NICE);
-} catch {
-  // Not permitted or not supported here: the priority stays as it was.
-}
 
 const db = new Database(workerData.file);
 db.pragma('busy_timeout = 5000');
