@@ -4,11 +4,12 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 /**
  * The event loop delay monitors' timer (ms) in load processes and bench servers. The timer wakes
- * its process that often: at 1 ms, three processes' wake-ups took the cores of a two-core machine
- * from the server measured and doubled its CPU per request (bench/RESULTS.md, "The benchmark's
- * own timers"). A delay is still seen whole at this resolution; only fewer are sampled.
+ * its process that often: at 1 ms a monitor costs an idle process 10.4 ms of CPU a second (2.4 at
+ * 10 ms), and on a two-core machine each wake-up of a load process may take a core from the server
+ * measured (bench/RESULTS.md, "The benchmark's own timers"). A delay is still seen whole at this
+ * resolution; only fewer are sampled.
  */
-export const LOOP_DELAY_RESOLUTION_MS = 10;
+const LOOP_DELAY_RESOLUTION_MS = 10;
 
 /**
  * This process's event loop delay from now on, in ms. Node's histogram holds each whole interval
