@@ -1,7 +1,6 @@
 // A document (its title, Markdown and metadata) in each download format but PDF (pdf.ts): the
 // Markdown as it is, a standalone HTML page, plain text, a Word document and JSON. The HTML of
 // every format comes from markdown-it with raw HTML disabled.
-import { markdownToDocx } from './docx';
 import { documentPage, markdownToText } from './markdown';
 
 export const exportFormats = ['markdown', 'html', 'txt', 'docx', 'json'] as const;
@@ -43,8 +42,12 @@ export async function exportDocument(source: ExportSource, format: ExportFormat)
       return { ...info, body: documentPage(source.title, source.markdown) };
     case 'txt':
       return { ...info, body: markdownToText(source.markdown) };
-    case 'docx':
+    case 'docx': {
+      // Loaded on the first Word export, as the PDF path loads Chromium's driver: the docx library
+      // is some 3 MiB of heap that a server which never exports Word would carry for nothing.
+      const { markdownToDocx } = await import('./docx');
       return { ...info, body: await markdownToDocx(source.title, source.markdown) };
+    }
     case 'json':
       return {
         ...info,

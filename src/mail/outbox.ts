@@ -59,7 +59,7 @@ export function mailSendJob(deps: Pick<Deps, 'jobs' | 'secretBox' | 'config' | '
       if (input.not_after && Date.parse(input.not_after) <= deps.clock.now().getTime()) {
         throw new JobFailure('The link in this mail expired before it could be sent');
       }
-      const transport = mailTransport(deps.config);
+      const transport = await mailTransport(deps.config);
       if (!transport) throw new JobFailure('No SMTP server is configured (SMTP_URL)');
       const { text, html } = JSON.parse(deps.secretBox.open(input.body)) as { text: string; html: string };
       let messageId: string;
