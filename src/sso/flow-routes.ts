@@ -310,7 +310,7 @@ export const ssoFlowRouter = newRouter()
         if (!/text\/html/.test(c.req.header('Accept') ?? '')) return problemResponse(404, 'not_found', `${refusal.message} (${refusal.reason})`);
         return c.html(refusalPage('Not found', refusal.message), 404);
       }
-      const xml = spMetadata(await serviceProviderOf(c, row, tenant_slug));
+      const xml = await spMetadata(await serviceProviderOf(c, row, tenant_slug));
       return c.body(xml, 200, { 'Content-Type': 'application/samlmetadata+xml; charset=utf-8', 'Cache-Control': 'no-cache' });
     },
   )

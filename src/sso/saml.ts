@@ -7,7 +7,7 @@
 // connection's IdP, the times hold (with the injected clock, at most 3 minutes of skew), and the
 // InResponseTo that the assertion carries (signed) is the one the caller must find among our requests.
 import { randomBytes } from 'node:crypto';
-import { SAML, SamlStatusError, ValidateInResponseTo, generateServiceProviderMetadata, type Profile, type SamlConfig } from '@node-saml/node-saml';
+import type { Profile, SAML, SamlConfig } from '@node-saml/node-saml';
 import { DOMParser, type Element } from '@xmldom/xmldom';
 import { certificatesOf, mappingOf, type ConnectionRow } from './connections';
 import { toPem } from './saml-metadata';
@@ -30,7 +30,16 @@ export interface ServiceProvider {
   certificate: string;
 }
 
-function serviceProvider(row: ConnectionRow, sp: ServiceProvider, requestId?: string): SAML {
+/**
+ * node-saml, with its XML signature and encryption libraries, is loaded with the first SAML
+ * sign-in or metadata request: some 4.5 MiB of heap that a server without a SAML connection would
+ * carry for nothing.
+ */
+let library: Promise<typeof import('@node-saml/node-saml')> | undefined;
+const samlLibrary = () => (library ??= import('@node-saml/node-saml'));
+
+async function serviceProvider(row: ConnectionRow, sp: ServiceProvider, requestId?: string): Promise<SAML> {
+  const { SAML, ValidateInResponseTo } = await samlLibrary();
   const config: SamlConfig = {
     issuer: sp.entityId,
     audience: sp.entityId,
@@ -59,8 +68,9 @@ function serviceProvider(row: ConnectionRow, sp: ServiceProvider, requestId?: st
 }
 
 /** Our SP metadata: entity ID, the ACS (HTTP-POST), our certificate for signing and encryption. */
-export function spMetadata(sp: ServiceProvider): string {
+export async function spMetadata(sp: ServiceProvider): Promise<string> {
   const pem = toPem(sp.certificate);
+  const { generateServiceProviderMetadata } = await samlLibrary();
   return generateServiceProviderMetadata({
     issuer: sp.entityId,
     callbackUrl: sp.acsUrl,
@@ -78,7 +88,7 @@ export function spMetadata(sp: ServiceProvider): string {
 export async function samlLoginUrl(row: ConnectionRow, sp: ServiceProvider, relayState: string): Promise<{ url: string; requestId: string }> {
   // An XML ID must not start with a digit.
   const requestId = `_${randomBytes(20).toString('hex')}`;
-  const url = await serviceProvider(row, sp, requestId).getAuthorizeUrlAsync(relayState, undefined, {});
+  const url = await (await serviceProvider(row, sp, requestId)).getAuthorizeUrlAsync(relayState, undefined, {});
   return { url, requestId };
 }
 
@@ -102,7 +112,7 @@ const child = (el: Element | undefined, ns: string, name: string): Element | und
 const attr = (el: Element | undefined, name: string): string | null => (el?.hasAttribute(name) ? el.getAttribute(name) : null);
 
 /** A refusal for what node-saml threw: the reason by what it says, its message in the log. */
-function libraryRefusal(err: unknown, encrypted: boolean): SsoRefusal {
+function libraryRefusal(err: unknown, encrypted: boolean, SamlStatusError: typeof import('@node-saml/node-saml').SamlStatusError): SsoRefusal {
   const message = (err as Error).message ?? String(err);
   if (err instanceof SamlStatusError) return new SsoRefusal('idp_error', message);
   if (/audience/i.test(message)) return new SsoRefusal('audience_mismatch', message);
@@ -142,9 +152,9 @@ export async function validateSamlResponse(row: ConnectionRow, sp: ServiceProvid
 
   let profile: Profile | null;
   try {
-    ({ profile } = await serviceProvider(row, sp).validatePostResponseAsync({ SAMLResponse: samlResponse }));
+    ({ profile } = await (await serviceProvider(row, sp)).validatePostResponseAsync({ SAMLResponse: samlResponse }));
   } catch (err) {
-    throw libraryRefusal(err, children(response, ASSERTION, 'EncryptedAssertion').length > 0);
+    throw libraryRefusal(err, children(response, ASSERTION, 'EncryptedAssertion').length > 0, (await samlLibrary()).SamlStatusError);
   }
   if (!profile?.getAssertionXml) throw new SsoRefusal('response_invalid', 'no assertion');
 
