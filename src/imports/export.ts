@@ -11,7 +11,7 @@ import { and, asc, eq, inArray, isNull } from 'drizzle-orm';
 import yazl from 'yazl';
 import { documentContexts, documents, ltiLinks, ltiTools, type ActivityType } from '../../db/schema';
 import { linkCustomOf } from '../activities/lti-links';
-import { EXPORT_PLATFORM } from './tasks';
+import { EXPORT_PLATFORM } from './text';
 import { listModuleActivities } from '../activities/service';
 import type { Deps } from '../context';
 import type { CourseRow } from '../courses/service';

@@ -5,13 +5,7 @@
 import sanitizeHtml from 'sanitize-html';
 import TurndownService from 'turndown';
 import { dirOf, packagePath } from './manifest';
-
-/** A link to something of the package, until the import knows what it became: `lms-import:page:<path>` or `lms-import:file:<path>`. */
-export const PLACEHOLDER_SCHEME = 'lms-import';
-export const placeholder = (kind: 'page' | 'file', path: string) =>
-  `${PLACEHOLDER_SCHEME}:${kind}:${encodeURIComponent(path).replace(/[!'()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`)}`;
-/** A placeholder in Markdown: its path is percent-encoded, parentheses included, so it never swallows the link's closing one. */
-export const PLACEHOLDER_PATTERN = /lms-import:(page|file):([A-Za-z0-9%._~-]+)/g;
+import { PLACEHOLDER_SCHEME, placeholder } from './text';
 
 export interface ConvertedPage {
   title: string | undefined;

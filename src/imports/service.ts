@@ -36,11 +36,11 @@ import { pageBounds, type PageQuery } from '../http/pagination';
 import { selectPage } from '../lib/sql';
 import { yieldAfterWrites, yieldToEventLoop } from '../lib/event-loop';
 import type { JobRow } from '../jobs/runner';
-import { PLACEHOLDER_PATTERN } from './html';
+import { cleanTitle, PLACEHOLDER_PATTERN } from './text';
 
 
 import { courseListLimit } from './policy';
-import { cleanTitle, type InlineDocument, type Plan, type PlannedActivity, type PlannedModule, type Skipped } from './tasks';
+import type { InlineDocument, Plan, PlannedActivity, PlannedModule, Skipped } from './tasks';
 import type { ConvertedPage } from './html';
 import { keepCourseFile, releasePlaced, type StagedFile } from './course-files';
 import { discardDraft } from './drafts';

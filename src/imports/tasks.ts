@@ -8,7 +8,8 @@
 import { join } from 'node:path';
 import type { ActivityType } from '../../db/schema';
 import { encodeBody } from '../../collab/yjs-tasks';
-import { convertHtml, placeholder, type ConvertedPage } from './html';
+import { convertHtml, type ConvertedPage } from './html';
+import { cleanTitle, EXPORT_PLATFORM, placeholder } from './text';
 import {
   readCanvasAssignment,
   readCanvasModules,
@@ -26,7 +27,6 @@ export const MANIFEST = 'imsmanifest.xml';
 const MANIFEST_MAX_BYTES = 16 * 1024 * 1024;
 const DESCRIPTOR_MAX_BYTES = 4 * 1024 * 1024;
 const PAGE_MAX_BYTES = 16 * 1024 * 1024;
-const TITLE_MAX = 200;
 
 export interface Skipped {
   identifier: string;
@@ -61,7 +61,6 @@ export interface PlannedLti {
 }
 
 /** The `platform` of the extensions our export writes into basic LTI links. */
-export const EXPORT_PLATFORM = 'lms-server';
 const CUSTOM_NAME = /^[A-Za-z0-9_]{1,64}$/;
 const CUSTOM_MAX = 50;
 const CUSTOM_VALUE_MAX = 1000;
@@ -141,23 +140,6 @@ export default async function run(task: ImportTask): Promise<Plan | ConvertResul
     if (error instanceof CartridgeRefused) return { refused: error.message };
     throw error;
   }
-}
-
-/** A title fit for a single-line field: no control characters, at most 200 characters, never empty. */
-export function cleanTitle(value: string | undefined, fallback: string): string {
-  const cleaned = (value ?? '')
-    .replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ')
-    .replace(/[\ud800-\udfff]/g, (ch, at: number, all: string) => {
-      const code = ch.charCodeAt(0);
-      const next = all.charCodeAt(at + 1);
-      const prev = all.charCodeAt(at - 1);
-      const paired = code < 0xdc00 ? next >= 0xdc00 && next <= 0xdfff : prev >= 0xd800 && prev < 0xdc00;
-      return paired ? ch : '';
-    })
-    .replace(/\s+/g, ' ')
-    .trim();
-  const text = cleaned || fallback.trim() || 'Untitled';
-  return [...text].slice(0, TITLE_MAX).join('').trim();
 }
 
 const isHtml = (path: string) => /\.x?html?$/i.test(path);
