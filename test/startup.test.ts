@@ -1,9 +1,11 @@
 // Starting: the server takes its port before it creates the first admin, so a busy port costs
 // nothing, and every failure to start is one line on stderr and a non-zero exit.
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -40,6 +42,16 @@ describe('npm start', () => {
     const { scripts } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> };
     expect(scripts.start).toBe(`exec node ${SERVER_NODE_FLAGS.join(' ')} scripts/start.mjs`);
     expect(scripts.dev).toBe(`tsx watch ${SERVER_NODE_FLAGS.join(' ')} src/server.ts`);
+  });
+
+  it('loads the heavy libraries of exports, mail, SAML and course imports when first used, not at start', async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'test/helpers/packages-child.ts'], { timeout: 60_000 });
+    const loaded = JSON.parse(stdout) as string[];
+    // The hook sees the packages the app does load at start.
+    expect(loaded).toEqual(expect.arrayContaining(['hono', 'yjs', 'drizzle-orm', 'better-sqlite3']));
+    for (const lazy of ['docx', 'nodemailer', '@node-saml/node-saml', 'sanitize-html', 'turndown', 'fast-xml-parser', 'puppeteer-core']) {
+      expect(loaded, lazy).not.toContain(lazy);
+    }
   });
 });
 
