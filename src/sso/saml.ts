@@ -32,11 +32,10 @@ export interface ServiceProvider {
 
 /**
  * node-saml, with its XML signature and encryption libraries, is loaded with the first SAML
- * sign-in or metadata request: some 4.5 MiB of heap that a server without a SAML connection would
- * carry for nothing.
+ * sign-in or metadata request (Node keeps it once loaded): some 4.5 MiB of heap that a server
+ * without a SAML connection would carry for nothing.
  */
-let library: Promise<typeof import('@node-saml/node-saml')> | undefined;
-const samlLibrary = () => (library ??= import('@node-saml/node-saml'));
+const samlLibrary = () => import('@node-saml/node-saml');
 
 async function serviceProvider(row: ConnectionRow, sp: ServiceProvider, requestId?: string): Promise<SAML> {
   const { SAML, ValidateInResponseTo } = await samlLibrary();
