@@ -382,3 +382,87 @@ describe('migration 0015: no hit marks in indexed bodies', () => {
     }
   });
 });
+
+describe('migration 0038: composite keys stored as the key', () => {
+  const TABLES = ['gradebook_student_scores', 'event_recipients', 'lti_scores'];
+  const withoutRowid = (sqlite: Database.Database, table: string) =>
+    /WITHOUT ROWID\s*$/i.test((sqlite.prepare('SELECT sql FROM sqlite_schema WHERE name = ?').get(table) as { sql: string }).sql);
+
+  it('keeps every row, and grades still keep the packed scores right', () => {
+    const { file, old } = databaseBefore('0038_composite_keys_without_rowid', {
+      tenants: ['t1'],
+      users: [
+        ['teacher', 't1'],
+        ['s1', 't1'],
+        ['s2', 't1'],
+      ],
+      documents: [],
+    });
+    old.prepare("INSERT INTO courses (id, tenant_id, title, slug, status, created_by, created_at, updated_at) VALUES ('c1', 't1', 'C', 'c', 'published', 'teacher', ?, ?)").run(AT, AT);
+    const insertAssignment = old.prepare(
+      "INSERT INTO gradebook_assignments (id, tenant_id, course_id, label, resource_link_id, score_maximum, category, position, created_by, created_at, updated_at) VALUES (?, 't1', 'c1', ?, ?, 10, 'assignment', ?, 'teacher', ?, ?)",
+    );
+    for (const [i, id] of ['a1', 'a2', 'a3'].entries()) insertAssignment.run(id, id, id, i, AT, AT);
+    const insertGrade = old.prepare(
+      "INSERT INTO gradebook_grades (id, tenant_id, course_id, assignment_id, student_id, score, graded_by, created_at, updated_at) VALUES (?, 't1', 'c1', ?, ?, ?, 'teacher', ?, ?)",
+    );
+    insertGrade.run('g1', 'a1', 's1', 4, AT, AT);
+    insertGrade.run('g2', 'a2', 's1', 6, AT, AT);
+    old.prepare("INSERT INTO events (id, tenant_id, type, subject_type, subject_id, payload, occurred_at) VALUES ('e1', 't1', 'grade.recorded', 'grade', 'g1', '{}', ?)").run(AT);
+    old.prepare("INSERT INTO event_recipients (user_id, event_seq, tenant_id) VALUES ('s1', 1, 't1'), ('s2', 1, 't1')").run();
+    old.prepare(
+      "INSERT INTO lti_scores (assignment_id, user_id, tenant_id, score_given, score_maximum, activity_progress, grading_progress, comment, timestamp, updated_at) VALUES ('a1', 's1', 't1', 2, 5, 'Completed', 'FullyGraded', 'ok', ?, ?)",
+    ).run(AT, AT);
+    const before = Object.fromEntries(TABLES.map((t) => [t, old.prepare(`SELECT * FROM ${t} ORDER BY 1, 2, 3`).all()]));
+    expect(before.gradebook_student_scores).toEqual([{ course_id: 'c1', tenant_id: 't1', student_id: 's1', assignment_ids: 'a1a2', scores: '[4.0,6.0]' }]);
+    old.close();
+
+    const database = openDatabase(file);
+    try {
+      const sqlite = database.sqlite;
+      for (const table of TABLES) {
+        expect(withoutRowid(sqlite, table)).toBe(true);
+        expect(sqlite.prepare(`SELECT * FROM ${table} ORDER BY 1, 2, 3`).all()).toEqual(before[table]);
+      }
+      for (const index of ['gradebook_student_scores_tenant_idx', 'gradebook_student_scores_student_idx', 'event_recipients_event_idx', 'event_recipients_tenant_idx', 'lti_scores_user_idx', 'lti_scores_tenant_idx']) {
+        expect(count(sqlite, `sqlite_schema WHERE type = 'index' AND name = '${index}'`)).toBe(1);
+      }
+      const packed = (student: string) => sqlite.prepare("SELECT assignment_ids, scores FROM gradebook_student_scores WHERE course_id = 'c1' AND tenant_id = 't1' AND student_id = ?").get(student);
+      // A new grade, a changed one, a student's first, and deleting grades: the packed row follows each.
+      const grade = sqlite.prepare(
+        "INSERT INTO gradebook_grades (id, tenant_id, course_id, assignment_id, student_id, score, graded_by, created_at, updated_at) VALUES (?, 't1', 'c1', ?, ?, ?, 'teacher', ?, ?)",
+      );
+      grade.run('g3', 'a3', 's1', 9, AT, AT);
+      expect(packed('s1')).toEqual({ assignment_ids: 'a1a2a3', scores: '[4.0,6.0,9.0]' });
+      sqlite.prepare("UPDATE gradebook_grades SET score = 5 WHERE id = 'g2'").run();
+      expect(packed('s1')).toEqual({ assignment_ids: 'a1a2a3', scores: '[4.0,5.0,9.0]' });
+      grade.run('g4', 'a1', 's2', 1, AT, AT);
+      expect(packed('s2')).toEqual({ assignment_ids: 'a1', scores: '[1.0]' });
+      sqlite.prepare("DELETE FROM gradebook_grades WHERE id IN ('g1', 'g3')").run();
+      expect(packed('s1')).toEqual({ assignment_ids: 'a2', scores: '[5.0]' });
+      sqlite.prepare("DELETE FROM gradebook_grades WHERE id = 'g4'").run();
+      expect(packed('s2')).toBeUndefined();
+      // A grade moved to another student re-packs both.
+      sqlite.prepare("UPDATE gradebook_grades SET student_id = 's2' WHERE id = 'g2'").run();
+      expect(packed('s1')).toBeUndefined();
+      expect(packed('s2')).toEqual({ assignment_ids: 'a2', scores: '[5.0]' });
+      // The keys and foreign keys hold as before.
+      expect(() => sqlite.prepare("INSERT INTO event_recipients (user_id, event_seq, tenant_id) VALUES ('s1', 1, 't1')").run()).toThrow(/UNIQUE|PRIMARY KEY/);
+      expect(() => sqlite.prepare("INSERT INTO event_recipients (user_id, event_seq, tenant_id) VALUES ('nobody', 1, 't1')").run()).toThrow(/FOREIGN KEY/);
+      sqlite.prepare("DELETE FROM gradebook_assignments WHERE id = 'a1'").run();
+      expect(count(sqlite, 'lti_scores')).toBe(0);
+      expect(sqlite.pragma('foreign_key_check')).toEqual([]);
+    } finally {
+      database.close();
+    }
+  });
+
+  it('makes a new database with them too', () => {
+    const database = openDatabase(':memory:');
+    try {
+      for (const table of TABLES) expect(withoutRowid(database.sqlite, table)).toBe(true);
+    } finally {
+      database.close();
+    }
+  });
+});

@@ -48,6 +48,8 @@ export const eventRecipients = sqliteTable(
       .notNull()
       .references(() => tenants.id),
   },
+  // Stored as its key (WITHOUT ROWID, migration 0038: drizzle has no word for it; a migration that
+  // rebuilds this table must keep it).
   (t) => [
     primaryKey({ columns: [t.userId, t.eventSeq] }),
     index('event_recipients_event_idx').on(t.eventSeq),

@@ -85,7 +85,7 @@ export const gradebookGrades = sqliteTable(
 
 /**
  * Each student's grades of an offering packed into one row, kept by triggers on
- * `gradebook_grades` (migration 0008) in the same transaction as every grade write, so it is never
+ * `gradebook_grades` (migrations 0008 and 0038) in the same transaction as every grade write, so it is never
  * stale whoever writes. The summary and the spreadsheet read 1,000 of these rows instead of
  * scanning 100,000 grades (see bench/RESULTS.md, Gradebook). `assignment_ids` are the student's
  * graded assignment ids end to end (36 characters each) and `scores` a JSON array of the scores
@@ -106,6 +106,8 @@ export const gradebookStudentScores = sqliteTable(
     assignmentIds: text('assignment_ids').notNull(),
     scores: text('scores').notNull(),
   },
+  // Stored as its key (WITHOUT ROWID, migration 0038: drizzle has no word for it; a migration that
+  // rebuilds this table must keep it).
   (t) => [
     primaryKey({ columns: [t.courseId, t.tenantId, t.studentId] }),
     index('gradebook_student_scores_tenant_idx').on(t.tenantId),

@@ -158,6 +158,8 @@ export const ltiScores = sqliteTable(
     timestamp: text('timestamp').notNull(),
     updatedAt: text('updated_at').notNull(),
   },
+  // Stored as its key (WITHOUT ROWID, migration 0038: drizzle has no word for it; a migration that
+  // rebuilds this table must keep it).
   (t) => [primaryKey({ columns: [t.assignmentId, t.userId] }), index('lti_scores_user_idx').on(t.userId), index('lti_scores_tenant_idx').on(t.tenantId)],
 );
 
