@@ -23,6 +23,11 @@ const transactionRunners = new WeakMap<Database.Database, Database.Transaction<(
  * returns and rolled back when it throws. `fn` gets the database itself: better-sqlite3 is
  * synchronous over one connection. Cheaper than drizzle's `db.transaction`, which builds a query
  * builder per table on every call.
+ *
+ * It takes the write lock when it begins (BEGIN IMMEDIATE) unless told `deferred`: other
+ * connections write the file too (the admin command beside the server, the checkpoint worker when
+ * it starts the WAL over), and a deferred transaction that read before another connection
+ * committed could no longer write (SQLITE_BUSY_SNAPSHOT, which no waiting cures).
  */
 /** The better-sqlite3 connection under a drizzle database. */
 export const clientOf = (db: Db): Database.Database => (db as Db & { $client: Database.Database }).$client;
@@ -31,7 +36,7 @@ export function inTransaction<T>(db: Db, fn: (tx: Db) => T, options?: { behavior
   const client = clientOf(db);
   let run = transactionRunners.get(client);
   if (!run) transactionRunners.set(client, (run = client.transaction((body: () => unknown) => body())));
-  return run[options?.behavior ?? 'deferred'](() => fn(db)) as T;
+  return run[options?.behavior ?? 'immediate'](() => fn(db)) as T;
 }
 
 export interface Database_ {

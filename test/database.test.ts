@@ -144,6 +144,46 @@ describe('inTransaction', () => {
       database.close();
     }
   });
+
+  it('holds the write lock from its start, so that another connection cannot commit between its reads and its writes', () => {
+    const file = tempDbFile();
+    const database = openDatabase(file);
+    // Another writer of the file: the admin command beside the server, say. It does not wait.
+    const other = new Database(file, { timeout: 0 });
+    try {
+      const { sqlite, db } = database;
+      sqlite.exec('CREATE TABLE probe (a INTEGER)');
+      const insert = sqlite.prepare('INSERT INTO probe (a) VALUES (?)');
+      const readThenWrite = (between: () => void, behavior?: 'deferred') =>
+        inTransaction(
+          db,
+          () => {
+            sqlite.prepare('SELECT count(*) FROM probe').get();
+            between();
+            insert.run(1);
+          },
+          behavior ? { behavior } : undefined,
+        );
+      // Deferred, the other connection's commit in between leaves it unable to write.
+      expect(() => readThenWrite(() => other.exec('INSERT INTO probe (a) VALUES (2)'), 'deferred')).toThrow(
+        expect.objectContaining({ code: 'SQLITE_BUSY_SNAPSHOT' }),
+      );
+      // By default the other connection waits (here: is refused at once) and this one writes.
+      let refused: unknown;
+      readThenWrite(() => {
+        try {
+          other.exec('INSERT INTO probe (a) VALUES (3)');
+        } catch (err) {
+          refused = err;
+        }
+      });
+      expect(refused).toMatchObject({ code: 'SQLITE_BUSY' });
+      expect((sqlite.prepare('SELECT a FROM probe ORDER BY a').all() as { a: number }[]).map((r) => r.a)).toEqual([1, 2]);
+    } finally {
+      other.close();
+      database.close();
+    }
+  });
 });
 
 describe('background checkpoints', () => {
