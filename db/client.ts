@@ -18,20 +18,20 @@ export type Db = BetterSQLite3Database<typeof schema>;
 type TransactionBehavior = 'deferred' | 'immediate' | 'exclusive';
 const transactionRunners = new WeakMap<Database.Database, Database.Transaction<(fn: () => unknown) => unknown>>();
 
+/** The better-sqlite3 connection under a drizzle database. */
+export const clientOf = (db: Db): Database.Database => (db as Db & { $client: Database.Database }).$client;
+
 /**
  * Runs `fn` in one SQLite transaction (a savepoint when one is already open), committed when `fn`
  * returns and rolled back when it throws. `fn` gets the database itself: better-sqlite3 is
  * synchronous over one connection. Cheaper than drizzle's `db.transaction`, which builds a query
  * builder per table on every call.
  *
- * It takes the write lock when it begins (BEGIN IMMEDIATE) unless told `deferred`: other
- * connections write the file too (the admin command beside the server, the checkpoint worker when
- * it starts the WAL over), and a deferred transaction that read before another connection
- * committed could no longer write (SQLITE_BUSY_SNAPSHOT, which no waiting cures).
+ * It takes the write lock when it begins (BEGIN IMMEDIATE) unless told `deferred`: another
+ * connection may write the file too (the admin command beside a running server), and a deferred
+ * transaction that read before that connection committed could no longer write
+ * (SQLITE_BUSY_SNAPSHOT, which no waiting cures).
  */
-/** The better-sqlite3 connection under a drizzle database. */
-export const clientOf = (db: Db): Database.Database => (db as Db & { $client: Database.Database }).$client;
-
 export function inTransaction<T>(db: Db, fn: (tx: Db) => T, options?: { behavior?: TransactionBehavior }): T {
   const client = clientOf(db);
   let run = transactionRunners.get(client);
