@@ -90,15 +90,11 @@ function setUp(name: string, folder: string) {
     const student = students[n % STUDENTS]!;
     const given = 1 + (n % 9);
     n++;
-    inTransaction(
-      db,
-      (tx) => {
-        const at = new Date().toISOString();
-        score.run(assignment.id, student, tenantId, given, at, at);
-        recordGrade(tx, systemClock, assignment, student, teacherId, { score: given });
-      },
-      { behavior: 'immediate' },
-    );
+    inTransaction(db, (tx) => {
+      const at = new Date().toISOString();
+      score.run(assignment.id, student, tenantId, given, at, at);
+      recordGrade(tx, systemClock, assignment, student, teacherId, { score: given });
+    });
   };
   const walFrames = () => {
     try {

@@ -18,8 +18,6 @@ import { localDay } from '../lib/timezone';
 import { applyRewards, currentStreak, learnerStatsOf, levelForXp, timezoneOf, type AppliedRewards } from './rewards';
 import type { ActivityRow, ActivityStateRow } from './service';
 
-const immediate = { behavior: 'immediate' } as const;
-
 export interface Learner {
   tenantId: string;
   userId: string;
@@ -64,7 +62,7 @@ export function recordClick(db: Db, clock: Clock, learner: Learner, activity: Ac
     const current = stateOf(tx, learner.userId, activity.id);
     const row = writeState(tx, learner, activity, current, { ...started(current, now), clicks: (current?.clicks ?? 0) + 1, updatedAt: now });
     return { deepLinkUrl, clicks: row.clicks };
-  }, immediate);
+  });
 }
 
 /**
@@ -86,7 +84,7 @@ export function recordLaunch(db: Db, clock: Clock, learner: Learner, activity: A
       data: { activity_id: activity.id, module_id: activity.moduleId, course_id: activity.courseId, user_id: learner.userId, tool_id: toolId },
     });
     return row;
-  }, immediate);
+  });
 }
 
 /** The sentence a 409 on a locked activity gives: what blocks it, in the learner's words. */
@@ -124,7 +122,7 @@ export function saveForLater(db: Db, clock: Clock, learner: Learner, activity: A
       remindAt: remindAt === null ? null : new Date(remindAt).toISOString(),
       updatedAt: now,
     });
-  }, immediate);
+  });
 }
 
 export function unsave(db: Db, clock: Clock, learner: Learner, activity: ActivityRow): ActivityStateRow {
@@ -138,7 +136,7 @@ export function unsave(db: Db, clock: Clock, learner: Learner, activity: Activit
       remindAt: null,
       updatedAt: nowDate.toISOString(),
     });
-  }, immediate);
+  });
 }
 
 export function skip(db: Db, clock: Clock, learner: Learner, activity: ActivityRow, reason: string | null): ActivityStateRow {
@@ -148,7 +146,7 @@ export function skip(db: Db, clock: Clock, learner: Learner, activity: ActivityR
     if (current?.status === 'completed') throw conflict('This activity is already completed: it cannot be skipped');
     requireUnlocked(tx, learner, activity);
     return writeState(tx, learner, activity, current, { status: 'skipped', skippedAt: now, skipReason: reason || null, updatedAt: now });
-  }, immediate);
+  });
 }
 
 /** The course's instructors (active): whose feeds a help request goes to. */
@@ -273,5 +271,5 @@ export function complete(db: Db, clock: Clock, learner: Learner, activity: Activ
       });
     }
     return { state, rewards };
-  }, immediate);
+  });
 }

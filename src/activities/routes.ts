@@ -100,7 +100,7 @@ export const activitiesRouter = newRouter()
         });
         const link = b.lti ? insertLink(tx, created, { toolId: b.lti.tool_id, custom: b.lti.custom }) : undefined;
         return { created, link };
-      }, { behavior: 'immediate' });
+      });
       c.header('Location', `/api/activities/${activity.created.id}`);
       return c.json(presentActivity(activity.created, activity.link), 201);
     },

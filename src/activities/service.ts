@@ -24,8 +24,6 @@ import type { ActivityAccess } from './policy';
 export type ActivityRow = typeof activities.$inferSelect;
 export type ActivityStateRow = typeof activityStates.$inferSelect;
 
-const immediate = { behavior: 'immediate' } as const;
-
 /** An activity with its (live) course and the caller's enrollment in that course, for the policy. */
 export interface LoadedActivity extends ActivityAccess {
   activity: ActivityRow;
@@ -125,7 +123,7 @@ export function createActivity(
       })
       .returning()
       .get();
-  }, immediate);
+  });
 }
 
 export type ActivityChanges = Partial<ActivityFields> & { position?: number };
@@ -163,7 +161,7 @@ export function updateActivity(db: Db, clock: Clock, activity: ActivityRow, chan
     if (changes.estimatedMinutes !== undefined) set.estimatedMinutes = changes.estimatedMinutes;
     if (changes.minSeatSeconds !== undefined) set.minSeatSeconds = changes.minSeatSeconds;
     return tx.update(activities).set(set).where(eq(activities.id, current.id)).returning().get()!;
-  }, immediate);
+  });
 }
 
 /** What goes with activities: learners' states, edges touching them, gradebook ties. Inside the caller's transaction. */
@@ -185,7 +183,7 @@ export function deleteActivity(db: Db, activity: ActivityRow): void {
       .set({ position: sql`${activities.position} - 1` })
       .where(and(inModule(current.moduleId), gt(activities.position, current.position)))
       .run();
-  }, immediate);
+  });
 }
 
 /** Registered in Deps.moduleCleanups (src/deps.ts): a module's activities go with it, and what each takes along. */

@@ -47,8 +47,6 @@ export interface Learner {
   courseIds?: readonly string[] | null;
 }
 
-const immediate = { behavior: 'immediate' } as const;
-
 /** Seconds (with millisecond precision) from milliseconds. */
 export const secondsOf = (ms: number): number => ms / 1000;
 
@@ -208,7 +206,7 @@ export function startSession(db: Db, clock: Clock, idleTimeoutSeconds: number, l
       .returning()
       .get();
     return { session, previous };
-  }, immediate);
+  });
 }
 
 /**
@@ -228,7 +226,7 @@ export function heartbeat(db: Db, clock: Clock, learner: Learner, id: string): S
     // Still open and within its timeout, so the enrollment is what failed.
     closeSession(tx, s, now, 'ended');
     return conflict('Your enrollment in this course is no longer active: the session has ended.');
-  }, immediate);
+  });
   throw refusal;
 }
 
@@ -240,7 +238,7 @@ export function endSession(db: Db, clock: Clock, learner: Learner, id: string): 
     if (s.endedAtMs !== null) return endedConflict(s);
     if (isTimedOut(s, now)) return endedConflict(endTimedOut(tx, s));
     return closeSession(tx, s, now, 'ended');
-  }, immediate);
+  });
   if (outcome instanceof AppError) throw outcome;
   return outcome;
 }
@@ -250,7 +248,7 @@ export function activeSession(db: Db, clock: Clock, learner: Learner): SeatSessi
   const open = authorizeOwnSession({ courseIds: learner.courseIds ?? null }, openSessionOf(db, learner));
   if (!open) return undefined;
   if (isTimedOut(open, clock.now().getTime())) {
-    inTransaction(db, (tx) => endTimedOut(tx, open), immediate);
+    inTransaction(db, (tx) => endTimedOut(tx, open));
     return undefined;
   }
   return open;

@@ -109,7 +109,6 @@ export function createCourse(db: Db, clock: Clock, input: NewCourse): CourseRow 
           .run();
         return course;
       },
-      { behavior: 'immediate' },
     );
   } catch (err) {
     if (isUniqueViolation(err)) throw slugTaken(input.slug ?? slugify(input.title));

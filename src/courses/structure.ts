@@ -15,8 +15,6 @@ import type { CourseModuleRow, CourseRow, SectionRow } from './types';
 
 export type { CourseModuleRow, SectionRow };
 
-const immediate = { behavior: 'immediate' } as const;
-
 // ---------------------------------------------------------------------------------------------
 // Sections
 
@@ -54,7 +52,7 @@ export function createSection(db: Db, clock: Clock, course: CourseRow, input: { 
       .values({ id: newId(), tenantId: course.tenantId, courseId: course.id, title: input.title, position, createdAt: now, updatedAt: now })
       .returning()
       .get();
-  }, immediate);
+  });
 }
 
 /** The section, if it belongs to this course; a body naming another course's section is a 422. */
@@ -168,7 +166,7 @@ export function createModule(db: Db, clock: Clock, course: CourseRow, input: New
       })
       .returning()
       .get();
-  }, immediate);
+  });
 }
 
 export interface ModuleChanges {
@@ -222,7 +220,7 @@ export function updateModule(db: Db, clock: Clock, course: CourseRow, module: Co
       .where(eq(courseModules.id, current.id))
       .returning()
       .get()!;
-  }, immediate);
+  });
 }
 
 export function deleteModule(db: Db, module: CourseModuleRow, cleanups: Iterable<ModuleCleanup>): void {
@@ -232,7 +230,7 @@ export function deleteModule(db: Db, module: CourseModuleRow, cleanups: Iterable
     for (const cleanup of cleanups) cleanup(tx, current);
     tx.delete(courseModules).where(eq(courseModules.id, current.id)).run();
     closeModuleSlot(tx, current.courseId, current.sectionId, current.position);
-  }, immediate);
+  });
 }
 
 /**
@@ -266,5 +264,5 @@ export function reorderModules(db: Db, clock: Clock, course: CourseRow, sectionI
       tx.update(courseModules).set({ position: index, updatedAt: now }).where(eq(courseModules.id, id)).run();
     });
     return tx.select().from(courseModules).where(scope).orderBy(asc(courseModules.position)).all();
-  }, immediate);
+  });
 }

@@ -84,7 +84,6 @@ export function markRead(db: Db, clock: Clock, learner: Learner, upToId: string 
       markFeedRead(tx, clock, learner, seq);
       return readState(tx, learner);
     },
-    { behavior: 'immediate' },
   );
 }
 

@@ -15,8 +15,6 @@ import { enrollIn, seatsTaken } from './service';
 
 export type EnrollmentRequestRow = typeof enrollmentRequests.$inferSelect;
 
-const immediate = { behavior: 'immediate' } as const;
-
 type CourseRef = { id: string; tenantId: string };
 
 /** The course's active instructors: whose feeds a new request goes to. */
@@ -77,7 +75,7 @@ export function createEnrollmentRequest(
         recipients: instructorsOf(tx, course),
       });
       return row;
-    }, immediate);
+    });
   } catch (err) {
     // Two requests racing past the check: the partial unique index keeps one.
     if (isUniqueViolation(err)) throw pendingConflict();
@@ -144,7 +142,7 @@ export function approveEnrollmentRequest(
       recipients: [row.userId],
     });
     return row;
-  }, immediate);
+  });
 }
 
 export function denyEnrollmentRequest(db: Db, clock: Clock, course: CourseRef, request: EnrollmentRequestRow, deciderId: string, reason: string | null): EnrollmentRequestRow {
@@ -161,5 +159,5 @@ export function denyEnrollmentRequest(db: Db, clock: Clock, course: CourseRef, r
       recipients: [row.userId],
     });
     return row;
-  }, immediate);
+  });
 }

@@ -221,8 +221,6 @@ export function listEnrollments(db: Db, actor: Actor, filter: EnrollmentFilter, 
   return { dataJson, total };
 }
 
-const immediate = { behavior: 'immediate' } as const;
-
 export interface EnrollResult {
   enrollment: EnrollmentView;
   /** false when a dropped enrollment was reactivated (same id). */
@@ -266,7 +264,7 @@ export function enroll(
   actorId: string | null,
   capacity: number | null = null,
 ): EnrollResult {
-  const { id, created } = inTransaction(db, (tx) => enrollIn(tx, clock, course, userId, role, actorId, capacity), immediate);
+  const { id, created } = inTransaction(db, (tx) => enrollIn(tx, clock, course, userId, role, actorId, capacity));
   return { enrollment: getEnrollment(db, course.tenantId, id), created };
 }
 
@@ -401,7 +399,7 @@ export function bulkEnroll(
       enrolledUsers.map((e) => enrollmentEvent('enrollment.created', actorId, { ...e, tenantId: course.tenantId, courseId: course.id, role })),
     );
     return { enrolledIds, skipped };
-  }, immediate);
+  });
 
   const byId = new Map<string, EnrollmentView>();
   for (const ids of chunks(enrolledIds)) {
@@ -445,7 +443,7 @@ function endEnrollment(db: Db, clock: Clock, actorId: string | null, enrollment:
       .where(and(eq(enrollments.id, enrollment.id), eq(enrollments.status, 'active')))
       .run();
     recordEnrollmentEvent(tx, clock, to === 'completed' ? 'enrollment.completed' : 'enrollment.dropped', actorId, { ...enrollment, role: current.role });
-  }, immediate);
+  });
   return getEnrollment(db, enrollment.tenantId, enrollment.id);
 }
 

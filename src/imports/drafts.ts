@@ -86,7 +86,6 @@ export async function discardDraft(deps: Pick<Deps, 'db' | 'config' | 'documents
       tx.delete(importDrafts).where(eq(importDrafts.jobId, jobId)).run();
       tx.delete(courses).where(eq(courses.id, courseId)).run();
     },
-    { behavior: 'immediate' },
   );
   deps.auth.narrowed();
   releasePlaced(deps, new Set(files.map((f) => f.sha256)));

@@ -412,7 +412,6 @@ export function applyPlan(
         writeResult(tx, job.id, { course_id: c.course.id, report });
         return c;
       },
-      { behavior: 'immediate' },
     );
   } catch (error) {
     if (c) releasePlaced(deps, c.placed);
@@ -471,7 +470,6 @@ export async function applyPlanSliced(
       tx.insert(importDrafts).values({ jobId: job.id, tenantId: job.tenantId, courseId: row.id, createdAt: clock.now().toISOString() }).run();
       return hidden;
     },
-    { behavior: 'immediate' },
   );
   const c = context(deps, job, plan, texts, staged, report, actor, course, true);
   try {
@@ -493,7 +491,6 @@ export async function applyPlanSliced(
             if (performance.now() - started >= SLICE_MS) return;
           }
         },
-        { behavior: 'immediate' },
       );
       if (done) break;
       if (need) answer = await encodeStates(need.bodies);
@@ -508,7 +505,6 @@ export async function applyPlanSliced(
         tx.delete(importDrafts).where(eq(importDrafts.jobId, job.id)).run();
         writeResult(tx, job.id, result);
       },
-      { behavior: 'immediate' },
     );
     return { result, created: c.created, changed: c.changed };
   } catch (error) {

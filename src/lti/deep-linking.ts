@@ -151,7 +151,7 @@ export async function receiveDeepLinkingResponse(deps: Deps, jwt: string): Promi
         });
       }
     }
-  }, { behavior: 'immediate' });
+  });
   const msg = payload[claim.dlMsg];
   return { created: items.length, message: typeof msg === 'string' ? msg.slice(0, 500) : null };
 }

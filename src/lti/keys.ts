@@ -48,7 +48,7 @@ async function makeKey(deps: KeyDeps): Promise<KeyRow> {
       .values({ kid, publicJwk: JSON.stringify(pub), privateJwkSealed: deps.secretBox.seal(JSON.stringify(priv)), createdAt: now.toISOString() })
       .returning()
       .get();
-  }, { behavior: 'immediate' });
+  });
 }
 
 /** The key that signs now: the newest live one, or a new one when it is due for rotation. */

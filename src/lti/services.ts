@@ -264,7 +264,7 @@ export async function recordScore(deps: Deps, caller: ServiceCaller, assignment:
       recordGrade(tx, clock, current, input.userId, gradedBy!, { score, comment: input.comment ?? null });
     }
     return 'recorded';
-  }, { behavior: 'immediate' });
+  });
 }
 
 export function listResults(db: Db, assignment: AssignmentRow, userId: string | undefined, limit: number, offset: number) {

@@ -192,7 +192,7 @@ export interface ApplyResult {
 
 /** Applies a read bundle in one immediate transaction; throws (and so changes nothing) on any unexpected error. */
 export function applyBundle(ctx: ApplyContext, parsed: ParsedBundle): ApplyResult {
-  return inTransaction(ctx.db, (tx) => new Apply(tx, ctx, parsed).run(), { behavior: 'immediate' });
+  return inTransaction(ctx.db, (tx) => new Apply(tx, ctx, parsed).run());
 }
 
 class Apply {

@@ -159,7 +159,6 @@ export function createEdge(db: Db, clock: Clock, input: NewEdge): EdgeRow {
           .returning()
           .get();
       },
-      { behavior: 'immediate' },
     );
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict(`An edge from ${input.fromNodeId} to ${input.toNodeId} already exists`);

@@ -120,5 +120,5 @@ function resolveAndIssue(db: Db, clock: Clock, connection: ConnectionRow, identi
       tx.insert(ssoLinks).values({ id: newId(), tenantId: connection.tenantId, connectionId: connection.id, subject: identity.subject, userId, createdAt: clock.now().toISOString() }).run();
     }
     return { code: issueSsoCode(tx, clock, { userId, tenantId: connection.tenantId, connectionId: connection.id }), userId };
-  }, { behavior: 'immediate' });
+  });
 }

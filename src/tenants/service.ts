@@ -108,7 +108,6 @@ export async function bootstrap(deps: { db: Db; clock: Clock; config: Config; lo
       if (passwordFile) recordInitialPasswordHolder(tx, created.id);
       return created;
     },
-    { behavior: 'immediate' },
   );
   if (!admin) return;
   logger.info({ adminEmail: admin.email, tenant: DEFAULT_TENANT_SLUG, passwordFile }, 'created the default tenant and its admin');
