@@ -1,9 +1,8 @@
--- Three tables keyed by a composite primary key, each written on every grade or every event, are
+-- Three tables keyed by a composite primary key, written on every AGS score, grade or event, are
 -- stored as their key (WITHOUT ROWID): a rowid table keeps the key in an index of its own beside
 -- the table, one more B-tree, so one more WAL page, written at every insert. Their rows are a few
--- short columns, which such a table stores best. The indexes are as before. (Inside the
--- migration's transaction the foreign_keys pragma does nothing; no table references these three,
--- so dropping and renaming them checks nothing.)
+-- short columns, which such a table stores best. The indexes are as before. No table references
+-- these three, so dropping and renaming them checks no foreign key.
 --
 -- The packed grades of a student (gradebook_student_scores, migration 0008) now follow an inserted
 -- or changed grade by an upsert of their row: it rewrites that row only, where deleting and

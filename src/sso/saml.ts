@@ -36,9 +36,9 @@ export interface ServiceProvider {
  * without a SAML connection would carry for nothing.
  */
 const samlLibrary = () => import('@node-saml/node-saml');
+type SamlLibrary = Awaited<ReturnType<typeof samlLibrary>>;
 
-async function serviceProvider(row: ConnectionRow, sp: ServiceProvider, requestId?: string): Promise<SAML> {
-  const { SAML, ValidateInResponseTo } = await samlLibrary();
+function serviceProvider({ SAML, ValidateInResponseTo }: SamlLibrary, row: ConnectionRow, sp: ServiceProvider, requestId?: string): SAML {
   const config: SamlConfig = {
     issuer: sp.entityId,
     audience: sp.entityId,
@@ -87,7 +87,7 @@ export async function spMetadata(sp: ServiceProvider): Promise<string> {
 export async function samlLoginUrl(row: ConnectionRow, sp: ServiceProvider, relayState: string): Promise<{ url: string; requestId: string }> {
   // An XML ID must not start with a digit.
   const requestId = `_${randomBytes(20).toString('hex')}`;
-  const url = await (await serviceProvider(row, sp, requestId)).getAuthorizeUrlAsync(relayState, undefined, {});
+  const url = await serviceProvider(await samlLibrary(), row, sp, requestId).getAuthorizeUrlAsync(relayState, undefined, {});
   return { url, requestId };
 }
 
@@ -111,7 +111,7 @@ const child = (el: Element | undefined, ns: string, name: string): Element | und
 const attr = (el: Element | undefined, name: string): string | null => (el?.hasAttribute(name) ? el.getAttribute(name) : null);
 
 /** A refusal for what node-saml threw: the reason by what it says, its message in the log. */
-function libraryRefusal(err: unknown, encrypted: boolean, SamlStatusError: typeof import('@node-saml/node-saml').SamlStatusError): SsoRefusal {
+function libraryRefusal({ SamlStatusError }: SamlLibrary, err: unknown, encrypted: boolean): SsoRefusal {
   const message = (err as Error).message ?? String(err);
   if (err instanceof SamlStatusError) return new SsoRefusal('idp_error', message);
   if (/audience/i.test(message)) return new SsoRefusal('audience_mismatch', message);
@@ -149,11 +149,12 @@ export async function validateSamlResponse(row: ConnectionRow, sp: ServiceProvid
   const response = parse(xml);
   if (!response || response.namespaceURI !== PROTOCOL || response.localName !== 'Response') throw new SsoRefusal('response_invalid', 'not a SAML Response');
 
+  const library = await samlLibrary();
   let profile: Profile | null;
   try {
-    ({ profile } = await (await serviceProvider(row, sp)).validatePostResponseAsync({ SAMLResponse: samlResponse }));
+    ({ profile } = await serviceProvider(library, row, sp).validatePostResponseAsync({ SAMLResponse: samlResponse }));
   } catch (err) {
-    throw libraryRefusal(err, children(response, ASSERTION, 'EncryptedAssertion').length > 0, (await samlLibrary()).SamlStatusError);
+    throw libraryRefusal(library, err, children(response, ASSERTION, 'EncryptedAssertion').length > 0);
   }
   if (!profile?.getAssertionXml) throw new SsoRefusal('response_invalid', 'no assertion');
 
